@@ -1,0 +1,3 @@
+"""kafka-conformance: a conformance harness for Apache Kafka's transaction protocol."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,96 @@
+"""The one interface every target implements: start or attach to a broker, say what it can do, stop it."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass, field
+
+
+class TargetUnavailable(RuntimeError):
+    """This target cannot run on this machine (no Docker engine, no binary, ...); the reason says why."""
+
+
+class CapabilityMissing(RuntimeError):
+    """A case asked for something (restart, fault injection) this target cannot do."""
+
+
+@dataclass
+class TargetInfo:
+    """What a target says about itself once started; reports and results carry it."""
+
+    kind: str
+    spec: str
+    version: str | None = None
+    bootstrap: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class Target:
+    """Base class of all targets.
+
+    Lifecycle: ``start()`` (provision or attach), ``bootstrap`` (``host:port``), ``stop()``.
+    Optional abilities are listed in ``capabilities`` and implemented by ``restart``, ``logs``
+    and ``fault``; the defaults raise :class:`CapabilityMissing` so a case can skip with a reason.
+    """
+
+    kind: str = "abstract"
+    capabilities: frozenset[str] = frozenset()
+
+    def __init__(self, spec: str):
+        self.spec = spec
+
+    # lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def bootstrap(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def version(self) -> str | None:
+        return None
+
+    def info(self) -> TargetInfo:
+        return TargetInfo(kind=self.kind, spec=self.spec, version=self.version, bootstrap=self.bootstrap)
+
+    # optional abilities --------------------------------------------------------------------
+    def restart(self) -> None:
+        raise CapabilityMissing(f"target {self.spec!r} cannot restart its broker")
+
+    def logs(self) -> str | None:
+        return None
+
+    def fault(self, name: str, **arguments) -> None:
+        raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r}")
+
+    def __enter__(self) -> "Target":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(host: str, port: int, timeout: float) -> bool:
+    """True once something accepts TCP connections on host:port, False after ``timeout`` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
