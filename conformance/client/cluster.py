@@ -1,0 +1,201 @@
+"""A view of a cluster through raw requests: versions, brokers, partition leaders and coordinators."""
+
+from __future__ import annotations
+
+import ssl
+import time
+from dataclasses import dataclass, field
+
+from ..protocol import frames
+from ..protocol.codec import Codec, default_codec
+from ..protocol.errors import error_name
+from .connection import Connection, GarbageResponse
+from .transcript import Transcript
+
+UNSUPPORTED_VERSION = 35
+COORDINATOR_RETRIABLE = {14, 15, 16}  # load in progress, not available, not coordinator
+
+
+class ClusterError(Exception):
+    """The cluster did not give the routing information a case needs."""
+
+
+@dataclass
+class Security:
+    """SASL/PLAIN and TLS settings for a user's broker. Never printed, never recorded."""
+
+    sasl_username: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
+    tls: bool = False
+    tls_ca_file: str | None = None
+    tls_verify: bool = True
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        if not self.tls:
+            return None
+        context = ssl.create_default_context(cafile=self.tls_ca_file)
+        if not self.tls_verify:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        return context
+
+
+def split_host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+class Cluster:
+    """Connections to one cluster, opened on demand, all recording into one transcript."""
+
+    def __init__(self, bootstrap: str, codec: Codec | None = None, transcript: Transcript | None = None,
+                 *, client_id: str = "kafka-conformance", timeout: float = 10.0,
+                 security: Security | None = None):
+        self.bootstrap = bootstrap
+        self.codec = codec or default_codec()
+        self.transcript = transcript if transcript is not None else Transcript()
+        self.client_id = client_id
+        self.timeout = timeout
+        self.security = security or Security()
+        self._connections: dict[str, Connection] = {}
+        self.brokers: dict[int, tuple[str, int]] = {}
+        self.supported: dict[int, tuple[int, int]] | None = None
+        self.finalized_features: dict[str, int] = {}
+        self.leaders: dict[tuple[str, int], int] = {}
+
+    # ---------------------------------------------------------------------- connections
+    def connection(self, destination: str | int = "bootstrap", *, fresh: bool = False) -> Connection:
+        """``bootstrap``, a node id, or ``host:port``; ``fresh`` opens a new connection every time."""
+        key = str(destination)
+        existing = self._connections.get(key)
+        if existing is not None and existing.connected and not fresh:
+            return existing
+        if destination == "bootstrap":
+            host, port = split_host_port(self.bootstrap.split(",")[0])
+        elif isinstance(destination, int) or key.lstrip("-").isdigit():
+            if int(destination) not in self.brokers:
+                self.metadata([])
+            try:
+                host, port = self.brokers[int(destination)]
+            except KeyError:
+                raise ClusterError(f"no broker with node id {destination}; known: {sorted(self.brokers)}") from None
+            key = f"node-{int(destination)}"
+        else:
+            host, port = split_host_port(key)
+        connection = Connection(host, port, self.codec, self.transcript, name=key,
+                                client_id=self.client_id, timeout=self.timeout,
+                                ssl_context=self.security.ssl_context())
+        connection.connect()
+        if self.security.sasl_username is not None:
+            self._authenticate(connection)
+        if not fresh:
+            old = self._connections.get(key)
+            if old is not None:
+                old.close()
+            self._connections[key] = connection
+        return connection
+
+    def _authenticate(self, connection: Connection) -> None:
+        handshake = connection.request("SaslHandshake", 1, {"mechanism": "PLAIN"}, step="sasl")
+        if handshake.response["error_code"]:
+            raise ClusterError(f"SASL handshake refused: {error_name(handshake.response['error_code'])}")
+        token = f"\0{self.security.sasl_username}\0{self.security.sasl_password}".encode()
+        answer = connection.request("SaslAuthenticate", 2, {"auth_bytes": token}, step="sasl")
+        if answer.response["error_code"]:
+            raise ClusterError(f"SASL authentication failed: {error_name(answer.response['error_code'])}")
+
+    def close(self) -> None:
+        for connection in self._connections.values():
+            connection.close()
+        self._connections.clear()
+
+    # ---------------------------------------------------------------------- versions
+    def api_versions(self, refresh: bool = False) -> dict[int, tuple[int, int]]:
+        """{api_key: (min, max)} the bootstrap broker advertises, negotiating the ApiVersions version."""
+        if self.supported is not None and not refresh:
+            return self.supported
+        connection = self.connection()
+        version = max(self.codec.registry.api("ApiVersions").versions())
+        body = {"client_software_name": "kafka-conformance", "client_software_version": "0.1.0"}
+        for _ in range(2):
+            try:
+                response = connection.request("ApiVersions", version, body, step="negotiate").response
+            except GarbageResponse as error:
+                # A broker answers a version it does not know with an ApiVersions v0 body.
+                payload = error.exchange.response_bytes[4:]
+                _, response = frames.decode_response(self.codec, "ApiVersions", 0, payload)
+                connection.close()
+                connection = self.connection()
+            if response["error_code"] == UNSUPPORTED_VERSION:
+                advertised = {entry["api_key"]: entry["max_version"] for entry in response["api_keys"]}
+                version = min(advertised.get(18, 0), version)
+                continue
+            if response["error_code"]:
+                raise ClusterError(f"ApiVersions failed: {error_name(response['error_code'])}")
+            self.supported = {entry["api_key"]: (entry["min_version"], entry["max_version"])
+                              for entry in response["api_keys"]}
+            self.finalized_features = {feature["name"]: feature["max_version_level"]
+                                       for feature in response.get("finalized_features") or []}
+            return self.supported
+        raise ClusterError("ApiVersions negotiation did not converge")
+
+    def version_range(self, api: str | int) -> tuple[int, int] | None:
+        """Versions both the broker and the codec support, or None."""
+        specs = self.codec.registry.api(api)
+        broker = self.api_versions().get(specs.api_key)
+        if broker is None:
+            return None
+        codec_versions = specs.versions()
+        low, high = max(broker[0], codec_versions[0]), min(broker[1], codec_versions[-1])
+        return (low, high) if low <= high else None
+
+    def best_version(self, api: str | int) -> int:
+        found = self.version_range(api)
+        if found is None:
+            raise ClusterError(f"the broker and the codec share no version of {api}")
+        return found[1]
+
+    # ---------------------------------------------------------------------- routing
+    def metadata(self, topics: list[str] | None) -> dict:
+        """Metadata for ``topics`` (None: all); refreshes brokers and partition leaders."""
+        version = self.best_version("Metadata")
+        request = {"topics": None if topics is None else [{"name": topic} for topic in topics],
+                   "allow_auto_topic_creation": False}
+        response = self.connection().request("Metadata", version, request, step="route").response
+        self.brokers = {broker["node_id"]: (broker["host"], broker["port"]) for broker in response["brokers"]}
+        for topic in response["topics"]:
+            for partition in topic["partitions"]:
+                if partition["error_code"] == 0:
+                    self.leaders[(topic["name"], partition["partition_index"])] = partition["leader_id"]
+        return response
+
+    def leader(self, topic: str, partition: int, *, wait: float = 10.0) -> int:
+        deadline = time.monotonic() + wait
+        while True:
+            self.metadata([topic])
+            leader = self.leaders.get((topic, partition), -1)
+            if leader >= 0:
+                return leader
+            if time.monotonic() > deadline:
+                raise ClusterError(f"no leader for {topic}-{partition} after {wait}s")
+            time.sleep(0.1)
+
+    def coordinator(self, key: str, key_type: str = "transaction", *, wait: float = 15.0) -> int:
+        """Node id of the group or transaction coordinator for ``key``, retrying while it loads."""
+        key_types = {"group": 0, "transaction": 1}
+        version = self.best_version("FindCoordinator")
+        if version >= 4:
+            request = {"key_type": key_types[key_type], "coordinator_keys": [key]}
+        else:
+            request = {"key_type": key_types[key_type], "key": key}
+        deadline = time.monotonic() + wait
+        while True:
+            response = self.connection().request("FindCoordinator", version, request, step="route").response
+            entry = response["coordinators"][0] if version >= 4 else response
+            if entry["error_code"] == 0:
+                self.brokers[entry["node_id"]] = (entry["host"], entry["port"])
+                return entry["node_id"]
+            if entry["error_code"] not in COORDINATOR_RETRIABLE or time.monotonic() > deadline:
+                raise ClusterError(f"FindCoordinator({key_type} {key!r}) failed: "
+                                   f"{error_name(entry['error_code'])}")
+            time.sleep(0.1)

@@ -1,0 +1,202 @@
+"""One TCP connection to one broker: correlation ids, pipelining, timeouts, precise diagnoses.
+
+Blocking sockets with deadlines keep this simple; parallel suite branches use their own
+connections from threads. Encoding and decoding come from the sans-IO protocol core.
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import ssl
+import threading
+import time
+
+from ..protocol import frames
+from ..protocol.codec import Codec
+from ..protocol.exceptions import DecodeError, ProtocolError
+from .transcript import Exchange, Transcript
+
+MAX_FRAME = 256 * 1024 * 1024
+
+
+class ClientError(Exception):
+    """A request got no usable answer; ``exchange`` holds what was sent and what came back."""
+
+    problem = "error"
+
+    def __init__(self, message: str, exchange: Exchange | None = None):
+        super().__init__(message)
+        self.exchange = exchange
+
+
+class ResponseTimeout(ClientError):
+    problem = "timeout"
+
+
+class Disconnected(ClientError):
+    problem = "disconnected"
+
+
+class GarbageResponse(ClientError):
+    problem = "garbage"
+
+
+class Connection:
+    """A connection to ``host:port``; ``name`` labels it in transcripts (``bootstrap``, ``node-1``)."""
+
+    def __init__(self, host: str, port: int, codec: Codec, transcript: Transcript, *,
+                 name: str | None = None, client_id: str = "kafka-conformance",
+                 timeout: float = 10.0, ssl_context: ssl.SSLContext | None = None):
+        self.host, self.port = host, port
+        self.codec = codec
+        self.transcript = transcript
+        self.name = name or f"{host}:{port}"
+        self.client_id = client_id
+        self.timeout = timeout
+        self.ssl_context = ssl_context
+        self._socket: socket.socket | None = None
+        self._buffer = bytearray()
+        self._correlation = itertools.count(1)
+        self._pending: dict[int, Exchange] = {}
+        self._lock = threading.RLock()
+        self.closed_by_peer = False
+
+    # ---------------------------------------------------------------------- socket
+    def connect(self) -> None:
+        if self._socket is not None:
+            return
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        except OSError as error:
+            raise Disconnected(f"cannot connect to {self.host}:{self.port}: {error}") from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.ssl_context is not None:
+            sock = self.ssl_context.wrap_socket(sock, server_hostname=self.host)
+        self._socket = sock
+        self.closed_by_peer = False
+
+    def close(self) -> None:
+        with self._lock:
+            if self._socket is not None:
+                try:
+                    self._socket.close()
+                finally:
+                    self._socket = None
+            self._buffer.clear()
+            self._pending.clear()
+
+    @property
+    def connected(self) -> bool:
+        return self._socket is not None
+
+    @property
+    def local_port(self) -> int | None:
+        return self._socket.getsockname()[1] if self._socket else None
+
+    # ---------------------------------------------------------------------- requests
+    def send(self, api: str | int, version: int, body: dict, *, step: str | None = None,
+             malformation: frames.Malformation | None = None, malleable: bool = False,
+             correlation_id: int | None = None, expect_response: bool = True) -> Exchange:
+        """Send one request without waiting (pipelining); ``receive`` collects the answer."""
+        with self._lock:
+            self.connect()
+            correlation = next(self._correlation) if correlation_id is None else correlation_id
+            api_specs = self.codec.registry.api(api)
+            frame = frames.encode_request(self.codec, api, version, correlation, body, self.client_id,
+                                          malleable=malleable, malformation=malformation)
+            exchange = Exchange(connection=self.name, api=api_specs.name, api_key=api_specs.api_key,
+                                version=version, correlation_id=correlation, request=body,
+                                request_bytes=frame, sent_at=time.time(), step=step)
+            self.transcript.add(exchange)
+            try:
+                self._socket.sendall(frame)
+            except OSError as error:
+                self._fail(exchange, Disconnected, f"sending failed: {error}")
+            if expect_response:
+                self._pending[correlation] = exchange
+            return exchange
+
+    def receive(self, exchange: Exchange, timeout: float | None = None) -> Exchange:
+        """Wait for the response to ``exchange`` (others that arrive first are kept for their callers)."""
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        with self._lock:
+            while exchange.response is None:
+                if exchange.problem:
+                    raise _ERRORS[exchange.problem](exchange.diagnosis, exchange)
+                self._read_frame(exchange, deadline, limit)
+            return exchange
+
+    def request(self, api: str | int, version: int, body: dict, *, timeout: float | None = None,
+                **options) -> Exchange:
+        return self.receive(self.send(api, version, body, **options), timeout)
+
+    # ---------------------------------------------------------------------- reading
+    def _read_frame(self, waiting: Exchange, deadline: float, limit: float) -> None:
+        while True:
+            payloads, used = self._split(waiting)
+            if payloads:
+                del self._buffer[:used]
+                for payload in payloads:
+                    self._dispatch(payload, waiting)
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._fail(waiting, ResponseTimeout,
+                           f"no response within {limit:.1f}s "
+                           f"({len(self._buffer)} bytes of a partial frame received)")
+            self._socket.settimeout(remaining)
+            try:
+                chunk = self._socket.recv(1 << 20)
+            except socket.timeout:
+                continue
+            except OSError as error:
+                self._fail(waiting, Disconnected, f"connection error while waiting: {error}")
+            if not chunk:
+                self.closed_by_peer = True
+                partial = f" after {len(self._buffer)} bytes of a partial frame" if self._buffer else ""
+                self._fail(waiting, Disconnected, f"broker closed the connection{partial} "
+                                                  "without answering")
+            self._buffer += chunk
+
+    def _split(self, waiting: Exchange) -> tuple[list[bytes], int]:
+        if len(self._buffer) >= 4:
+            size = frames.SIZE.unpack_from(self._buffer, 0)[0]
+            if size < 0 or size > MAX_FRAME:
+                self._fail(waiting, GarbageResponse, f"impossible frame size {size} "
+                                                     f"(first bytes {bytes(self._buffer[:16]).hex()})")
+        return frames.split_frames(self._buffer)
+
+    def _dispatch(self, payload: bytes, waiting: Exchange) -> None:
+        try:
+            correlation = frames.peek_correlation_id(payload)
+        except DecodeError as error:
+            self._fail(waiting, GarbageResponse, f"unreadable response header: {error}")
+        exchange = self._pending.pop(correlation, None)
+        if exchange is None:
+            self._fail(waiting, GarbageResponse,
+                       f"response with correlation id {correlation} matches no request in flight "
+                       f"(waiting for {waiting.correlation_id}); {len(payload)} bytes: {payload[:32].hex()}")
+        exchange.received_at = time.time()
+        exchange.response_bytes = frames.SIZE.pack(len(payload)) + payload
+        try:
+            exchange.response_header, exchange.response = frames.decode_response(
+                self.codec, exchange.api_key, exchange.version, payload)
+        except ProtocolError as error:
+            exchange.problem = "garbage"
+            exchange.diagnosis = (f"{exchange.api} v{exchange.version} response does not decode: {error}; "
+                                  f"{len(payload)} bytes: {payload[:64].hex()}")
+
+    def _fail(self, exchange: Exchange, error_type: type[ClientError], diagnosis: str):
+        """Mark every request in flight as failed, drop the connection and raise for ``exchange``."""
+        for pending in [exchange, *self._pending.values()]:
+            if pending.response is None and pending.problem is None:
+                pending.problem = error_type.problem
+                pending.diagnosis = diagnosis
+        self.close()
+        raise error_type(f"{exchange.api} v{exchange.version} (correlation {exchange.correlation_id}) "
+                         f"on {self.name}: {diagnosis}", exchange)
+
+
+_ERRORS = {"timeout": ResponseTimeout, "disconnected": Disconnected, "garbage": GarbageResponse}

@@ -1,0 +1,111 @@
+"""The record of every exchange a case made: what reports and wire diffs are built from."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Exchange:
+    """One request and what came back (a response, a timeout, a closed connection or garbage)."""
+
+    connection: str
+    api: str
+    api_key: int
+    version: int
+    correlation_id: int
+    request: dict
+    request_bytes: bytes
+    sent_at: float
+    response: dict | None = None
+    response_header: dict | None = None
+    response_bytes: bytes | None = None
+    received_at: float | None = None
+    problem: str | None = None  # "timeout", "disconnected", "garbage" or None
+    diagnosis: str | None = None
+    step: str | None = None  # the suite step that made it, when a runner made it
+
+    @property
+    def elapsed_ms(self) -> float | None:
+        if self.received_at is None:
+            return None
+        return round((self.received_at - self.sent_at) * 1000, 3)
+
+    def to_json(self) -> dict:
+        return {
+            "connection": self.connection, "api": self.api, "api_key": self.api_key,
+            "version": self.version, "correlation_id": self.correlation_id, "step": self.step,
+            "sent_at": self.sent_at, "received_at": self.received_at, "elapsed_ms": self.elapsed_ms,
+            "request": jsonable(self.request), "response": jsonable(self.response),
+            "response_header": jsonable(self.response_header),
+            "request_bytes": base64.b64encode(self.request_bytes).decode(),
+            "response_bytes": None if self.response_bytes is None
+            else base64.b64encode(self.response_bytes).decode(),
+            "problem": self.problem, "diagnosis": self.diagnosis,
+        }
+
+
+def jsonable(value):
+    """Decoded messages as JSON: bytes become {"base64": ...}, UUIDs strings."""
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"base64": base64.b64encode(bytes(value)).decode(), "length": len(value)}
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+@dataclass
+class Transcript:
+    """Exchanges in the order they were sent; thread-safe because parallel steps share one."""
+
+    exchanges: list[Exchange] = field(default_factory=list)
+    redactions: tuple[str, ...] = ("sasl_auth_bytes", "auth_bytes", "password")
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def add(self, exchange: Exchange) -> None:
+        for key in self.redactions:  # secrets never reach a transcript
+            if key in exchange.request:
+                exchange.request = {**exchange.request, key: "<redacted>"}
+                exchange.request_bytes = b"<redacted>"
+        with self._lock:
+            self.exchanges.append(exchange)
+
+    def to_json(self) -> list[dict]:
+        with self._lock:
+            return [exchange.to_json() for exchange in self.exchanges]
+
+    def render(self) -> str:
+        """A human-readable transcript for failure reports and Allure attachments."""
+        lines = []
+        origin = self.exchanges[0].sent_at if self.exchanges else time.time()
+        for exchange in list(self.exchanges):
+            offset = (exchange.sent_at - origin) * 1000
+            status = exchange.problem or f"{exchange.elapsed_ms} ms"
+            step = f" [{exchange.step}]" if exchange.step else ""
+            lines.append(f"+{offset:8.1f} ms {exchange.connection} {exchange.api} v{exchange.version} "
+                         f"corr={exchange.correlation_id}{step} -> {status}")
+            lines.append(f"    request:  {_short(jsonable(exchange.request))}")
+            if exchange.response is not None:
+                lines.append(f"    response: {_short(jsonable(exchange.response))}")
+            if exchange.diagnosis:
+                lines.append(f"    problem:  {exchange.diagnosis}")
+        return "\n".join(lines)
+
+
+def _short(value, limit: int = 2000) -> str:
+    import json
+
+    text = json.dumps(value, separators=(",", ":"))
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"

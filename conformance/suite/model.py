@@ -1,0 +1,112 @@
+"""What a suite file becomes once loaded: suites, cases and their outcomes. No I/O here."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from ..protocol.schema import VersionRange
+
+
+class Requirement(str, enum.Enum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+
+
+class Outcome(str, enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"  # the target departs from the expectation: a finding
+    ERROR = "error"  # the harness or the infrastructure failed: not a verdict on the target
+    UNSUPPORTED = "unsupported"  # the target does not advertise the API version under test
+    SKIPPED = "skipped"  # the case needs something the target lacks (a fault capability, a feature)
+
+
+@dataclass
+class Case:
+    suite: "Suite"
+    id: str
+    title: str
+    requirement: Requirement
+    cites: str
+    api: str | None  # the API under test; None for cases that are not about one API's versions
+    versions: VersionRange  # the versions the case covers (before the codec and the target narrow it)
+    steps: list[dict]
+    tags: list[str] = field(default_factory=list)
+    draft: bool = False
+    deviations: list[dict] = field(default_factory=list)  # documented departures from the KIP text
+    line: int = 0
+    serial: bool = False  # must not run alongside other cases (restarts the broker, long waits)
+
+    @property
+    def full_id(self) -> str:
+        return f"{self.suite.id}::{self.id}"
+
+    @property
+    def kip(self) -> str:
+        return self.suite.spec
+
+
+@dataclass
+class Suite:
+    id: str
+    title: str
+    spec: str  # "KIP-98", "KIP-447 (draft)" ...
+    path: str
+    topics: dict[str, dict] = field(default_factory=dict)
+    transactional_ids: list[str] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    cases: list[Case] = field(default_factory=list)
+
+
+@dataclass
+class StepFailure:
+    """Where and how a case departed from its expectations (rendered in reports)."""
+
+    step: int
+    step_label: str
+    expected: object
+    actual: object
+    message: str
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    suite_id: str
+    title: str
+    kip: str
+    api: str | None
+    version: int | None
+    target: str
+    target_version: str | None
+    outcome: Outcome
+    requirement: Requirement
+    cites: str
+    duration_s: float
+    message: str = ""
+    failure: StepFailure | None = None
+    transcript: list[dict] = field(default_factory=list)
+    transcript_text: str = ""
+    tags: list[str] = field(default_factory=list)
+    draft: bool = False
+    run_id: str = ""
+    path: str = ""
+    artifacts: dict[str, str] = field(default_factory=dict)  # name -> file (pcaps, logs)
+
+    def to_json(self) -> dict:
+        from ..client.transcript import jsonable
+
+        return {
+            "run_id": self.run_id, "target": self.target, "target_version": self.target_version,
+            "suite": self.suite_id, "case": self.case_id, "title": self.title, "kip": self.kip,
+            "api": self.api, "api_version": self.version, "outcome": self.outcome.value,
+            "requirement": self.requirement.value, "cites": self.cites, "draft": self.draft,
+            "tags": self.tags, "duration_s": round(self.duration_s, 4), "message": self.message,
+            "step": None if self.failure is None else self.failure.step,
+            "step_label": None if self.failure is None else self.failure.step_label,
+            "expected": None if self.failure is None else jsonable(self.failure.expected),
+            "actual": None if self.failure is None else jsonable(self.failure.actual),
+            "path": self.path, "artifacts": self.artifacts, "transcript": self.transcript,
+        }

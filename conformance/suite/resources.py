@@ -1,0 +1,103 @@
+"""Per-case resources: topics, transactional ids and groups with names unique to one run."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from ..client.cluster import Cluster, ClusterError
+from ..protocol.errors import error_name
+from .model import Case
+
+TOPIC_ALREADY_EXISTS = 36
+
+
+def unique_name(*parts: str, limit: int = 200) -> str:
+    """A legal topic/transactional-id/group name: letters, digits, '.', '_' and '-'."""
+    name = ".".join(re.sub(r"[^A-Za-z0-9._-]+", "-", part) for part in parts if part)
+    return name[-limit:]
+
+
+class Resources:
+    """Creates a case's topics before it runs and deletes them after; hands out unique names."""
+
+    def __init__(self, cluster: Cluster, case: Case, suffix: str):
+        self.cluster = cluster
+        self.case = case
+        self.suffix = suffix
+        self.created: list[str] = []
+        self.topic_ids: dict[str, object] = {}
+
+    def names(self) -> dict:
+        case = self.case
+        base = (case.suite.id, case.id)
+        return {
+            "topics": {name: unique_name(*base, name, self.suffix) for name in case.suite.topics},
+            "txn_ids": {name: unique_name(*base, name, self.suffix) for name in case.suite.transactional_ids},
+            "groups": {name: unique_name(*base, name, self.suffix) for name in case.suite.groups},
+            "run": self.suffix,
+        }
+
+    def create_topics(self, topics: dict[str, str], timeout: float = 30.0) -> None:
+        if not topics:
+            return
+        version = self.cluster.best_version("CreateTopics")
+        requested = []
+        for short, name in topics.items():
+            options = self.case.suite.topics.get(short) or {}
+            requested.append({
+                "name": name, "num_partitions": int(options.get("partitions", 1)), "replication_factor": 1,
+                "assignments": [],
+                "configs": [{"name": key, "value": str(value).lower() if isinstance(value, bool) else str(value)}
+                            for key, value in (options.get("configs") or {}).items()],
+            })
+        response = self.cluster.connection().request(
+            "CreateTopics", version, {"topics": requested, "timeout_ms": int(timeout * 1000),
+                                      "validate_only": False}, step="setup").response
+        for result in response["topics"]:
+            if result["error_code"] not in (0, TOPIC_ALREADY_EXISTS):
+                raise ClusterError(f"creating topic {result['name']} failed: {error_name(result['error_code'])} "
+                                   f"{result.get('error_message') or ''}")
+            self.created.append(result["name"])
+        self.wait_for_leaders(topics.values(), timeout)
+
+    def wait_for_leaders(self, names, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        wanted = list(names)
+        while True:
+            metadata = self.cluster.metadata(wanted)
+            ready = True
+            for topic in metadata["topics"]:
+                if topic.get("topic_id") is not None:
+                    self.topic_ids[topic["name"]] = topic["topic_id"]
+                if topic["error_code"] or not topic["partitions"] or any(
+                        partition["error_code"] or partition["leader_id"] < 0 for partition in topic["partitions"]):
+                    ready = False
+            if ready and self._partitions_answer(metadata["topics"]):
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError(f"topics {wanted} have no leaders after {timeout}s")
+            time.sleep(0.05)
+
+    def _partitions_answer(self, topics: list[dict]) -> bool:
+        """Metadata can name a leader before its replica manager serves the partition: ask it."""
+        version = self.cluster.best_version("ListOffsets")
+        body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 1000, "topics": [
+            {"name": topic["name"], "partitions": [
+                {"partition_index": partition["partition_index"], "current_leader_epoch": -1, "timestamp": -1}
+                for partition in topic["partitions"]]} for topic in topics]}
+        response = self.cluster.connection().request("ListOffsets", version, body, step="setup").response
+        return all(partition["error_code"] == 0 for topic in response["topics"] for partition in topic["partitions"])
+
+    def delete_topics(self) -> None:
+        """Best effort: a target that cannot delete keeps the topics; names never collide anyway."""
+        if not self.created:
+            return
+        try:
+            version = self.cluster.best_version("DeleteTopics")
+            body = {"topic_names": self.created, "topics": [{"name": name} for name in self.created],
+                    "timeout_ms": 5000}
+            self.cluster.connection().request("DeleteTopics", version, body, step="cleanup", timeout=6)
+        except Exception:  # noqa: BLE001 - cleanup never turns a verdict into an error
+            pass
+        self.created.clear()

@@ -1,0 +1,127 @@
+"""Run one case at one API version against one target and say what happened. Knows nothing of pytest."""
+
+from __future__ import annotations
+
+import itertools
+import time
+import traceback
+
+from ..client.cluster import Cluster, ClusterError
+from ..client.connection import ClientError
+from ..client.transcript import Transcript
+from ..protocol.codec import Codec
+from ..protocol.exceptions import ProtocolError
+from ..protocol.schema import bundled_registry
+from ..targets.base import Target
+from . import steps
+from .expressions import ExpressionError
+from .matchers import PathError
+from .model import Case, CaseResult, Outcome, StepFailure
+from .resources import Resources
+
+
+def codec_with_plugins() -> Codec:
+    """The bundled specs plus every overlay directory plugins provide (draft KIPs)."""
+    from ..plugins import spec_overlay_dirs
+
+    return Codec(bundled_registry(spec_overlay_dirs()))
+
+
+class Runner:
+    def __init__(self, target: Target, *, run_id: str, strict: bool = False, codec: Codec | None = None,
+                 timeout: float = 10.0):
+        from ..plugins import merged_mapping
+
+        self.target = target
+        self.run_id = run_id
+        self.strict = strict
+        self.codec = codec or codec_with_plugins()
+        self.timeout = timeout
+        self.step_kinds = merged_mapping("conformance_step_kinds")
+        self.matchers = merged_mapping("conformance_matchers")
+        self._counter = itertools.count(1)
+        self._probe: Cluster | None = None
+
+    # ---------------------------------------------------------------------- versions
+    def case_versions(self, case: Case) -> list[int | None]:
+        """Versions to make items for: the case's range within the codec's (target-independent)."""
+        if case.api is None:
+            return [None]
+        return [version for version in self.codec.registry.api(case.api).versions() if version in case.versions]
+
+    def advertised(self, api: str) -> tuple[int, int] | None:
+        if self._probe is None:
+            self._probe = Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=self.timeout,
+                                  security=getattr(self.target, "security", None))
+        key = self.codec.registry.api(api).api_key
+        return self._probe.api_versions().get(key)
+
+    def close(self) -> None:
+        if self._probe is not None:
+            self._probe.close()
+
+    # ---------------------------------------------------------------------- running
+    def run(self, case: Case, version: int | None) -> CaseResult:
+        started = time.monotonic()
+        transcript = Transcript()
+        result = self._result(case, version, transcript, started)
+        try:
+            if case.api is not None and version is not None:
+                found = self.advertised(case.api)
+                if found is None or not found[0] <= version <= found[1]:
+                    shown = "not at all" if found is None else f"v{found[0]}-v{found[1]}"
+                    return self._finish(result, Outcome.UNSUPPORTED, started, transcript,
+                                        f"{self.target.spec} advertises {case.api} {shown}, not v{version}")
+        except (ClientError, ClusterError, OSError) as error:
+            return self._finish(result, Outcome.ERROR, started, transcript, f"cannot read ApiVersions: {error}")
+
+        cluster = Cluster(self.target.bootstrap, self.codec, transcript, timeout=self.timeout,
+                          client_id=f"kafka-conformance-{self.run_id[:8]}",
+                          security=getattr(self.target, "security", None))
+        resources = Resources(cluster, case, f"{self.run_id[:8]}-{next(self._counter)}")
+        try:
+            names = resources.names()
+            cluster.api_versions()
+            resources.create_topics(names["topics"])
+            context = steps.Context(cluster, self.target, version, case.api,
+                                    {**names, "version": version}, resources.topic_ids,
+                                    self.step_kinds, self.matchers)
+            steps.run_steps(context, case.steps)
+            return self._finish(result, Outcome.PASSED, started, transcript, "")
+        except steps.Deviation as deviation:
+            step_label = str(deviation).split(":", 1)[0]
+            result.failure = StepFailure(step=_step_number(step_label), step_label=step_label,
+                                         expected=deviation.expected, actual=deviation.actual, message=str(deviation))
+            return self._finish(result, Outcome.FAILED, started, transcript, str(deviation))
+        except steps.Skip as skip:
+            return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
+        except (ClusterError, ClientError) as error:
+            return self._finish(result, Outcome.ERROR, started, transcript, f"infrastructure: {error}")
+        except (ExpressionError, PathError, ProtocolError, KeyError, ValueError, TypeError) as error:
+            return self._finish(result, Outcome.ERROR, started, transcript,
+                                f"harness: {type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}")
+        finally:
+            resources.delete_topics()
+            cluster.close()
+
+    def _result(self, case: Case, version, transcript: Transcript, started: float) -> CaseResult:
+        return CaseResult(
+            case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
+            version=version, target=self.target.spec, target_version=self.target.version,
+            outcome=Outcome.ERROR, requirement=case.requirement, cites=case.cites, duration_s=0.0,
+            tags=list(case.tags), draft=case.draft, run_id=self.run_id, path=case.suite.path)
+
+    @staticmethod
+    def _finish(result: CaseResult, outcome: Outcome, started: float, transcript: Transcript,
+                message: str) -> CaseResult:
+        result.outcome = outcome
+        result.message = message
+        result.duration_s = time.monotonic() - started
+        result.transcript = transcript.to_json()
+        result.transcript_text = transcript.render()
+        return result
+
+
+def _step_number(label: str) -> int:
+    head = label.split(" ", 1)[0].split(".", 1)[0].split("(", 1)[0]
+    return int(head) if head.isdigit() else 0

@@ -1,0 +1,512 @@
+"""How each kind of suite step runs: send, produce, fetch, wait, until, parallel, fault.
+
+A step that finds the broker departing from its expectation raises :class:`Deviation`; a step that
+cannot run because the target lacks something raises :class:`Skip`. Anything else that goes wrong
+is a harness or infrastructure error.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..client.cluster import Cluster
+from ..client.connection import ClientError, Disconnected, ResponseTimeout
+from ..protocol import frames, records
+from ..protocol.errors import error_code, error_name
+from ..protocol.primitives import Raw
+from ..protocol.schema import VersionRange
+from ..targets.base import CapabilityMissing, Target
+from . import expressions, matchers
+
+TRANSACTION_APIS = {"InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "DescribeTransactions"}
+GROUP_APIS = {"TxnOffsetCommit", "OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat",
+              "LeaveGroup"}
+DEFAULT_WAIT_MS = 200
+# Versions a client may send: AddPartitionsToTxn v4+ is for brokers only (KIP-890).
+CLIENT_MAX = {"AddPartitionsToTxn": 3}
+# Transaction-version-2 semantics (KIP-890 part 2) start at these versions; like Kafka's own client,
+# use them only when the cluster finalized transaction.version >= 2.
+TV2_FROM = {"EndTxn": 5, "Produce": 12, "TxnOffsetCommit": 5}
+
+
+class Deviation(Exception):
+    """The broker did not do what the step expects."""
+
+    def __init__(self, message: str, expected=None, actual=None):
+        super().__init__(message)
+        self.expected, self.actual = expected, actual
+
+
+class Skip(Exception):
+    """The step needs something this target or version does not have."""
+
+
+@dataclass
+class Context:
+    """Everything the steps of one case × version share."""
+
+    cluster: Cluster
+    target: Target
+    version: int | None  # the version under test
+    api: str | None  # the API under test
+    variables: dict
+    topic_ids: dict
+    step_kinds: dict = field(default_factory=dict)
+    matchers: dict = field(default_factory=dict)
+    sequences: dict = field(default_factory=dict)  # (producer id, epoch, topic, partition) -> next sequence
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def branch(self) -> "Context":
+        """A context for a parallel branch: its own connections, the same transcript and variables."""
+        cluster = Cluster(self.cluster.bootstrap, self.cluster.codec, self.cluster.transcript,
+                          client_id=self.cluster.client_id, timeout=self.cluster.timeout,
+                          security=self.cluster.security)
+        cluster.supported, cluster.brokers = self.cluster.supported, dict(self.cluster.brokers)
+        cluster.finalized_features = self.cluster.finalized_features
+        return Context(cluster, self.target, self.version, self.api, self.variables, self.topic_ids,
+                       self.step_kinds, self.matchers, self.sequences, self.lock)
+
+
+def label(step: dict, index: str) -> str:
+    if "label" in step:
+        return f"{index} {step['label']}"
+    for action in ("send", "produce", "fetch", "wait", "until", "parallel", "fault"):
+        if action in step:
+            detail = step[action] if isinstance(step[action], str) else ""
+            return f"{index} {action} {detail}".rstrip()
+    return f"{index} {next(iter(step), '?')}"
+
+
+# ------------------------------------------------------------------------------ dispatch
+def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
+    for index, step in enumerate(steps, 1):
+        run_step(context, step, f"{prefix}{index}")
+
+
+def run_step(context: Context, step: dict, index: str) -> None:
+    if not applies(context, step.get("when")):
+        return
+    name = label(step, index)
+    if "send" in step:
+        send_step(context, step, name)
+    elif "produce" in step:
+        produce_step(context, step, name)
+    elif "fetch" in step:
+        fetch_step(context, step, name)
+    elif "wait" in step:
+        wait = step["wait"]
+        time.sleep((wait if isinstance(wait, int) else int(wait.get("ms", 0))) / 1000)
+    elif "until" in step:
+        until_step(context, step, index)
+    elif "parallel" in step:
+        parallel_step(context, step, index)
+    elif "fault" in step:
+        fault_step(context, step)
+    else:
+        kind = next((key for key in step if key in context.step_kinds), None)
+        if kind is None:
+            raise ValueError(f"step {name}: no step kind handles {sorted(step)}")
+        context.step_kinds[kind](expressions.resolve(step, context.variables), context)
+
+
+def applies(context: Context, when: dict | None) -> bool:
+    if not when:
+        return True
+    if "versions" in when and (context.version is None or context.version not in VersionRange.parse(str(when["versions"]))):
+        return False
+    for feature, condition in (when.get("feature") or {}).items():
+        level = context.cluster.finalized_features.get(feature, 0)
+        text = str(condition).strip()
+        for symbol, compare in ((">=", int.__ge__), ("<=", int.__le__), ("==", int.__eq__), ("<", int.__lt__), (">", int.__gt__)):
+            if text.startswith(symbol):
+                if not compare(level, int(text[len(symbol):])):
+                    return False
+                break
+        else:
+            if level != int(text):
+                return False
+    if "target" in when and not context.target.spec.startswith(when["target"]):
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------ send
+def step_version(context: Context, step: dict, api: str) -> int:
+    wanted = step.get("version")
+    if wanted is None:
+        if context.api == api and context.version is not None:
+            return context.version
+        return client_version(context, api)
+    if isinstance(wanted, str):
+        wanted = expressions.resolve(wanted, {**context.variables, "version": context.version})
+        if wanted in ("max", "min"):
+            found = context.cluster.version_range(api)
+            if found is None:
+                raise Skip(f"the target does not support {api}")
+            return found[1] if wanted == "max" else found[0]
+    return int(wanted)
+
+
+def client_version(context: Context, api: str) -> int:
+    """The version a well-behaved client picks: the highest both sides support, within client limits."""
+    found = context.cluster.version_range(api)
+    if found is None:
+        raise Skip(f"the target does not support {api}")
+    high = min(found[1], CLIENT_MAX.get(api, found[1]))
+    if api in TV2_FROM and context.cluster.finalized_features.get("transaction.version", 0) < 2:
+        high = min(high, TV2_FROM[api] - 1)
+    return max(high, found[0])
+
+
+def destination(context: Context, api: str, fields: dict, to) -> str | int:
+    """Where a request goes: given by the step, else the coordinator or leader the API needs."""
+    if to is None:
+        if api in TRANSACTION_APIS and fields.get("transactional_id"):
+            to = {"coordinator": {"transaction": fields["transactional_id"]}}
+        elif api in GROUP_APIS and fields.get("group_id"):
+            to = {"coordinator": {"group": fields["group_id"]}}
+        else:
+            return "bootstrap"
+    if isinstance(to, (str, int)):
+        return to
+    if "coordinator" in to:
+        ((kind, key),) = to["coordinator"].items()
+        return context.cluster.coordinator(key, kind)
+    if "leader" in to:
+        return context.cluster.leader(to["leader"]["topic"], int(to["leader"].get("partition", 0)))
+    if "node" in to:
+        return int(to["node"])
+    raise ValueError(f"unknown destination {to!r}")
+
+
+def raw_values(value):
+    """``{raw_hex: "..."}`` anywhere in fields becomes verbatim bytes (a deliberate malformation)."""
+    if isinstance(value, dict):
+        if set(value) == {"raw_hex"}:
+            return Raw(bytes.fromhex(str(value["raw_hex"])))
+        return {key: raw_values(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [raw_values(item) for item in value]
+    return value
+
+
+def malformation(spec: dict | None) -> frames.Malformation | None:
+    if not spec:
+        return None
+    return frames.Malformation(header=dict(spec.get("header") or {}), size_delta=int(spec.get("size_delta", 0)),
+                               truncate=spec.get("truncate"), trailing=bytes.fromhex(str(spec.get("trailing_hex", ""))))
+
+
+def exchange(context: Context, step: dict, name: str, api: str, version: int, fields: dict):
+    """Send one request as the step says; returns the response, or None when none was expected."""
+    expect = step.get("expect") or {}
+    to = expressions.resolve(step.get("to"), context.variables)
+    target = destination(context, api, fields, to)
+    connection_name = step.get("connection")
+    cluster = context.cluster
+    if connection_name:
+        key = f"{connection_name}@{target}"
+        connection = cluster._connections.get(key)
+        if connection is None or not connection.connected:
+            connection = cluster.connection(target, fresh=True)
+            cluster._connections[key] = connection
+    else:
+        connection = cluster.connection(target)
+    timeout = step.get("timeout_ms", 10_000) / 1000
+    body = raw_values(fields)
+    sent = connection.send(api, version, body, step=name, malformation=malformation(step.get("malform")),
+                           malleable=_has_raw(body))
+    try:
+        connection.receive(sent, timeout)
+    except Disconnected as error:
+        if expect.get("disconnect"):
+            return None
+        raise Deviation(f"{name}: {error}", expected=_describe_expect(expect, version), actual="connection closed") from None
+    except ResponseTimeout as error:
+        if expect.get("no_response") or expect.get("disconnect"):
+            if expect.get("disconnect"):
+                raise Deviation(f"{name}: expected the broker to close the connection, it kept it open "
+                                f"without answering for {timeout}s", expected="disconnect", actual="no response") from None
+            return None
+        raise Deviation(f"{name}: {error}", expected=_describe_expect(expect, version), actual="no response") from None
+    except ClientError as error:
+        raise Deviation(f"{name}: {error}", expected=_describe_expect(expect, version), actual="garbage") from None
+    if expect.get("disconnect") or expect.get("no_response"):
+        what = "close the connection" if expect.get("disconnect") else "not answer"
+        raise Deviation(f"{name}: expected the broker to {what}, it answered",
+                        expected="disconnect" if expect.get("disconnect") else "no response", actual=sent.response)
+    return sent.response
+
+
+def _has_raw(value) -> bool:
+    from ..protocol.codec import has_raw
+
+    return has_raw(value)
+
+
+def _describe_expect(expect: dict, version: int):
+    if "error_code" in expect:
+        wanted = matchers.for_version(expect["error_code"], version)
+        return {"error_code": wanted}
+    return expect or "a response"
+
+
+def check_expect(context: Context, name: str, response: dict, expect: dict, version: int, error_of=None) -> None:
+    """Compare a response with a step's ``expect`` (error code and field matchers)."""
+    if "error_code" in expect:
+        wanted = matchers.for_version(expect["error_code"], version)
+        if wanted is not matchers._MISSING:
+            actual = (error_of or matchers.primary_error)(response)
+            problem = matchers.match_error(actual, wanted)
+            if problem:
+                message = response.get("error_message") if isinstance(response, dict) else None
+                raise Deviation(f"{name}: {problem}" + (f" ({message})" if message else ""),
+                                expected=wanted, actual=error_name(actual))
+    for path, wanted in (expect.get("fields") or {}).items():
+        problem = matchers.match_field(response, path, wanted, version, context.matchers)
+        if problem:
+            try:
+                actual = matchers.lookup(response, path)
+            except matchers.PathError:
+                actual = "(absent)"
+            raise Deviation(f"{name}: {problem}", expected={path: wanted}, actual={path: actual})
+
+
+def save(context: Context, response: dict, wanted: dict | None) -> None:
+    """``{variable: path}``; a path ending in ``?`` is optional (kept unchanged when absent)."""
+    for variable, path in (wanted or {}).items():
+        optional = path.endswith("?")
+        path = path.rstrip("?")
+        try:
+            value = response if path in (".", "") else matchers.lookup(response, path)
+        except matchers.PathError:
+            if optional:
+                continue
+            raise
+        with context.lock:
+            context.variables[variable] = value
+
+
+def retrying(context: Context, step: dict, attempt):
+    """Run ``attempt()`` again while the response's error is one the step names as retriable."""
+    retry = step.get("retry")
+    if not retry:
+        return attempt()
+    retriable = {error_code(name) for name in retry["on"]}
+    deadline = time.monotonic() + retry.get("for_ms", 10_000) / 1000
+    while True:
+        response = attempt()
+        if response is None or matchers.primary_error(response) not in retriable or time.monotonic() > deadline:
+            return response
+        time.sleep(retry.get("interval_ms", 100) / 1000)
+
+
+def send_step(context: Context, step: dict, name: str) -> None:
+    api = context.cluster.codec.registry.api_name(step["send"])
+    version = step_version(context, step, api)
+    fields = expressions.resolve(step.get("fields") or {}, {**context.variables, "version": version})
+    response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
+    if response is None:
+        return
+    expect = expressions.resolve(step.get("expect") or {}, context.variables)
+    check_expect(context, name, response, expect, version)
+    save(context, response, step.get("save"))
+
+
+# ------------------------------------------------------------------------------ produce
+def _records(spec) -> list[records.Record]:
+    if isinstance(spec, int):
+        spec = [f"value-{index}" for index in range(spec)]
+    built = []
+    for index, item in enumerate(spec):
+        if not isinstance(item, dict):
+            item = {"value": item}
+        encode = lambda value: None if value is None else (value.encode() if isinstance(value, str) else bytes(value))
+        headers = [(str(key), encode(value)) for key, value in (item.get("headers") or {}).items()]
+        built.append(records.Record(offset_delta=index, timestamp_delta=0, key=encode(item.get("key")),
+                                    value=encode(item.get("value")), headers=headers))
+    return built
+
+
+def produce_step(context: Context, step: dict, name: str) -> None:
+    """Build a RecordBatch v2 and send it in a Produce request; expectations are per partition."""
+    spec = expressions.resolve(step["produce"], context.variables)
+    topic, partition = spec["topic"], int(spec.get("partition", 0))
+    producer_id, epoch = int(spec.get("producer_id", -1)), int(spec.get("producer_epoch", -1))
+    transactional_id = spec.get("transactional_id")
+    batch_records = _records(spec.get("records", 1))
+    key = (producer_id, epoch, topic, partition)
+    sequence = spec.get("base_sequence", "auto")
+    with context.lock:
+        if sequence == "auto":
+            sequence = context.sequences.get(key, 0) if producer_id >= 0 else -1
+        context.sequences[key] = int(sequence) + len(batch_records) if producer_id >= 0 else -1
+    batch = records.RecordBatch(
+        attributes=records.TRANSACTIONAL_FLAG if transactional_id else 0,
+        base_timestamp=int(time.time() * 1000), producer_id=producer_id, producer_epoch=epoch,
+        base_sequence=int(sequence), records=batch_records)
+    data = records.encode_batch(batch, compression=_compression(spec.get("compression", "none")))
+    api = "Produce"
+    version = step_version(context, {**step, "version": spec.get("version", step.get("version"))}, api)
+    fields = {
+        "transactional_id": transactional_id, "acks": int(spec.get("acks", -1)),
+        "timeout_ms": int(spec.get("timeout_ms", 30_000)),
+        "topic_data": [{"name": topic, "topic_id": context.topic_ids.get(topic) or _topic_id(context, topic),
+                        "partition_data": [{"index": partition, "records": data}]}],
+    }
+    if "to" not in step:
+        step = {**step, "to": {"leader": {"topic": topic, "partition": partition}}}
+    response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
+    if response is None:
+        return
+    partition_response = response["responses"][0]["partition_responses"][0]
+    expect = expressions.resolve(step.get("expect") or {"error_code": "NONE"}, context.variables)
+    check_expect(context, name, partition_response, expect, version)
+    save(context, partition_response, step.get("save"))
+
+
+def _compression(name) -> int:
+    codes = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+    return codes[str(name).lower()] if not isinstance(name, int) else name
+
+
+def _topic_id(context: Context, topic: str):
+    metadata = context.cluster.metadata([topic])
+    for entry in metadata["topics"]:
+        if entry.get("topic_id") is not None:
+            context.topic_ids[entry["name"]] = entry["topic_id"]
+    return context.topic_ids.get(topic)
+
+
+# ------------------------------------------------------------------------------ fetch
+def visible_records(batches: list, aborted: list[dict], isolation: int) -> list[records.Record]:
+    """Data records a consumer at ``isolation`` delivers, filtering aborted transactions as KIP-98 says."""
+    if isolation == 0:
+        return [record for batch in batches if isinstance(batch, records.RecordBatch) and not batch.is_control
+                for record in batch.records]
+    pending = sorted(aborted or [], key=lambda entry: entry["first_offset"])
+    aborted_producers: set[int] = set()
+    visible = []
+    for batch in batches:
+        if not isinstance(batch, records.RecordBatch):
+            continue
+        while pending and pending[0]["first_offset"] <= batch.base_offset + (batch.last_offset_delta or 0):
+            aborted_producers.add(pending.pop(0)["producer_id"])
+        if batch.is_control:
+            marker = records.ControlRecord.from_record(batch.records[0]) if batch.records else None
+            if marker is not None and marker.type == records.ControlType.ABORT:
+                aborted_producers.discard(batch.producer_id)
+            continue
+        if batch.is_transactional and batch.producer_id in aborted_producers:
+            continue
+        visible.extend(batch.records)
+    return visible
+
+
+def fetch_step(context: Context, step: dict, name: str) -> None:
+    spec = expressions.resolve(step["fetch"], context.variables)
+    topic, partition = spec["topic"], int(spec.get("partition", 0))
+    isolation = {"read_uncommitted": 0, "read_committed": 1}[spec.get("isolation", "read_committed")]
+    version = step_version(context, {**step, "version": spec.get("version", step.get("version"))}, "Fetch")
+    max_bytes = int(spec.get("max_bytes", 1 << 20))
+    fields = {
+        "replica_id": -1, "max_wait_ms": int(spec.get("max_wait_ms", DEFAULT_WAIT_MS)), "min_bytes": 1,
+        "max_bytes": max_bytes, "isolation_level": isolation, "session_id": 0, "session_epoch": -1,
+        "topics": [{"topic": topic, "topic_id": context.topic_ids.get(topic) or _topic_id(context, topic),
+                    "partitions": [{"partition": partition, "current_leader_epoch": -1,
+                                    "fetch_offset": int(spec.get("offset", 0)), "last_fetched_epoch": -1,
+                                    "log_start_offset": -1, "partition_max_bytes": max_bytes}]}],
+        "forgotten_topics_data": [], "rack_id": "",
+    }
+    if "to" not in step:
+        step = {**step, "to": {"leader": {"topic": topic, "partition": partition}}}
+    response = retrying(context, step, lambda: exchange(context, step, name, "Fetch", version, fields))
+    if response is None:
+        return
+    if response.get("error_code"):
+        check_expect(context, name, response, expressions.resolve(step.get("expect") or {"error_code": "NONE"},
+                                                                  context.variables), version)
+        return
+    data = response["responses"][0]["partitions"][0]
+    batches = records.decode_batches(data.get("records") or b"")
+    visible = visible_records(batches, data.get("aborted_transactions") or [], isolation)
+    summary = {
+        **{key: value for key, value in data.items() if key != "records"},
+        "records": len(visible),
+        "values": [None if record.value is None else record.value.decode("utf-8", "replace") for record in visible],
+        "control": [records.ControlType(records.ControlRecord.from_record(batch.records[0]).type).name
+                    for batch in batches if isinstance(batch, records.RecordBatch) and batch.is_control and batch.records],
+        "batches": [{"base_offset": batch.base_offset, "producer_id": batch.producer_id,
+                     "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
+                     "transactional": batch.is_transactional, "control": batch.is_control,
+                     "crc_valid": batch.crc_valid, "records": len(batch.records)}
+                    for batch in batches if isinstance(batch, records.RecordBatch)],
+        "crc_valid": all(batch.crc_valid for batch in batches if isinstance(batch, records.RecordBatch)),
+    }
+    expect = dict(expressions.resolve(step.get("expect") or {}, context.variables))
+    expect.setdefault("error_code", "NONE")
+    fields_expected = dict(expect.pop("fields", None) or {})
+    for key in ("records", "values", "control", "aborted_transactions", "crc_valid"):
+        if key in expect:
+            wanted = expect.pop(key)
+            if key == "aborted_transactions" and isinstance(wanted, int):
+                fields_expected["aborted_transactions"] = {"len": wanted}
+            else:
+                fields_expected[key] = wanted
+    expect["fields"] = fields_expected
+    check_expect(context, name, summary, expect, version)
+    save(context, summary, step.get("save"))
+
+
+# ------------------------------------------------------------------------------ control flow
+def until_step(context: Context, step: dict, index: str) -> None:
+    """Repeat a step until its expectations hold, or fail with its last deviation."""
+    until = step["until"]
+    deadline = time.monotonic() + until.get("for_ms", 10_000) / 1000
+    while True:
+        try:
+            run_step(context, until["step"], f"{index}(until)")
+            return
+        except Deviation:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(until.get("interval_ms", 200) / 1000)
+
+
+def parallel_step(context: Context, step: dict, index: str) -> None:
+    branches = step["parallel"]
+    failures: list[BaseException] = []
+    contexts = [context.branch() for _ in branches]
+
+    def run(branch_index: int, steps: list[dict]) -> None:
+        try:
+            run_steps(contexts[branch_index], steps, f"{index}.{branch_index + 1}.")
+        except BaseException as error:  # noqa: BLE001 - collected and re-raised in the caller's thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(number, steps), daemon=True) for number, steps in enumerate(branches)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    for branch in contexts:
+        branch.cluster.close()
+    if failures:
+        raise failures[0]
+
+
+def fault_step(context: Context, step: dict) -> None:
+    fault = expressions.resolve(step["fault"], context.variables)
+    name, arguments = (fault, {}) if isinstance(fault, str) else (fault["name"], dict(fault.get("args") or {}))
+    try:
+        if name == "restart":
+            context.target.restart()
+            context.cluster.close()
+        elif name == "disconnect":
+            context.cluster.close()
+        else:
+            context.target.fault(name, **arguments)
+    except CapabilityMissing as error:
+        raise Skip(str(error)) from None
