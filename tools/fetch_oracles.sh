@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Put the kafka-clients jar of the pinned Kafka release into the local Maven
+# repository. tools/build_specs.py reads the official message specs from it, and
+# tests/test_spec_agreement.py uses it as an oracle (it skips that oracle when
+# the jar is absent). Set MAVEN_REPO_LOCAL to use a repository other than ~/.m2.
+set -euo pipefail
+
+KAFKA_VERSION="${KAFKA_VERSION:-4.4.0}"
+repo="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}"
+jar="$repo/org/apache/kafka/kafka-clients/$KAFKA_VERSION/kafka-clients-$KAFKA_VERSION.jar"
+
+if [ ! -f "$jar" ]; then
+  mvn -B -q -Dstyle.color=never dependency:get -Dtransitive=false \
+    -Dmaven.repo.local="$repo" \
+    -Dartifact="org.apache.kafka:kafka-clients:$KAFKA_VERSION"
+fi
+test -f "$jar" || { echo "fetch_oracles: $jar missing after mvn" >&2; exit 1; }
+echo "fetch_oracles: $jar"
