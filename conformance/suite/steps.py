@@ -264,7 +264,8 @@ def check_expect(context: Context, name: str, response: dict, expect: dict, vers
                 message = response.get("error_message") if isinstance(response, dict) else None
                 raise Deviation(f"{name}: {problem}" + (f" ({message})" if message else ""),
                                 expected=wanted, actual=error_name(actual))
-    for path, wanted in (expect.get("fields") or {}).items():
+    fields = matchers.for_version(expect.get("fields") or {}, version)  # may be a per-version map
+    for path, wanted in ({} if fields is matchers._MISSING else fields).items():
         problem = matchers.match_field(response, path, wanted, version, context.matchers)
         if problem:
             try:
