@@ -1,0 +1,85 @@
+"""``HOST:PORT``: a broker someone else runs; the harness only attaches to it.
+
+Matches any ``host:port`` with a numeric port, so it must be tried after every other kind
+(``rdkafka-mock:3`` and ``kafka:4`` look like host:port too); its kind is marked ``fallback``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .base import Target, TargetInfo, TargetUnavailable, wait_for_port
+from .registry import TargetKind
+
+_SPEC = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
+CONNECT_TIMEOUT = 5.0
+
+# Client settings that may be shown in reports; every other security setting (passwords, keys,
+# user names, tokens) stays out of info() and repr().
+_SHOWABLE_SECURITY = ("security.protocol", "sasl.mechanism", "sasl.mechanisms")
+
+
+def parse(spec: str) -> tuple[str, int] | None:
+    """``(host, port)`` for a valid ``host:port`` spec (IPv6 in brackets), else None."""
+    match = _SPEC.fullmatch(spec)
+    if not match or not 0 < int(match["port"]) < 65536:
+        return None
+    return match["host"].strip("[]"), int(match["port"])
+
+
+class HostPortTarget(Target):
+    kind = "host:port"
+
+    def __init__(self, spec: str, security: dict[str, str] | None = None, connect_timeout: float = CONNECT_TIMEOUT):
+        """``security`` holds librdkafka client settings for SASL/PLAIN or TLS, e.g.
+        ``{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": ...,
+        "sasl.password": ..., "ssl.ca.location": ...}``; clients get them from :meth:`client_config`."""
+        super().__init__(spec)
+        address = parse(spec)
+        if address is None:
+            raise ValueError(f"not a HOST:PORT spec: {spec!r}")
+        self.host, self.port = address
+        self.connect_timeout = connect_timeout
+        self._security = dict(security or {})
+
+    def start(self) -> None:
+        # Only TCP reachability: TLS and SASL problems surface in the first real request, with detail.
+        if not wait_for_port(self.host, self.port, self.connect_timeout):
+            raise TargetUnavailable(
+                f"nothing accepts TCP connections on {self.spec} within {self.connect_timeout:g}s; "
+                "is the broker running and is this its advertised listener?"
+            )
+
+    def stop(self) -> None:
+        """The broker is not ours to stop."""
+
+    @property
+    def bootstrap(self) -> str:
+        return self.spec
+
+    def client_config(self) -> dict[str, str]:
+        """librdkafka settings to reach this broker, secrets included: never log the result."""
+        return {"bootstrap.servers": self.bootstrap, **self._security}
+
+    def _showable_security(self) -> dict[str, str]:
+        return {key: self._security[key] for key in _SHOWABLE_SECURITY if key in self._security}
+
+    def info(self) -> TargetInfo:
+        info = super().info()
+        info.extra.update(self._showable_security())
+        return info
+
+    def __repr__(self) -> str:
+        shown = "".join(f", {key}={value}" for key, value in self._showable_security().items())
+        return f"HostPortTarget({self.spec!r}{shown})"
+
+
+def hostport_target_kind() -> TargetKind:
+    return TargetKind(
+        name="host:port",
+        description="an already running broker given as HOST:PORT (attach only)",
+        matches=lambda spec: parse(spec) is not None,
+        create=HostPortTarget,
+        availability=lambda: None,
+        fallback=True,
+    )

