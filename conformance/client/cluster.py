@@ -121,9 +121,7 @@ class Cluster:
             try:
                 response = connection.request("ApiVersions", version, body, step="negotiate").response
             except GarbageResponse as error:
-                # A broker answers a version it does not know with an ApiVersions v0 body.
-                payload = error.exchange.response_bytes[4:]
-                _, response = frames.decode_response(self.codec, "ApiVersions", 0, payload)
+                response = self._unsupported_version_answer(error)
                 connection.close()
                 connection = self.connection()
             if response["error_code"] == UNSUPPORTED_VERSION:
@@ -138,6 +136,21 @@ class Cluster:
                                        for feature in response.get("finalized_features") or []}
             return self.supported
         raise ClusterError("ApiVersions negotiation did not converge")
+
+    def _unsupported_version_answer(self, error: GarbageResponse) -> dict:
+        """KIP-511: a broker answers an ApiVersions version it does not know with a v0 body.
+
+        Some implementations send a body that is neither v0 nor the version asked for; like
+        Kafka's own clients, fall back to v0 when the error code up front says UNSUPPORTED_VERSION.
+        """
+        payload = (error.exchange.response_bytes or b"")[4:]
+        try:
+            return frames.decode_response(self.codec, "ApiVersions", 0, payload)[1]
+        except Exception:  # noqa: BLE001 - judged by the error code below
+            pass
+        if len(payload) >= 6 and int.from_bytes(payload[4:6], "big", signed=True) == UNSUPPORTED_VERSION:
+            return {"error_code": UNSUPPORTED_VERSION, "api_keys": [{"api_key": 18, "max_version": 0}]}
+        raise ClusterError(f"ApiVersions answer is unreadable: {error}") from None
 
     def version_range(self, api: str | int) -> tuple[int, int] | None:
         """Versions both the broker and the codec support, or None."""

@@ -181,7 +181,7 @@ class Connection:
         exchange.received_at = time.time()
         exchange.response_bytes = frames.SIZE.pack(len(payload)) + payload
         try:
-            exchange.response_header, exchange.response = frames.decode_response(
+            exchange.response_header, exchange.response, exchange.trailing_bytes = frames.decode_response_with_tail(
                 self.codec, exchange.api_key, exchange.version, payload)
         except ProtocolError as error:
             exchange.problem = "garbage"

@@ -28,6 +28,7 @@ class Exchange:
     problem: str | None = None  # "timeout", "disconnected", "garbage" or None
     diagnosis: str | None = None
     step: str | None = None  # the suite step that made it, when a runner made it
+    trailing_bytes: int = 0  # bytes the broker sent after the response body (a deviation of its own)
 
     @property
     def elapsed_ms(self) -> float | None:
@@ -45,7 +46,7 @@ class Exchange:
             "request_bytes": base64.b64encode(self.request_bytes).decode(),
             "response_bytes": None if self.response_bytes is None
             else base64.b64encode(self.response_bytes).decode(),
-            "problem": self.problem, "diagnosis": self.diagnosis,
+            "problem": self.problem, "diagnosis": self.diagnosis, "trailing_bytes": self.trailing_bytes,
         }
 
 

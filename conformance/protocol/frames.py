@@ -111,12 +111,18 @@ def decode_request(codec: Codec, payload: bytes) -> tuple[dict, dict]:
 
 def decode_response(codec: Codec, api: str | int, version: int, payload: bytes) -> tuple[dict, dict]:
     """Header and body of a response payload; the API and version come from the request it answers."""
+    header, body, tail = decode_response_with_tail(codec, api, version, payload)
+    _no_trailing(payload, len(payload) - tail, "response")
+    return header, body
+
+
+def decode_response_with_tail(codec: Codec, api: str | int, version: int, payload: bytes) -> tuple[dict, dict, int]:
+    """Like :func:`decode_response`, but bytes after the body are counted instead of refused."""
     api_key = codec.registry.api(api).api_key
     header_version = response_header_version(codec, api_key, version)
     header, offset = codec.decode_message("ResponseHeader", header_version, payload)
     body, end = codec.decode(api_key, version, RESPONSE, payload, offset)
-    _no_trailing(payload, end, "response")
-    return header, body
+    return header, body, len(payload) - end
 
 
 def _no_trailing(payload: bytes, end: int, what: str) -> None:

@@ -72,13 +72,13 @@ class Runner:
                     shown = "not at all" if found is None else f"v{found[0]}-v{found[1]}"
                     return self._finish(result, Outcome.UNSUPPORTED, started, transcript,
                                         f"{self.target.spec} advertises {case.api} {shown}, not v{version}")
-        except (ClientError, ClusterError, OSError) as error:
+        except (ClientError, ClusterError, ProtocolError, OSError) as error:
             return self._finish(result, Outcome.ERROR, started, transcript, f"cannot read ApiVersions: {error}")
 
         cluster = Cluster(self.target.bootstrap, self.codec, transcript, timeout=self.timeout,
                           client_id=f"kafka-conformance-{self.run_id[:8]}",
                           security=getattr(self.target, "security", None))
-        resources = Resources(cluster, case, f"{self.run_id[:8]}-{next(self._counter)}")
+        resources = Resources(cluster, case, f"{self.run_id[:8]}-{next(self._counter)}", self.target)
         try:
             names = resources.names()
             cluster.api_versions()
@@ -97,7 +97,7 @@ class Runner:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
         except (ClusterError, ClientError) as error:
             return self._finish(result, Outcome.ERROR, started, transcript, f"infrastructure: {error}")
-        except (ExpressionError, PathError, ProtocolError, KeyError, ValueError, TypeError) as error:
+        except Exception as error:  # noqa: BLE001 - a harness bug fails this item, never the run
             return self._finish(result, Outcome.ERROR, started, transcript,
                                 f"harness: {type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}")
         finally:

@@ -233,6 +233,10 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
         raise Deviation(f"{name}: {error}", expected=_describe_expect(expect, version), actual="no response") from None
     except ClientError as error:
         raise Deviation(f"{name}: {error}", expected=_describe_expect(expect, version), actual="garbage") from None
+    if sent.trailing_bytes and api == context.api:
+        raise Deviation(f"{name}: the {api} v{version} response has {sent.trailing_bytes} bytes after its body",
+                        expected="a response body that ends where the frame ends",
+                        actual=f"{sent.trailing_bytes} trailing bytes")
     if expect.get("disconnect") or expect.get("no_response"):
         what = "close the connection" if expect.get("disconnect") else "not answer"
         raise Deviation(f"{name}: expected the broker to {what}, it answered",

@@ -1,0 +1,335 @@
+"""Apache Kafka as a local single-node KRaft process (combined broker and controller) on 127.0.0.1.
+
+Specs: ``kafka`` (the pinned :data:`DEFAULT_KAFKA_VERSION`, or the version in ``KAFKA_HOME``) and
+``kafka:VERSION``. Each started target owns a temporary folder holding server.properties, the
+logging configs, the KRaft data and ``broker.log`` (everything the JVM prints); ``stop()`` deletes it
+unless ``CONFORMANCE_KEEP_BROKER_DIR`` is set, and ``logs()`` still answers afterwards.
+
+Start-up: write the config, format the storage once (``kafka.tools.StorageTool``), launch
+``kafka.Kafka``, then wait until the controller answers a validate-only CreateTopics. Brokers still
+running when Python exits are stopped by an ``atexit`` hook.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+import warnings
+from pathlib import Path
+from typing import NoReturn
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from .base import Target, TargetInfo, TargetUnavailable, free_port
+from .kafka_config import (
+    DEFAULT_PROFILE,
+    as_property,
+    base_settings,
+    read_properties,
+    render_properties,
+    write_logging_configs,
+)
+from .kafka_jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
+from .registry import TargetKind
+
+__all__ = ["DEFAULT_KAFKA_VERSION", "BrokerStartFailed", "KafkaTarget", "ensure_kafka_jars", "kafka_target_kind"]
+
+SPEC = re.compile(r"kafka(?::(?P<version>\d+\.\d+\.\d+[\w.-]*))?")
+# Start-up speed on a 2-core machine: the C1 compiler only and the serial collector cut JVM warm-up,
+# which dominates the start of an idle broker; a conformance broker never needs peak throughput.
+JVM_FLAGS = [
+    "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+    "-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true", "-Djava.awt.headless=true",
+]  # fmt: skip
+STARTUP_TIMEOUT_SECONDS = 60.0
+STOP_GRACE_SECONDS = 15.0
+LOG_TAIL_BYTES = 1 << 20
+READINESS_PROBE_TOPIC = "conformance-readiness-probe"
+
+_running: set["KafkaTarget"] = set()
+
+
+class BrokerStartFailed(TargetUnavailable):
+    """The broker process exited or never became ready; the message ends with its log tail."""
+
+
+def version_in_spec(spec: str) -> str | None:
+    match = SPEC.fullmatch(spec)
+    if match is None:
+        raise ValueError(f"not a kafka target spec: {spec!r} (expected 'kafka' or 'kafka:VERSION')")
+    return match.group("version")
+
+
+def random_cluster_id() -> str:
+    """A random UUID as Kafka writes it: 22 characters of unpadded base64url."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):  # the storage tool would read it as an option
+            return text
+
+
+def java_executable() -> str | None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").is_file():
+        return str(Path(java_home) / "bin" / "java")
+    return shutil.which("java")
+
+
+class KafkaTarget(Target):
+    kind = "kafka"
+    capabilities = frozenset({"restart", "logs"})
+
+    def __init__(
+        self,
+        spec: str = "kafka",
+        *,
+        profile: Path | str | None = DEFAULT_PROFILE,
+        overrides: dict[str, object] | None = None,
+        features: dict[str, int] | None = None,
+        startup_timeout: float = STARTUP_TIMEOUT_SECONDS,
+    ):
+        """``profile`` is a properties file layered over the base settings (None: none), ``overrides``
+        win over both, and ``features`` become ``--feature name=level`` when the storage is formatted
+        (e.g. ``{"transaction.version": 1}`` to run 4.x with the pre-KIP-890 protocol)."""
+        super().__init__(spec)
+        self._version = version_in_spec(spec) or self._unpinned_version()
+        self.profile = Path(profile) if profile is not None else None
+        self.overrides = {key: as_property(value) for key, value in (overrides or {}).items()}
+        self.features = dict(features or {})
+        self.startup_timeout = startup_timeout
+        self.startup_seconds: float | None = None
+        self._directory: Path | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._libs: Path | None = None
+        self._java: str | None = None
+        self._broker_port = 0
+        self._controller_port = 0
+        self._logging_flags: list[str] = []
+        self._last_log = ""
+
+    @staticmethod
+    def _unpinned_version() -> str:
+        home_libs = kafka_home_libs()
+        return (version_of_libs(home_libs) if home_libs and home_libs.is_dir() else None) or DEFAULT_KAFKA_VERSION
+
+    # lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._process is not None:
+            return
+        began = time.monotonic()
+        self._java = java_executable()
+        if self._java is None:
+            raise TargetUnavailable("no java on PATH (or JAVA_HOME) to run Kafka")
+        self._libs = ensure_kafka_jars(self._version)
+        if self._directory is None:
+            try:
+                self._prepare_directory()
+            except BaseException:  # a half-made folder is of no use to anyone
+                self.stop()
+                raise
+        self._launch()
+        self._wait_until_ready(began)
+
+    def stop(self) -> None:
+        self._terminate()
+        self._remember_log()
+        if self._directory is not None and not os.environ.get("CONFORMANCE_KEEP_BROKER_DIR"):
+            shutil.rmtree(self._directory, ignore_errors=True)
+        self._directory = None
+
+    def restart(self) -> None:
+        """Stop the broker gracefully and start it again on the same ports with the same data."""
+        if self._directory is None:
+            raise RuntimeError("restart() needs a started target")
+        self._terminate()
+        began = time.monotonic()
+        self._launch()
+        self._wait_until_ready(began)
+
+    @property
+    def bootstrap(self) -> str:
+        if not self._broker_port:
+            raise RuntimeError(f"target {self.spec!r} is not started")
+        return f"127.0.0.1:{self._broker_port}"
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    @property
+    def pid(self) -> int | None:
+        """The broker's process id while it runs (for faults such as SIGSTOP), else None."""
+        return self._process.pid if self._process is not None else None
+
+    def info(self) -> TargetInfo:
+        information = super().info()
+        information.extra.update(
+            controller_port=self._controller_port,
+            directory=str(self._directory) if self._directory else None,
+            jars=str(self._libs) if self._libs else None,
+            profile=str(self.profile) if self.profile else None,
+            startup_seconds=self.startup_seconds,
+        )
+        return information
+
+    def logs(self) -> str | None:
+        """Everything the broker printed (its last MiB), also after ``stop()``."""
+        log_path = self._log_path()
+        if log_path is not None and log_path.exists():
+            with open(log_path, "rb") as log:
+                log.seek(max(0, log_path.stat().st_size - LOG_TAIL_BYTES))
+                return log.read().decode(errors="replace")
+        return self._last_log or None
+
+    # start-up steps ------------------------------------------------------------------------
+    def _prepare_directory(self) -> None:
+        directory = Path(tempfile.mkdtemp(prefix=f"kafka-{self._version}-"))
+        self._directory = directory
+        self._broker_port, self._controller_port = free_port(), free_port()
+        while self._controller_port == self._broker_port:
+            self._controller_port = free_port()
+        settings = base_settings(self._version, self._broker_port, self._controller_port, directory / "data")
+        settings.update(self._profile_settings())
+        settings.update(self.overrides)
+        (directory / "server.properties").write_text(render_properties(settings))
+        self._logging_flags = write_logging_configs(directory)
+        self._format_storage()
+
+    def _profile_settings(self) -> dict[str, str]:
+        if self.profile is None:
+            return {}
+        if self.profile == DEFAULT_PROFILE and not self.profile.exists():
+            warnings.warn(f"broker profile {self.profile} is missing (not a source checkout?): using Kafka defaults")
+            return {}
+        return read_properties(self.profile)
+
+    def _java_command(self, main_class: str, *arguments: str) -> list[str]:
+        assert self._java is not None and self._libs is not None
+        return [self._java, *JVM_FLAGS, *self._logging_flags, "-cp", f"{self._libs}/*", main_class, *arguments]
+
+    def _format_storage(self) -> None:
+        assert self._directory is not None
+        arguments = ["format", "-t", random_cluster_id(), "-c", str(self._directory / "server.properties")]
+        for name, level in self.features.items():
+            arguments += ["--feature", f"{name}={level}"]
+        command = self._java_command("kafka.tools.StorageTool", *arguments)
+        try:
+            formatted = subprocess.run(command, capture_output=True, text=True, timeout=self.startup_timeout)
+        except subprocess.TimeoutExpired:
+            raise BrokerStartFailed(f"formatting KRaft storage took over {self.startup_timeout:.0f} s") from None
+        if formatted.returncode != 0:
+            output = (formatted.stdout + formatted.stderr)[-4000:]
+            raise BrokerStartFailed(f"formatting KRaft storage for Kafka {self._version} failed:\n{output}")
+
+    def _launch(self) -> None:
+        assert self._directory is not None
+        command = self._java_command("kafka.Kafka", str(self._directory / "server.properties"))
+        with open(self._directory / "broker.log", "ab") as log:
+            log.write(f"--- conformance: starting Kafka {self._version} at {time.ctime()} ---\n".encode())
+            log.flush()
+            self._process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self._directory
+            )
+        _running.add(self)
+
+    def _wait_until_ready(self, began: float) -> None:
+        """Return once the controller answers through the broker; else stop and raise with the log."""
+        assert self._process is not None
+        deadline = began + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                self._fail(f"Kafka {self._version} exited with status {self._process.returncode} while starting")
+            if _port_open(self._broker_port) and _controller_answers(self.bootstrap, deadline - time.monotonic()):
+                if self._process.poll() is not None:  # then the answer came from whoever holds our port
+                    continue
+                self.startup_seconds = time.monotonic() - began
+                return
+            time.sleep(0.1)
+        self._fail(f"Kafka {self._version} was not ready after {self.startup_timeout:.0f} s")
+
+    def _fail(self, reason: str) -> NoReturn:
+        tail = _last_lines(self.logs() or "", 60)  # taken before stop() appends the shutdown lines
+        self.stop()
+        raise BrokerStartFailed(f"{reason}; last lines of its log:\n{tail}")
+
+    # shutting down -------------------------------------------------------------------------
+    def _terminate(self) -> None:
+        """SIGTERM lets Kafka close its logs cleanly (a restart then skips recovery); SIGKILL if it hangs."""
+        process, self._process = self._process, None
+        _running.discard(self)
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(STOP_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def _log_path(self) -> Path | None:
+        return self._directory / "broker.log" if self._directory else None
+
+    def _remember_log(self) -> None:
+        self._last_log = self.logs() or self._last_log
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _controller_answers(bootstrap: str, seconds_left: float) -> bool:
+    """A validate-only CreateTopics goes through the broker to the controller and creates nothing."""
+    timeout = max(1.0, min(5.0, seconds_left))
+    # log_level 2: refused connections while the broker boots are expected, keep them off stderr.
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
+    probe = NewTopic(READINESS_PROBE_TOPIC, num_partitions=1, replication_factor=1)
+    futures = admin.create_topics([probe], validate_only=True, request_timeout=timeout, operation_timeout=timeout)
+    try:
+        futures[READINESS_PROBE_TOPIC].result(timeout=timeout + 1)
+        return True
+    except Exception:  # any error (not yet leader, broker fenced, timeout) means: not ready yet
+        return False
+
+
+def _last_lines(text: str, count: int) -> str:
+    return "\n".join(text.splitlines()[-count:])
+
+
+@atexit.register
+def _stop_running_brokers() -> None:
+    for target in list(_running):
+        try:
+            target.stop()
+        except Exception:  # exiting anyway: stop the others
+            pass
+
+
+def _availability() -> str | None:
+    if java_executable() is None:
+        return "java is not on PATH (set JAVA_HOME or install a JDK 17+)"
+    if os.environ.get("KAFKA_HOME") or shutil.which("mvn") or any(cache_root().glob("kafka-*/libs")):
+        return None
+    return "no Kafka jars: set KAFKA_HOME, put mvn on PATH, or pre-fetch with python -m conformance.targets.kafka_jars"
+
+
+def kafka_target_kind() -> TargetKind:
+    return TargetKind(
+        name="kafka",
+        description=f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION)",
+        matches=lambda spec: spec == "kafka" or spec.startswith("kafka:"),
+        create=KafkaTarget,
+        availability=_availability,
+    )

@@ -1,0 +1,104 @@
+"""The files a local single-node KRaft broker starts from: server.properties and logging configs.
+
+Settings are layered: the base below (what one combined broker+controller on loopback needs), then
+a profile file (``fixtures/kafka/*.properties``), then per-target overrides; later layers win.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_PROFILE = REPOSITORY_ROOT / "fixtures" / "kafka" / "fast-timeouts.properties"
+NODE_ID = 1
+
+
+def base_settings(version: str, broker_port: int, controller_port: int, data_dir: Path) -> dict[str, str]:
+    settings = {
+        "node.id": str(NODE_ID),
+        "process.roles": "broker,controller",
+        "listeners": f"PLAINTEXT://127.0.0.1:{broker_port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{broker_port}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "controller.listener.names": "CONTROLLER",
+        # A static voter set formats and starts the same way on 3.9 and 4.x (no --standalone needed).
+        "controller.quorum.voters": f"{NODE_ID}@127.0.0.1:{controller_port}",
+        "log.dirs": str(data_dir),
+        "num.partitions": "1",
+        "auto.create.topics.enable": "false",
+        "group.initial.rebalance.delay.ms": "0",
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        # One broker owns every coordinator anyway; 50 partitions only slow the first InitProducerId.
+        "offsets.topic.num.partitions": "1",
+        "transaction.state.log.num.partitions": "1",
+        # The broker is unfenced on its first heartbeat after catching up: sooner means a faster start.
+        "broker.heartbeat.interval.ms": "500",
+    }
+    if int(version.split(".")[0]) >= 4:
+        settings["share.coordinator.state.topic.replication.factor"] = "1"
+        settings["share.coordinator.state.topic.min.isr"] = "1"
+        settings["share.coordinator.state.topic.num.partitions"] = "1"
+    return settings
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """``key=value`` / ``key: value`` lines of a Java properties file; ``#`` and ``!`` start comments.
+
+    Line continuations and escapes are not supported: broker profiles do not need them.
+    """
+    settings: dict[str, str] = {}
+    for number, raw in enumerate(path.read_text().splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        separator = min((line.find(mark) for mark in "=:" if mark in line), default=-1)
+        if separator <= 0:
+            raise ValueError(f"{path}:{number}: expected key=value, got {raw!r}")
+        settings[line[:separator].strip()] = line[separator + 1 :].strip()
+    return settings
+
+
+def as_property(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def render_properties(settings: dict[str, str]) -> str:
+    return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+# Both logging configs are written and both system properties passed: the broker's classpath
+# decides which framework reads its file (log4j 2 in 4.x, reload4j in 3.x). Logs go to stdout,
+# which the target sends to one file together with anything the JVM itself prints.
+LOG4J2_PROPERTIES = """\
+status = warn
+appender.stdout.type = Console
+appender.stdout.name = STDOUT
+appender.stdout.layout.type = PatternLayout
+appender.stdout.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.stdout.ref = STDOUT
+logger.requests.name = kafka.request.logger
+logger.requests.level = WARN
+"""
+
+LOG4J1_PROPERTIES = """\
+log4j.rootLogger=INFO, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+"""
+
+
+def write_logging_configs(directory: Path) -> list[str]:
+    """Write both logging configs into ``directory``; return the JVM flags that point at them."""
+    log4j2 = directory / "log4j2.properties"
+    log4j1 = directory / "log4j.properties"
+    log4j2.write_text(LOG4J2_PROPERTIES)
+    log4j1.write_text(LOG4J1_PROPERTIES)
+    return [f"-Dlog4j2.configurationFile={log4j2}", f"-Dlog4j.configuration=file:{log4j1}"]

@@ -1,0 +1,184 @@
+"""The ``kafka`` target: Apache Kafka as a local KRaft process, started from Maven Central jars.
+
+Tests marked ``kafka`` start real brokers (about 5 s each once the jars are cached; the first run
+downloads them). They skip with the reason when this machine has no java or no way to get the jars.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import uuid
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from conformance.targets.kafka import (
+    DEFAULT_KAFKA_VERSION,
+    BrokerStartFailed,
+    KafkaTarget,
+    kafka_target_kind,
+    random_cluster_id,
+    version_in_spec,
+)
+from conformance.targets.kafka_config import DEFAULT_PROFILE, read_properties
+
+
+def skip_unless_kafka_can_run() -> None:
+    reason = kafka_target_kind().availability()
+    if reason:
+        pytest.skip(reason)
+
+
+def create_topic(target: KafkaTarget, name: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": target.bootstrap})
+    admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])[name].result(timeout=30)
+
+
+def partition_counts(target: KafkaTarget) -> dict[str, int]:
+    metadata = AdminClient({"bootstrap.servers": target.bootstrap}).list_topics(timeout=10)
+    return {name: len(topic.partitions) for name, topic in metadata.topics.items()}
+
+
+def high_watermark(target: KafkaTarget, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": target.bootstrap, "group.id": "conformance-watermark"})
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1]
+    finally:
+        consumer.close()
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def broker():
+    skip_unless_kafka_can_run()
+    target = KafkaTarget("kafka")
+    target.start()
+    yield target
+    target.stop()
+
+
+# ---- spec strings and the pieces start-up is made of (no broker) --------------------------------
+
+
+@pytest.mark.parametrize(
+    "spec, version",
+    [("kafka", None), ("kafka:3.9.1", "3.9.1"), ("kafka:4.4.0", "4.4.0"), ("kafka:4.1.0-rc2", "4.1.0-rc2")],
+)
+def test_spec_names_an_optional_version(spec, version):
+    assert version_in_spec(spec) == version
+    assert kafka_target_kind().matches(spec)
+
+
+@pytest.mark.parametrize("spec", ["kafka:", "kafka:latest", "kafka:4", "kafka-4.4.0"])
+def test_malformed_specs_are_refused(spec):
+    with pytest.raises(ValueError, match="kafka target spec"):
+        version_in_spec(spec)
+
+
+def test_the_default_version_is_pinned(monkeypatch):
+    monkeypatch.delenv("KAFKA_HOME", raising=False)
+    assert KafkaTarget("kafka").version == DEFAULT_KAFKA_VERSION == "4.4.0"
+    assert KafkaTarget("kafka:3.9.1").version == "3.9.1"
+
+
+def test_cluster_ids_are_22_characters_of_base64url_the_storage_tool_accepts():
+    for _ in range(200):
+        cluster_id = random_cluster_id()
+        assert len(cluster_id) == 22 and not cluster_id.startswith("-")
+        assert len(base64.urlsafe_b64decode(cluster_id + "==")) == 16
+
+
+def test_fast_timeouts_profile_shortens_transaction_housekeeping():
+    profile = read_properties(DEFAULT_PROFILE)
+    assert int(profile["transaction.abort.timed.out.transaction.cleanup.interval.ms"]) <= 1000
+    assert int(profile["transactional.id.expiration.ms"]) <= 10_000
+    assert profile["transaction.max.timeout.ms"] == "900000"
+
+
+def test_read_properties_skips_comments_and_splits_on_the_first_separator(tmp_path):
+    path = tmp_path / "profile.properties"
+    path.write_text("# comment\n! also a comment\n\nlisteners = PLAINTEXT://127.0.0.1:9092\nkey: value=x\n")
+    assert read_properties(path) == {"listeners": "PLAINTEXT://127.0.0.1:9092", "key": "value=x"}
+
+
+# ---- a real broker, default version ------------------------------------------------------------
+
+
+@pytest.mark.kafka
+def test_broker_accepts_tcp_connections(broker):
+    host, port = broker.bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5):
+        pass
+    assert broker.version == DEFAULT_KAFKA_VERSION
+
+
+@pytest.mark.kafka
+def test_admin_client_creates_and_lists_a_topic_with_three_partitions(broker):
+    create_topic(broker, "three-partitions", partitions=3)
+    assert partition_counts(broker)["three-partitions"] == 3
+
+
+@pytest.mark.kafka
+def test_broker_knows_every_setting_of_the_profile(broker):
+    # Kafka prints its known settings with their values at start-up; an unknown name never appears.
+    logs = broker.logs()
+    for name, value in read_properties(DEFAULT_PROFILE).items():
+        assert f"\t{name} = {value}" in logs
+
+
+@pytest.mark.kafka
+def test_topics_and_records_survive_a_restart_on_the_same_port(broker):
+    topic = f"survives-restart-{uuid.uuid4().hex[:8]}"
+    create_topic(broker, topic, partitions=3)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce(topic, b"kept", partition=0)
+    assert producer.flush(10) == 0
+    bootstrap, old_pid = broker.bootstrap, broker.pid
+
+    broker.restart()
+
+    assert broker.bootstrap == bootstrap and broker.pid != old_pid
+    assert not process_exists(old_pid)
+    assert partition_counts(broker)[topic] == 3
+    assert high_watermark(broker, topic) == 1
+    assert broker.logs().count("Kafka Server started") == 2
+
+
+# ---- the last release before KIP-890's protocol changes ----------------------------------------
+
+
+@pytest.mark.kafka
+def test_kafka_3_9_starts_creates_a_topic_and_stops_without_leftovers():
+    skip_unless_kafka_can_run()
+    target = KafkaTarget("kafka:3.9.1")
+    target.start()
+    try:
+        create_topic(target, "three-partitions", partitions=3)
+        assert partition_counts(target)["three-partitions"] == 3
+        pid, directory = target.pid, Path(target.info().extra["directory"])
+    finally:
+        target.stop()
+    assert not process_exists(pid)
+    assert not directory.exists() or os.environ.get("CONFORMANCE_KEEP_BROKER_DIR")
+    assert "Kafka version: 3.9.1" in target.logs()
+
+
+@pytest.mark.kafka
+def test_a_broker_that_cannot_start_says_why_and_leaves_nothing_behind(tmp_path, monkeypatch):
+    skip_unless_kafka_can_run()
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    target = KafkaTarget("kafka", overrides={"num.network.threads": "none"})
+    with pytest.raises(BrokerStartFailed, match="Invalid value none for configuration num.network.threads"):
+        target.start()
+    assert target.pid is None and list(tmp_path.iterdir()) == []
