@@ -68,12 +68,32 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"[:120]
 
 
+_DOTTED = re.compile(r"\s*([A-Za-z_]\w*(?:\.[\w-]+)*)\s*")
+
+
+def _evaluate_expression(text: str, variables: dict):
+    """A plain dotted path is looked up directly, so names like ``topics.in`` (a keyword) work."""
+    dotted = _DOTTED.fullmatch(text)
+    if dotted:
+        head, *rest = dotted.group(1).split(".")
+        if head not in variables:
+            known = ", ".join(sorted(variables)) or "none"
+            raise ExpressionError(f"${{{text}}}: nothing named {head!r} is defined yet (defined: {known})")
+        value = variables[head]
+        for part in rest:
+            if not isinstance(value, dict) or part not in value:
+                raise ExpressionError(f"${{{text}}}: {part!r} is not in {_describe(value)}")
+            value = value[part]
+        return value
+    return _evaluate(_parse(text), variables, text)
+
+
 def evaluate_text(text: str, variables: dict):
     """A string with ``${...}``: the value itself if the string is one expression, else interpolated."""
     whole = PATTERN.fullmatch(text)
     if whole:
-        return _evaluate(_parse(whole.group(1)), variables, whole.group(1))
-    return PATTERN.sub(lambda match: str(_evaluate(_parse(match.group(1)), variables, match.group(1))), text)
+        return _evaluate_expression(whole.group(1), variables)
+    return PATTERN.sub(lambda match: str(_evaluate_expression(match.group(1), variables)), text)
 
 
 def resolve(value, variables: dict):
@@ -104,6 +124,8 @@ def check(value) -> list[str]:
     problems: list[str] = []
     if isinstance(value, str):
         for match in PATTERN.finditer(value):
+            if _DOTTED.fullmatch(match.group(1)):
+                continue
             try:
                 _parse(match.group(1))
             except ExpressionError as error:

@@ -83,6 +83,7 @@ class Runner:
             names = resources.names()
             cluster.api_versions()
             resources.create_topics(names["topics"])
+            names["topic_ids"] = {short: resources.topic_ids.get(full) for short, full in names["topics"].items()}
             context = steps.Context(cluster, self.target, version, case.api,
                                     {**names, "version": version}, resources.topic_ids,
                                     self.step_kinds, self.matchers)
