@@ -97,8 +97,13 @@ class Connection:
     # ---------------------------------------------------------------------- requests
     def send(self, api: str | int, version: int, body: dict, *, step: str | None = None,
              malformation: frames.Malformation | None = None, malleable: bool = False,
-             correlation_id: int | None = None, expect_response: bool = True) -> Exchange:
-        """Send one request without waiting (pipelining); ``receive`` collects the answer."""
+             correlation_id: int | None = None, expect_response: bool = True,
+             response_version: int | None = None) -> Exchange:
+        """Send one request without waiting (pipelining); ``receive`` collects the answer.
+
+        ``response_version`` decodes the answer as another version than the request's (a broker
+        answers an ApiVersions version it does not know with a v0 body).
+        """
         with self._lock:
             self.connect()
             correlation = next(self._correlation) if correlation_id is None else correlation_id
@@ -108,6 +113,7 @@ class Connection:
             exchange = Exchange(connection=self.name, api=api_specs.name, api_key=api_specs.api_key,
                                 version=version, correlation_id=correlation, request=body,
                                 request_bytes=frame, sent_at=time.time(), step=step)
+            exchange.response_version = response_version
             self.transcript.add(exchange)
             try:
                 self._socket.sendall(frame)
@@ -182,7 +188,8 @@ class Connection:
         exchange.response_bytes = frames.SIZE.pack(len(payload)) + payload
         try:
             exchange.response_header, exchange.response, exchange.trailing_bytes = frames.decode_response_with_tail(
-                self.codec, exchange.api_key, exchange.version, payload)
+                self.codec, exchange.api_key,
+                exchange.version if exchange.response_version is None else exchange.response_version, payload)
         except ProtocolError as error:
             exchange.problem = "garbage"
             exchange.diagnosis = (f"{exchange.api} v{exchange.version} response does not decode: {error}; "

@@ -28,6 +28,7 @@ class Exchange:
     problem: str | None = None  # "timeout", "disconnected", "garbage" or None
     diagnosis: str | None = None
     step: str | None = None  # the suite step that made it, when a runner made it
+    response_version: int | None = None  # when the answer is decoded as another version
     trailing_bytes: int = 0  # bytes the broker sent after the response body (a deviation of its own)
 
     @property

@@ -217,7 +217,7 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
     timeout = step.get("timeout_ms", 10_000) / 1000
     body = raw_values(fields)
     sent = connection.send(api, version, body, step=name, malformation=malformation(step.get("malform")),
-                           malleable=_has_raw(body))
+                           malleable=_has_raw(body), response_version=step.get("response_version"))
     try:
         connection.receive(sent, timeout)
     except Disconnected as error:
