@@ -1,0 +1,186 @@
+"""The ``conformance`` command: list targets and cases, lint suites, and run them through pytest.
+
+``run`` is pytest with the plugin and sensible defaults (the pinned Kafka release, the bundled
+suites, a results file and an Allure folder), followed by a per-target summary read back from
+the results file; anything after ``--`` goes to pytest unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from .suite.model import Outcome
+
+DEFAULT_RESULTS = "reports/results.jsonl"
+DEFAULT_ALLUREDIR = "reports/allure-results"
+DEFAULT_TARGET = "kafka"
+
+
+def default_suites_path() -> Path:
+    """``suites/`` of the current folder when there is one, else the one beside this package (a checkout)."""
+    here = Path.cwd() / "suites"
+    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "suites"
+
+
+# ------------------------------------------------------------------------------ commands
+def command_targets(arguments) -> int:
+    from .plugins import target_kinds
+
+    rows = []
+    for kind in target_kinds():
+        try:
+            reason = kind.availability()
+        except Exception as error:  # noqa: BLE001 - one broken kind must not hide the others
+            reason = f"availability check failed: {error}"
+        rows.append([kind.name, kind.description, "yes" if reason is None else f"no: {reason}"])
+    print_table(["kind", "description", "available here"], rows)
+    return 0
+
+
+def command_lint(arguments) -> int:
+    from .suite.loader import lint, load_suites
+
+    paths = arguments.paths or [default_suites_path()]
+    errors = lint(paths)
+    for error in errors:
+        print(error)
+    if errors:
+        return 1
+    suites, _ = load_suites(paths)
+    print(f"{len(suites)} suites, {sum(len(suite.cases) for suite in suites)} cases OK")
+    return 0
+
+
+def command_list(arguments) -> int:
+    from .suite.loader import load_suites
+
+    suites, errors = load_suites(arguments.paths or [default_suites_path()])
+    for error in errors:
+        print(error, file=sys.stderr)
+    rows = [[suite.id, case.id, case.api or "-", str(case.versions) if case.api else "-", case.requirement.value,
+             case.title] for suite in suites for case in suite.cases]
+    print_table(["suite", "case", "api", "versions", "requirement", "title"], rows)
+    return 1 if errors else 0
+
+
+def command_run(arguments, pytest_arguments: list[str]) -> int:
+    import pytest
+
+    from .report.results import new_run_id
+
+    run_id = arguments.run_id or new_run_id()
+    options = [*_plugin_arguments(), "--conformance-run-id", run_id, "--results", arguments.results]
+    for target in arguments.target or [DEFAULT_TARGET]:
+        options += ["--target", target]
+    for path in arguments.paths or [default_suites_path()]:
+        options += ["--suite", str(path)]
+    if arguments.strict:
+        options.append("--conformance-strict")
+    if arguments.alluredir:
+        # One run, one Allure report: results left from an earlier run would show up as retries.
+        options += ["--alluredir", arguments.alluredir, "--clean-alluredir"]
+    exit_code = int(pytest.main([*options, *pytest_arguments]))
+    print_summary(arguments.results, run_id)
+    return exit_code
+
+
+def _plugin_arguments() -> list[str]:
+    """Load the plugin by module only when its entry point is missing, or pytest would register it twice."""
+    installed = any(entry.value == "conformance.plugin" for entry in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "conformance.plugin"]
+
+
+# ------------------------------------------------------------------------------ output
+SUMMARY_COLUMNS = [outcome.value for outcome in Outcome]
+
+
+def summary_rows(records: list[dict]) -> list[list]:
+    """Counts per outcome for each target (in order of first appearance), then a total per target."""
+    counts: dict[str, Counter] = {}
+    for record in records:
+        counts.setdefault(record.get("target", "?"), Counter())[record.get("outcome", "?")] += 1
+    return [[target, *(counter[column] for column in SUMMARY_COLUMNS), sum(counter.values())]
+            for target, counter in counts.items()]
+
+
+def print_summary(results_path: str | Path, run_id: str) -> None:
+    from .report.results import read_results
+
+    records = read_results(results_path, run_id=run_id)
+    if not records:
+        print(f"no results recorded for run {run_id} in {results_path}")
+        return
+    print_table(["target", *SUMMARY_COLUMNS, "total"], summary_rows(records),
+                title=f"run {run_id} ({results_path})")
+
+
+def print_table(headers: list[str], rows: list[list], *, title: str | None = None) -> None:
+    """A rich table on a terminal; tab-separated lines otherwise, so output can be piped to grep or cut."""
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        Console = None
+    console = Console() if Console is not None else None
+    if console is None or not console.is_terminal:
+        if title:
+            print(title)
+        for row in [headers, *rows]:
+            print("\t".join(str(cell) for cell in row))
+        return
+    table = Table(*headers, title=title)
+    for row in rows:
+        table.add_row(*(str(cell) for cell in row))
+    console.print(table)
+
+
+# ------------------------------------------------------------------------------ parsing
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("targets", help="target kinds, and whether each can run here")
+    lint = commands.add_parser("lint", help="check suite files; prints file:line: key: message")
+    lint.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+    listing = commands.add_parser("list", help="every case: suite, id, api, versions, requirement, title")
+    listing.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+    run = commands.add_parser("run", help="run suites with pytest (arguments after -- go to pytest)")
+    run.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+    run.add_argument("--target", action="append", metavar="SPEC",
+                     help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
+    run.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
+    run.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
+    run.add_argument("--alluredir", default=DEFAULT_ALLUREDIR, metavar="DIR",
+                     help="Allure results folder, emptied first ('' for none)")
+    run.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return dispatch(argv)
+    except BrokenPipeError:  # `conformance list | head` closed the pipe: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit flush
+        return 0
+
+
+def dispatch(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pytest_arguments: list[str] = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, pytest_arguments = argv[:split], argv[split + 1:]
+    arguments = build_parser().parse_args(argv)
+    if arguments.command == "run":
+        return command_run(arguments, pytest_arguments)
+    if pytest_arguments:
+        build_parser().error("arguments after -- are only for 'conformance run'")
+    return {"targets": command_targets, "lint": command_lint, "list": command_list}[arguments.command](arguments)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""Suite files as pytest collectors and cases as pytest items: the adapter between pytest and the runner.
+
+One item per case × target × API version, named ``case-id[target-vN]``. Items are plain
+``pytest.Item``\\ s: the runner needs no fixtures, and the plugin owns the target lifecycle.
+How an outcome becomes a pytest verdict is decided here, in :func:`conclude`.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .report import allure as allure_report
+from .report import text
+from .suite.loader import SuiteError, load_suites
+from .suite.model import Case, CaseResult, Outcome, Requirement
+from .targets.base import TargetUnavailable
+from .targets.pool import TargetStartFailed
+
+if TYPE_CHECKING:
+    from .plugin import RunState
+
+
+class ConformanceFailure(AssertionError):
+    """The target departed from the suite's expectation. An AssertionError so Allure says *failed*."""
+
+    def __init__(self, result: CaseResult):
+        super().__init__(text.headline(result))
+        self.result = result
+
+
+class HarnessError(Exception):
+    """The harness or the infrastructure failed: no verdict on the target (Allure says *broken*)."""
+
+    def __init__(self, result: CaseResult):
+        super().__init__(text.headline(result))
+        self.result = result
+
+
+class SuiteLoadFailed(Exception):
+    def __init__(self, errors: list[SuiteError]):
+        super().__init__("\n".join(map(str, errors)))
+        self.errors = errors
+
+
+# --------------------------------------------------------------------------------- markers
+def marker_name(text: str) -> str:
+    """``KIP-447 (draft)`` → ``kip447``, ``EndTxn`` → ``endtxn``: names ``-m`` expressions can use."""
+    kip = re.match(r"\s*KIP-(\d+)", text, re.IGNORECASE)
+    if kip:
+        return f"kip{kip.group(1)}"
+    return re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
+
+
+def case_markers(case: Case) -> list[tuple[str, dict]]:
+    """(name, keyword arguments) of every marker a case's items carry; bare markers have none.
+
+    Keyword arguments rather than positional ones because ``-m`` can match only those:
+    ``-m "api(name='EndTxn')"``.
+    """
+    markers: list[tuple[str, dict]] = [("kip", {"name": case.kip}),
+                                       ("requirement", {"level": case.requirement.value})]
+    bare = [marker_name(case.kip), case.requirement.value.lower()]
+    if case.api:
+        markers.append(("api", {"name": case.api}))
+        bare.append(marker_name(case.api))
+    if case.draft:
+        bare.append("draft")
+    if case.serial:
+        bare.append("serial")
+    bare += [marker_name(tag) for tag in case.tags]
+    markers += [(name, {}) for name in dict.fromkeys(bare) if name]
+    return markers
+
+
+# --------------------------------------------------------------------------------- collection
+class SuiteFile(pytest.File):
+    def __init__(self, *, state: "RunState", **kwargs):
+        super().__init__(**kwargs)
+        self.state = state
+
+    def collect(self):
+        suites, errors = load_suites([self.path])
+        if errors:
+            raise SuiteLoadFailed(errors)
+        for suite in suites:
+            for case in suite.cases:
+                markers = case_markers(case)
+                self.state.register_markers(name for name, arguments in markers if not arguments)
+                for target_spec in self.state.pool.specs:
+                    for version in self.state.runner(target_spec).case_versions(case):
+                        item = CaseItem.from_parent(self, name=item_name(case, target_spec, version),
+                                                    state=self.state, case=case, version=version,
+                                                    target_spec=target_spec)
+                        for name, arguments in markers:
+                            item.add_marker(getattr(pytest.mark, name)(**arguments) if arguments else name)
+                        yield item
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, SuiteLoadFailed):
+            return f"malformed suite file ({len(excinfo.value.errors)} problems):\n{excinfo.value}"
+        return super().repr_failure(excinfo, style)
+
+
+def item_name(case: Case, target_spec: str, version: int | None) -> str:
+    return f"{case.id}[{target_spec}]" if version is None else f"{case.id}[{target_spec}-v{version}]"
+
+
+# --------------------------------------------------------------------------------- items
+class CaseItem(pytest.Item):
+    def __init__(self, *, state: "RunState", case: Case, version: int | None, target_spec: str, **kwargs):
+        super().__init__(**kwargs)
+        self.state, self.case, self.version, self.target_spec = state, case, version, target_spec
+        self.result: CaseResult | None = None
+        if case.api:
+            self.extra_keyword_matches.add(case.api)  # -k EndTxn, whatever the marker spelling
+        self.user_properties += [("kip", case.kip), ("api", case.api or ""), ("api_version", "" if version is None else version),
+                                 ("target", target_spec), ("requirement", case.requirement.value)]
+
+    def setup(self) -> None:
+        if allure_report.enabled(self.config):
+            allure_report.label_case(self.case, self.version, self.target_spec)
+        try:
+            self.state.pool.acquire(self.target_spec)
+        except TargetUnavailable as unavailable:
+            reason = f"target unavailable: {unavailable}"
+            self.state.record(self, self.result_without_run(Outcome.SKIPPED, reason))
+            pytest.skip(reason)
+        except TargetStartFailed as failed:
+            self.state.record(self, self.result_without_run(Outcome.ERROR, str(failed)))
+            raise
+
+    def runtest(self) -> None:
+        if allure_report.enabled(self.config):
+            allure_report.describe_case(self.case, self.case_location())
+        try:
+            result = self.state.runner(self.target_spec).run(self.case, self.version)
+        except Exception:  # noqa: BLE001 - the runner promises not to raise; if it does, that is a harness error
+            result = self.result_without_run(Outcome.ERROR, "the runner raised:\n" + traceback.format_exc())
+        self.result = result
+        self.state.record(self, result)
+        conclude(result, strict=self.state.strict)
+
+    def result_without_run(self, outcome: Outcome, message: str) -> CaseResult:
+        target = self.state.pool.target(self.target_spec)
+        try:
+            target_version = target.version
+        except Exception:  # noqa: BLE001 - a version is nice to have in a result, never worth a crash
+            target_version = None
+        case = self.case
+        return CaseResult(
+            case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
+            version=self.version, target=self.target_spec, target_version=target_version, outcome=outcome,
+            requirement=case.requirement, cites=case.cites, duration_s=0.0, message=message, tags=list(case.tags),
+            draft=case.draft, run_id=self.state.run_id, path=case.suite.path,
+        )
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (ConformanceFailure, HarnessError)):
+            return text.render(excinfo.value.result, location=self.case_location())
+        return super().repr_failure(excinfo, style)
+
+    def case_location(self) -> str:
+        """``path:line`` of the case, the path relative to the rootdir as pytest shows it."""
+        return f"{self.location[0]}:{self.case.line}"
+
+    def reportinfo(self):
+        label = self.target_spec if self.version is None else f"{self.target_spec} v{self.version}"
+        return self.path, max(self.case.line - 1, 0), f"{self.case.full_id} [{label}]"
+
+
+def conclude(result: CaseResult, *, strict: bool) -> None:
+    """Turn a case outcome into the pytest verdict (returns normally for a pass).
+
+    A SHOULD or MAY deviation without ``--conformance-strict`` is an *xfail*: visible as ``x`` and listed by
+    ``-rx`` with its reason, in the JSONL file as ``failed`` and in Allure as skipped with the
+    category "SHOULD/MAY not met" — a finding to read, not a broken build.
+    """
+    if result.outcome is Outcome.PASSED:
+        return
+    if result.outcome is Outcome.FAILED:
+        if strict or result.requirement is Requirement.MUST:
+            raise ConformanceFailure(result)
+        pytest.xfail(text.headline(result))
+    if result.outcome is Outcome.UNSUPPORTED:
+        pytest.skip(f"unsupported: {result.message or 'the target does not advertise this API version'}")
+    if result.outcome is Outcome.SKIPPED:
+        pytest.skip(result.message or "skipped by the runner")
+    raise HarnessError(result)
+
+
+def verdict(result: CaseResult, *, strict: bool) -> str:
+    """The pytest verdict :func:`conclude` gives, as a word for the results file."""
+    if result.outcome is Outcome.FAILED:
+        return "failed" if strict or result.requirement is Requirement.MUST else "xfailed"
+    return {Outcome.PASSED: "passed", Outcome.UNSUPPORTED: "skipped", Outcome.SKIPPED: "skipped"}.get(
+        result.outcome, "error")

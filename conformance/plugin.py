@@ -1,0 +1,293 @@
+"""The pytest plugin (entry point ``pytest11: conformance``): suites become items, items run through the runner.
+
+Dormant unless asked: it collects suites only with ``--target`` or ``--suite`` (or the
+``conformance_target`` ini option, or ``CONFORMANCE_TARGET``), so the harness's own unit tests
+and any other project's tests run as if it were not installed.
+
+- ``pytest --target kafka`` runs ``suites/`` of the rootdir; ``--suite PATH`` picks others; YAML
+  files given as arguments run too. Several ``--target`` give a matrix.
+- Targets start when the first selected item needs one and stop at the end of the session.
+- Outcomes map to pytest verdicts in :func:`conformance.items.conclude`: a MUST deviation fails;
+  a SHOULD/MAY deviation is an xfail unless ``--conformance-strict`` (pytest owns ``--strict``).
+- Every finished item appends one line to ``--results`` (JSONL) and reaches the
+  ``conformance_result_recorded`` hook; under pytest-xdist all workers append to the same file
+  and share the controller's run id.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+import pytest
+
+from .report.results import ResultsWriter, new_run_id, read_results
+from .targets.pool import TargetPool, TargetStartFailed
+
+if TYPE_CHECKING:  # the rest is imported once the plugin is active: a dormant plugin costs next to nothing
+    from .items import CaseItem
+    from .suite.model import CaseResult
+
+DEFAULT_TARGET = "kafka"
+DEFAULT_RESULTS = "reports/results.jsonl"
+TARGET_ENVIRONMENT_VARIABLE = "CONFORMANCE_TARGET"
+RUN_ID_ENVIRONMENT_VARIABLE = "CONFORMANCE_RUN_ID"
+
+FIXED_MARKERS = {
+    "kip(name)": "the KIP or specification a conformance case checks: -m \"kip(name='KIP-98')\"",
+    "api(name)": "the Kafka API a conformance case puts under test: -m \"api(name='EndTxn')\"",
+    "requirement(level)": "MUST, SHOULD or MAY: how binding the checked sentence is",
+    "must": "conformance cases of MUST requirements",
+    "should": "conformance cases of SHOULD requirements",
+    "may": "conformance cases of MAY requirements",
+    "draft": "conformance cases that check a draft KIP text",
+    "serial": "conformance cases that must not run alongside others",
+}
+
+
+def make_runner(target, *, run_id: str, strict: bool):
+    """The runner for one target (a seam: the plugin's own tests replace it with a fake)."""
+    from .suite.runner import Runner
+
+    return Runner(target, run_id=run_id, strict=strict)
+
+
+@dataclass
+class RunState:
+    """Everything the plugin keeps for one session (in ``config.stash``, never in globals)."""
+
+    config: pytest.Config
+    pool: TargetPool
+    suite_roots: list[Path]
+    explicit_files: set[Path]
+    strict: bool
+    run_id: str
+    results_path: Path
+    writer: ResultsWriter
+    runners: dict[str, object] = field(default_factory=dict)
+    markers: set[str] = field(default_factory=set)
+
+    def runner(self, target_spec: str):
+        """Built before its target starts: collection asks it which versions a case expands to."""
+        if target_spec not in self.runners:
+            self.runners[target_spec] = make_runner(self.pool.target(target_spec), run_id=self.run_id,
+                                                    strict=self.strict)
+        return self.runners[target_spec]
+
+    def is_suite_file(self, path: Path) -> bool:
+        from .suite.loader import TEMPLATE_DIR
+
+        if path.suffix != ".yaml":
+            return False
+        path = path.resolve()
+        if path in self.explicit_files:
+            return True
+        for root in self.suite_roots:
+            if path == root:
+                return True
+            if root in path.parents:
+                return TEMPLATE_DIR not in path.relative_to(root).parts[:-1]
+        return False
+
+    def register_markers(self, names: Iterable[str]) -> None:
+        """KIP, API and tag markers are only known once suites load; strict markers need them declared."""
+        for name in names:
+            if name not in self.markers:
+                self.markers.add(name)
+                self.config.addinivalue_line("markers", f"{name}: conformance cases marked {name}")
+
+    def record(self, item: "CaseItem", result: "CaseResult") -> None:
+        from .items import verdict
+        from .report import allure as allure_report
+
+        record = result.to_json()
+        record.update(nodeid=item.nodeid, verdict=verdict(result, strict=self.strict), strict=self.strict,
+                      worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                      recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        self.writer.append(record)
+        item.user_properties.append(("outcome", result.outcome.value))
+        if allure_report.enabled(self.config):
+            allure_report.attach_result(result)
+        _call_plugins("conformance_result_recorded", result=result)
+
+    def finish(self) -> None:
+        for spec, runner in self.runners.items():
+            try:
+                runner.close()
+            except Exception as error:  # noqa: BLE001 - every target must still be stopped
+                warnings.warn(f"closing the runner of {spec!r} failed: {error}", stacklevel=1)
+        for problem in self.pool.stop_all():
+            warnings.warn(problem, stacklevel=1)
+
+
+STATE_KEY = pytest.StashKey[RunState]()
+
+
+# ------------------------------------------------------------------------------------ options
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "Kafka transaction protocol conformance")
+    group.addoption("--target", action="append", default=[], metavar="SPEC", dest="conformance_targets",
+                    help="target to test: kafka, kafka:VERSION, tansu, rdkafka-mock, container:IMAGE, HOST:PORT; "
+                         "repeat for a matrix (`conformance targets` lists the kinds)")
+    group.addoption("--suite", action="append", default=[], metavar="PATH", dest="conformance_suites",
+                    help="suite file or folder (repeatable; default: suites/ of the rootdir)")
+    group.addoption("--conformance-strict", action="store_true", default=None, dest="conformance_strict",
+                    help="SHOULD and MAY deviations fail like MUST ones (default: reported as xfail)")
+    group.addoption("--results", metavar="FILE", default=None, dest="conformance_results",
+                    help=f"JSONL file every result is appended to (default: {DEFAULT_RESULTS} under the rootdir)")
+    group.addoption("--conformance-run-id", metavar="ID", default=None, dest="conformance_run_id",
+                    help="id stamped on every result line (default: a new timestamped id)")
+    parser.addini("conformance_target", type="linelist", default=[],
+                  help="default targets when --target is not given")
+    parser.addini("conformance_strict", type="bool", default=False, help="default of --conformance-strict")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for signature, description in FIXED_MARKERS.items():
+        config.addinivalue_line("markers", f"{signature}: {description}")
+    targets = _requested_targets(config)
+    suites = config.getoption("conformance_suites")
+    if not targets and not suites:
+        return
+    from .plugins import target_kinds
+
+    try:
+        pool = TargetPool(targets or [DEFAULT_TARGET], target_kinds())
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    invocation_dir = config.invocation_params.dir
+    roots = [(invocation_dir / suite).resolve() for suite in suites] or [(config.rootpath / "suites").resolve()]
+    explicit_files = {
+        (invocation_dir / argument.split("::")[0]).resolve()
+        for argument in (config.args if config.args_source is pytest.Config.ArgsSource.ARGS else [])
+        if argument.split("::")[0].endswith(".yaml")
+    }
+    _point_collection_at_suites(config, roots, explicit=bool(suites))
+    results = config.getoption("conformance_results")
+    results_path = (invocation_dir / results) if results else config.rootpath / DEFAULT_RESULTS
+    strict = config.getoption("conformance_strict")
+    state = RunState(
+        config=config, pool=pool, suite_roots=roots, explicit_files=explicit_files,
+        strict=bool(config.getini("conformance_strict") if strict is None else strict),
+        run_id=_run_id(config), results_path=results_path, writer=ResultsWriter(results_path),
+    )
+    config.stash[STATE_KEY] = state
+
+
+def _requested_targets(config: pytest.Config) -> list[str]:
+    given = config.getoption("conformance_targets") or config.getini("conformance_target")
+    if not given:
+        given = os.environ.get(TARGET_ENVIRONMENT_VARIABLE, "").split(",")
+    return [spec.strip() for spec in given if spec.strip()]
+
+
+def _point_collection_at_suites(config: pytest.Config, roots: list[Path], *, explicit: bool) -> None:
+    """With no path arguments, collect the suites (not the rootdir's Python tests); ``--suite`` adds to paths."""
+    if config.args_source is not pytest.Config.ArgsSource.ARGS:
+        missing = [root for root in roots if not root.exists()]
+        if missing:
+            raise pytest.UsageError(f"no suites at {', '.join(map(str, missing))}; pass --suite PATH")
+        config.args[:] = [str(root) for root in roots]
+    elif explicit:
+        config.args.extend(str(root) for root in roots if str(root) not in config.args)
+
+
+def _run_id(config: pytest.Config) -> str:
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input and worker_input.get("conformance_run_id"):
+        return worker_input["conformance_run_id"]
+    return config.getoption("conformance_run_id") or os.environ.get(RUN_ID_ENVIRONMENT_VARIABLE) or new_run_id()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """pytest-xdist: every worker stamps its results with the controller's run id."""
+    state = node.config.stash.get(STATE_KEY, None)
+    if state is not None:
+        node.workerinput["conformance_run_id"] = state.run_id
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return None
+    return [f"conformance: targets {', '.join(state.pool.specs)}; run {state.run_id}; "
+            f"strict {'on' if state.strict else 'off'}; results {state.results_path}"]
+
+
+# ------------------------------------------------------------------------------------ collection
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    state = parent.config.stash.get(STATE_KEY, None)
+    if state is None or not state.is_suite_file(file_path):
+        return None
+    from .items import SuiteFile
+
+    return SuiteFile.from_parent(parent, path=file_path, state=state)
+
+
+# ------------------------------------------------------------------------------------ running
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if call.excinfo is not None and isinstance(call.excinfo.value, TargetStartFailed):
+        report.longrepr = str(call.excinfo.value)  # the diagnosis says it all; the traceback is noise
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return
+    state.finish()
+    if hasattr(config, "workerinput"):
+        return  # the controller writes run-level files once every worker is done
+    from .report import allure as allure_report
+
+    allure_directory = allure_report.results_directory(config)
+    if allure_directory is not None:
+        allure_report.write_environment(allure_directory, _environment(state))
+        allure_report.write_categories(allure_directory)
+    _call_plugins("conformance_session_finished", results_path=str(state.results_path))
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    state = config.stash.get(STATE_KEY, None)
+    if state is not None and not hasattr(config, "workerinput") and state.results_path.exists():
+        terminalreporter.write_line(f"conformance results: {state.results_path} (run {state.run_id})")
+
+
+def _environment(state: RunState) -> dict[str, object]:
+    """Read back from the results so targets started by xdist workers are described too."""
+    versions = {record["target"]: record.get("target_version")
+                for record in read_results(state.results_path, run_id=state.run_id)}
+    properties: dict[str, object] = {"run_id": state.run_id, "harness": _harness_version(),
+                                     "python": platform.python_version(), "pytest": pytest.__version__,
+                                     "strict": state.strict, "suites": ", ".join(map(str, state.suite_roots))}
+    for spec in state.pool.specs:
+        properties[f"target.{spec}"] = versions.get(spec) or "not started"
+    return properties
+
+
+def _harness_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kafka-conformance")
+    except PackageNotFoundError:
+        return "unknown (source tree)"
+
+
+def _call_plugins(hook_name: str, **arguments) -> None:
+    """A failing third-party reporter is a warning: it must not turn a verdict into an error."""
+    from .plugins import plugin_manager
+
+    try:
+        getattr(plugin_manager().hook, hook_name)(**arguments)
+    except Exception as error:  # noqa: BLE001
+        warnings.warn(f"a conformance plugin failed in {hook_name}: {error}", stacklevel=2)

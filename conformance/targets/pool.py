@@ -1,0 +1,96 @@
+"""The targets of one run: built up front, each started the first time a case needs it, stopped at the end.
+
+Starting is lazy so that selecting only some cases (``-k``, ``-m``) never provisions a broker no
+selected case uses, and so that ``--collect-only`` starts nothing. A start is attempted once:
+an unavailable target or a failed start is remembered and answered again for every later case,
+instead of paying a broker's start-up timeout per case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .base import Target, TargetUnavailable
+from .registry import TargetKind, resolve
+
+LOG_TAIL_LINES = 40
+
+
+class TargetStartFailed(RuntimeError):
+    """The target should run here but did not start; the message is the diagnosis (with its log tail)."""
+
+
+@dataclass
+class _Slot:
+    target: Target
+    started: bool = False
+    problem: Exception | None = None  # TargetUnavailable or TargetStartFailed, once a start was tried
+
+
+class TargetPool:
+    def __init__(self, specs: Iterable[str], kinds: Iterable[TargetKind]):
+        """Resolves every spec now so a typo is a usage error before anything is collected."""
+        kinds = list(kinds)
+        self._slots = {spec: _Slot(resolve(spec, kinds)) for spec in dict.fromkeys(specs)}
+
+    @property
+    def specs(self) -> list[str]:
+        return list(self._slots)
+
+    def target(self, spec: str) -> Target:
+        """The target for ``spec``, started or not."""
+        return self._slots[spec].target
+
+    def acquire(self, spec: str) -> Target:
+        """The started target; raises ``TargetUnavailable`` or ``TargetStartFailed`` (each time, once tried)."""
+        slot = self._slots[spec]
+        if slot.problem is not None:
+            raise slot.problem.with_traceback(None)  # else each re-raise lengthens the stored traceback
+        if not slot.started:
+            try:
+                slot.target.start()
+            except TargetUnavailable as unavailable:
+                slot.problem = unavailable
+                raise
+            except Exception as error:  # noqa: BLE001 - every start failure becomes a diagnosis
+                slot.problem = TargetStartFailed(diagnosis(spec, slot.target, error))
+                _stop_quietly(slot.target)
+                raise slot.problem from error
+            slot.started = True
+        return slot.target
+
+    def started(self) -> list[Target]:
+        return [slot.target for slot in self._slots.values() if slot.started]
+
+    def stop_all(self) -> list[str]:
+        """Stops every started target; returns the problems instead of raising, so all get stopped."""
+        problems = []
+        for spec, slot in self._slots.items():
+            if slot.started:
+                try:
+                    slot.target.stop()
+                except Exception as error:  # noqa: BLE001
+                    problems.append(f"stopping target {spec!r} failed: {error}")
+                slot.started = False
+        return problems
+
+
+def diagnosis(spec: str, target: Target, error: Exception) -> str:
+    """The start error, followed by the target's log tail unless the error already carries it."""
+    text = f"target {spec!r} failed to start: {type(error).__name__}: {error}"
+    try:
+        log = target.logs()
+    except Exception:  # noqa: BLE001 - a target that cannot even show its log still gets its error reported
+        log = None
+    lines = (log or "").rstrip().splitlines()[-LOG_TAIL_LINES:]
+    if lines and lines[-1] not in str(error):
+        text += "\nlast lines of its log:\n" + "\n".join(lines)
+    return text
+
+
+def _stop_quietly(target: Target) -> None:
+    try:
+        target.stop()
+    except Exception:  # noqa: BLE001 - cleaning up after a failed start must not hide the start error
+        pass

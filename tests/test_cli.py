@@ -1,0 +1,75 @@
+"""The ``conformance`` command's offline subcommands: targets, lint, list, and the run summary."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.cli import main, summary_rows
+
+GOOD_SUITE = """\
+suite: demo.good
+title: A good suite
+spec: KIP-98
+cases:
+  - id: end-txn-commits
+    title: EndTxn commits
+    cites: "KIP-98: EndTxn"
+    under_test: {api: EndTxn, versions: "1+"}
+    steps:
+      - send: EndTxn
+        fields: {transactional_id: "t", producer_id: 1, producer_epoch: 0, committed: true}
+  - id: waits
+    title: A case about no single API
+    requirement: MAY
+    cites: "KIP-98: anything"
+    steps:
+      - wait: 1
+"""
+
+BAD_SUITE = GOOD_SUITE.replace("requirement: MAY", "requirement: OUGHT").replace("demo.good", "demo.bad")
+
+
+def test_lint_counts_suites_and_cases_when_all_is_well(tmp_path, capsys):
+    (tmp_path / "good.yaml").write_text(GOOD_SUITE)
+    assert main(["lint", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.strip() == "1 suites, 2 cases OK"
+
+
+def test_lint_prints_file_line_key_and_message_and_fails(tmp_path, capsys):
+    (tmp_path / "good.yaml").write_text(GOOD_SUITE)
+    (tmp_path / "bad.yaml").write_text(BAD_SUITE)
+    assert main(["lint", str(tmp_path)]) == 1
+    [line] = capsys.readouterr().out.strip().splitlines()
+    assert line.startswith(f"{tmp_path / 'bad.yaml'}:14: cases[1].requirement: ")
+
+
+def test_list_prints_every_case_with_its_versions_and_requirement(tmp_path, capsys):
+    (tmp_path / "good.yaml").write_text(GOOD_SUITE)
+    assert main(["list", str(tmp_path)]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.strip().splitlines()]
+    assert rows == [
+        ["suite", "case", "api", "versions", "requirement", "title"],
+        ["demo.good", "end-txn-commits", "EndTxn", "1+", "MUST", "EndTxn commits"],
+        ["demo.good", "waits", "-", "-", "MAY", "A case about no single API"],
+    ]
+
+
+def test_targets_lists_every_bundled_kind_with_its_availability(capsys):
+    assert main(["targets"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.strip().splitlines()]
+    assert rows[0] == ["kind", "description", "available here"]
+    assert {"kafka", "host:port", "rdkafka-mock"} <= {row[0] for row in rows[1:]}
+    assert all(row[2] == "yes" or row[2].startswith("no: ") for row in rows[1:])
+
+
+def test_arguments_after_double_dash_are_refused_outside_run(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["list", "--", "-x"])
+    assert exit.value.code == 2
+    assert "only for 'conformance run'" in capsys.readouterr().err
+
+
+def test_summary_counts_outcomes_per_target():
+    records = [{"target": "kafka", "outcome": "passed"}, {"target": "kafka", "outcome": "failed"},
+               {"target": "tansu", "outcome": "unsupported"}, {"target": "kafka", "outcome": "passed"}]
+    assert summary_rows(records) == [["kafka", 2, 1, 0, 0, 0, 3], ["tansu", 0, 0, 0, 1, 0, 1]]

@@ -1,0 +1,497 @@
+"""The pytest plugin, driven through pytester with a fake target kind and a runner that never touches a network.
+
+The real loader and the real Runner's version expansion are used; only ``Runner.run`` is replaced,
+so each test states the outcomes it wants per case id.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib.metadata import entry_points
+
+import pytest
+
+from conformance import plugin as conformance_plugin
+from conformance.hookspecs import hookimpl
+from conformance.plugins import plugin_manager
+from conformance.report.results import read_results
+from conformance.suite.model import CaseResult, Outcome, StepFailure
+from conformance.suite.runner import Runner, codec_with_plugins
+from conformance.targets.base import Target, TargetUnavailable
+from conformance.targets.registry import TargetKind
+
+pytest_plugins = ["pytester"]
+
+SUITE = """\
+suite: kip98.end-txn
+title: EndTxn commits and aborts
+spec: KIP-98
+tags: [transactions]
+cases:
+  - id: commit-one-partition
+    title: A transaction that wrote to one partition commits
+    requirement: MUST
+    cites: "EndTxnRequest: Command true(1) means COMMIT"
+    under_test: {api: EndTxn, versions: "0-2"}
+    steps:
+      - send: EndTxn
+        fields: {transactional_id: "t", producer_id: 1, producer_epoch: 0, committed: true}
+        expect: {error_code: NONE}
+  - id: epoch-bump-on-retry
+    title: A retried InitProducerId bumps the epoch
+    requirement: SHOULD
+    cites: "InitProducerId: the coordinator bumps the epoch"
+    under_test: {api: InitProducerId, versions: "3"}
+    tags: [slow]
+    steps:
+      - send: InitProducerId
+        fields: {transactional_id: "t", transaction_timeout_ms: 1000, producer_id: -1, producer_epoch: -1}
+  - id: no-api-case
+    title: A case about no single API
+    requirement: MAY
+    cites: "KIP-98: anything"
+    steps:
+      - wait: 1
+"""
+
+# Case ids in the suite above, as they appear in node ids.
+COMMIT = "commit-one-partition"
+EPOCH = "epoch-bump-on-retry"
+NO_API = "no-api-case"
+
+
+# ------------------------------------------------------------------------------ fakes
+class FakeTarget(Target):
+    """``fake*`` specs; ``fake-unavailable`` cannot run here, ``fake-broken`` fails to start."""
+
+    kind = "fake"
+    events: list[str] = []
+
+    def start(self) -> None:
+        FakeTarget.events.append(f"start {self.spec}")
+        if self.spec == "fake-unavailable":
+            raise TargetUnavailable("no fake engine on this machine")
+        if self.spec == "fake-broken":
+            raise RuntimeError("fake broker exited with status 1")
+
+    def stop(self) -> None:
+        FakeTarget.events.append(f"stop {self.spec}")
+
+    @property
+    def bootstrap(self) -> str:
+        return "127.0.0.1:1"
+
+    @property
+    def version(self) -> str:
+        return "9.9.9"
+
+    def logs(self) -> str:
+        return "starting\nERROR fatal: address already in use\n"
+
+
+class FakeTargetKinds:
+    @hookimpl
+    def conformance_target_kinds(self):
+        return [TargetKind(name="fake", description="a test double", matches=lambda spec: spec.startswith("fake"),
+                           create=FakeTarget, availability=lambda: None)]
+
+
+class Recorder:
+    results: list[CaseResult] = []
+    finished: list[str] = []
+
+    @hookimpl
+    def conformance_result_recorded(self, result):
+        Recorder.results.append(result)
+
+    @hookimpl
+    def conformance_session_finished(self, results_path):
+        Recorder.finished.append(results_path)
+
+
+@lru_cache(maxsize=1)
+def shared_codec():
+    return codec_with_plugins()
+
+
+class FakeRunner(Runner):
+    """The real version expansion; ``run`` answers the outcome the test chose for the case id."""
+
+    outcomes: dict[str, Outcome] = {}
+
+    def run(self, case, version):
+        outcome = self.outcomes.get(case.id, Outcome.PASSED)
+        result = CaseResult(
+            case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
+            version=version, target=self.target.spec, target_version=self.target.version, outcome=outcome,
+            requirement=case.requirement, cites=case.cites, duration_s=0.01, tags=list(case.tags),
+            run_id=self.run_id, path=case.suite.path,
+            transcript=[{"request": "EndTxn", "version": version}],
+            transcript_text=f"-> EndTxn v{version} committed=true\n<- EndTxn error_code=INVALID_TXN_STATE",
+        )
+        if outcome is Outcome.FAILED:
+            result.failure = StepFailure(step=1, step_label="1 send EndTxn", expected="NONE",
+                                         actual="INVALID_TXN_STATE", message="error_code: expected NONE")
+            result.message = "1 send EndTxn: error_code: expected NONE, got INVALID_TXN_STATE"
+        elif outcome is Outcome.UNSUPPORTED:
+            result.message = f"fake advertises {case.api} v0-v0, not v{version}"
+        elif outcome is Outcome.ERROR:
+            result.message = "infrastructure: connection reset by peer"
+        return result
+
+
+@pytest.fixture
+def outcomes(monkeypatch):
+    """Outcome per case id for this test; cases not listed pass."""
+    chosen: dict[str, Outcome] = {}
+    monkeypatch.setattr(FakeRunner, "outcomes", chosen)
+    monkeypatch.setattr(conformance_plugin, "make_runner",
+                        lambda target, *, run_id, strict: FakeRunner(target, run_id=run_id, strict=strict,
+                                                                     codec=shared_codec()))
+    return chosen
+
+
+@pytest.fixture
+def suites(pytester, outcomes):
+    """A project with ``suites/kip98/end_txn.yaml`` and the fake target kind registered."""
+    FakeTarget.events = []
+    Recorder.results, Recorder.finished = [], []
+    manager = plugin_manager()
+    registered = [manager.register(FakeTargetKinds(), name="test-fake-targets"),
+                  manager.register(Recorder(), name="test-recorder")]
+    folder = pytester.path / "suites" / "kip98"
+    folder.mkdir(parents=True)
+    (folder / "end_txn.yaml").write_text(SUITE)
+    yield pytester
+    for name in registered:
+        manager.unregister(name=name)
+
+
+def plugin_arguments() -> list[str]:
+    """Load the plugin explicitly only when its entry point is not installed (a bare source tree)."""
+    installed = any(entry.value == "conformance.plugin" for entry in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "conformance.plugin"]
+
+
+def run(pytester, *arguments):
+    # pytester drops modules first imported by an inner run, so an unused hypothesis plugin would be
+    # imported afresh (about 2 s) by every run.
+    return pytester.runpytest(*plugin_arguments(), "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *arguments)
+
+
+def collected_ids(result) -> list[str]:
+    return [line for line in result.outlines if "::" in line]
+
+
+# ------------------------------------------------------------------------------ collection
+def test_items_are_one_per_case_version_and_target_in_a_stable_order(suites):
+    result = run(suites, "--target", "fake", "--target", "fake-b", "--collect-only", "-q")
+    names = [line.split("::", 1)[1] for line in collected_ids(result)]
+    assert names == [
+        f"{COMMIT}[fake-v0]", f"{COMMIT}[fake-v1]", f"{COMMIT}[fake-v2]",
+        f"{COMMIT}[fake-b-v0]", f"{COMMIT}[fake-b-v1]", f"{COMMIT}[fake-b-v2]",
+        f"{EPOCH}[fake-v3]", f"{EPOCH}[fake-b-v3]",
+        f"{NO_API}[fake]", f"{NO_API}[fake-b]",
+    ]
+    assert all(line.startswith("suites/kip98/end_txn.yaml::") for line in collected_ids(result))
+
+
+def test_collection_starts_no_target(suites):
+    run(suites, "--target", "fake", "--collect-only", "-q")
+    assert FakeTarget.events == []
+
+
+def test_without_a_target_the_plugin_collects_no_suite(suites):
+    suites.makepyfile(test_ordinary="def test_ordinary():\n    assert 1 + 1 == 2\n")
+    result = run(suites, "-q")
+    result.assert_outcomes(passed=1)
+    assert "end_txn" not in result.stdout.str()
+
+
+def test_with_a_target_and_no_paths_only_the_suites_are_collected(suites):
+    suites.makepyfile(test_ordinary="def test_ordinary():\n    assert False\n")
+    result = run(suites, "--target", "fake", "--collect-only", "-q")
+    ids = collected_ids(result)
+    assert len(ids) == 5
+    assert not any("test_ordinary" in line for line in ids)
+
+
+def test_templates_folders_are_not_collected_as_suites(suites):
+    templates = suites.path / "suites" / "templates"
+    templates.mkdir()
+    (templates / "txn.yaml").write_text("templates: {}\n")
+    result = run(suites, "--target", "fake", "--collect-only", "-q")
+    assert not any("templates" in line for line in collected_ids(result))
+    assert result.ret == 0
+
+
+def test_a_malformed_suite_is_a_collection_error_naming_file_line_and_key(suites):
+    (suites.path / "suites" / "kip98" / "broken.yaml").write_text(
+        "suite: kip98.broken\ntitle: t\nspec: KIP-98\ncases:\n  - id: x\n    title: t\n    cites: c\n"
+        "    requirement: OUGHT\n    steps: [{wait: 1}]\n")
+    result = run(suites, "--target", "fake", "-q")
+    result.stdout.fnmatch_lines(["*broken.yaml:8: cases[[]0[]].requirement: *"])
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # pytest stops on collection errors
+
+
+def test_yaml_files_named_on_the_command_line_run_wherever_they_are(suites):
+    elsewhere = suites.path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "mine.yaml").write_text(SUITE.replace("kip98.end-txn", "mine"))
+    result = run(suites, "--target", "fake", "--collect-only", "-q", "elsewhere/mine.yaml")
+    assert len(collected_ids(result)) == 5
+    assert all(line.startswith("elsewhere/mine.yaml::") for line in collected_ids(result))
+
+
+def test_suite_option_without_target_collects_for_the_default_kafka_target(suites):
+    result = run(suites, "--suite", "suites/kip98", "--collect-only", "-q", "-k", NO_API)
+    assert [line.split("::", 1)[1] for line in collected_ids(result)] == [f"{NO_API}[kafka]"]
+
+
+def test_one_item_runs_by_its_node_id(suites):
+    result = run(suites, "--target", "fake", f"suites/kip98/end_txn.yaml::{COMMIT}[fake-v2]")
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        (["-m", "kip98 and must"], [f"{COMMIT}[fake-v0]", f"{COMMIT}[fake-v1]", f"{COMMIT}[fake-v2]"]),
+        (["-m", "should or may"], [f"{EPOCH}[fake-v3]", f"{NO_API}[fake]"]),
+        (["-m", "slow"], [f"{EPOCH}[fake-v3]"]),
+        (["-m", "api(name='InitProducerId')"], [f"{EPOCH}[fake-v3]"]),
+        (["-k", "EndTxn"], [f"{COMMIT}[fake-v0]", f"{COMMIT}[fake-v1]", f"{COMMIT}[fake-v2]"]),
+        (["-k", "fake-v1 or no-api"], [f"{COMMIT}[fake-v1]", f"{NO_API}[fake]"]),
+    ],
+)
+def test_markers_and_keywords_select_cases_even_with_strict_markers(suites, expression, expected):
+    result = run(suites, "--target", "fake", "--strict-markers", "--collect-only", "-q", *expression)
+    assert [line.split("::", 1)[1] for line in collected_ids(result)] == expected
+
+
+# ------------------------------------------------------------------------------ outcomes
+def test_passing_cases_pass_and_start_the_target_once(suites):
+    result = run(suites, "--target", "fake", "-q")
+    result.assert_outcomes(passed=5)
+    assert FakeTarget.events == ["start fake", "stop fake"]
+
+
+def test_unsupported_version_is_a_skip_saying_unsupported(suites, outcomes):
+    outcomes[COMMIT] = Outcome.UNSUPPORTED
+    result = run(suites, "--target", "fake", "-rs")
+    result.assert_outcomes(passed=2, skipped=3)
+    result.stdout.fnmatch_lines(["SKIPPED *unsupported: fake advertises EndTxn v0-v0, not v*"])
+
+
+def test_must_deviation_fails_with_citation_expected_actual_and_transcript(suites, outcomes):
+    outcomes[COMMIT] = Outcome.FAILED
+    result = run(suites, "--target", "fake", "-k", "fake-v1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "MUST not met: 1 send EndTxn: error_code: expected NONE, got INVALID_TXN_STATE",
+        "title: * A transaction that wrote to one partition commits",
+        "case: * kip98.end-txn::commit-one-partition  (suites/kip98/end_txn.yaml:6)",
+        "target: * fake (9.9.9), EndTxn v1",
+        "cites: * KIP-98: EndTxnRequest: Command true(1) means COMMIT",
+        "step 1: * 1 send EndTxn",
+        "expected: * NONE",
+        "actual: * INVALID_TXN_STATE",
+        "transcript:",
+        "-> EndTxn v1 committed=true",
+        "FAILED *commit-one-partition[[]fake-v1[]] - MUST not me*",
+    ])
+    assert "Traceback" not in result.stdout.str() and "def runtest" not in result.stdout.str()
+
+
+def test_should_deviation_is_xfail_unless_strict(suites, outcomes):
+    outcomes[EPOCH] = Outcome.FAILED
+    lenient = run(suites, "--target", "fake", "-k", EPOCH, "-rx")
+    lenient.assert_outcomes(xfailed=1)
+    lenient.stdout.fnmatch_lines(["XFAIL *SHOULD not met: 1 send EndTxn: error_code: expected NONE, *"])
+    strict = run(suites, "--target", "fake", "-k", EPOCH, "--conformance-strict")
+    strict.assert_outcomes(failed=1)
+    pytest_strict_mode = run(suites, "--target", "fake", "-k", EPOCH, "--strict")  # pytest's own, unrelated
+    pytest_strict_mode.assert_outcomes(xfailed=1)
+
+
+def test_strict_can_be_set_in_the_ini_file(suites, outcomes):
+    outcomes[EPOCH] = Outcome.FAILED
+    suites.makeini("[pytest]\nconformance_strict = true\n")
+    run(suites, "--target", "fake", "-k", EPOCH).assert_outcomes(failed=1)
+
+
+def test_harness_error_fails_saying_it_is_no_verdict(suites, outcomes):
+    outcomes[NO_API] = Outcome.ERROR
+    result = run(suites, "--target", "fake", "-k", NO_API)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["error, no verdict on the target: infrastructure: connection reset by peer"])
+
+
+def test_runner_skip_is_a_pytest_skip_with_its_reason(suites, outcomes):
+    outcomes[NO_API] = Outcome.SKIPPED
+    result = run(suites, "--target", "fake", "-k", NO_API, "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED *skipped by the runner"])
+
+
+# ------------------------------------------------------------------------------ targets
+def test_unavailable_target_skips_its_items_with_the_reason_and_is_tried_once(suites):
+    result = run(suites, "--target", "fake", "--target", "fake-unavailable", "-rs")
+    result.assert_outcomes(passed=5, skipped=5)
+    result.stdout.fnmatch_lines(["SKIPPED *target unavailable: no fake engine on this machine"])
+    assert FakeTarget.events.count("start fake-unavailable") == 1
+
+
+def test_target_that_fails_to_start_errors_its_items_with_the_log_tail(suites):
+    result = run(suites, "--target", "fake-broken")
+    result.assert_outcomes(errors=5)
+    result.stdout.fnmatch_lines(["*target 'fake-broken' failed to start: RuntimeError: fake broker exited*",
+                                 "*ERROR fatal: address already in use*"])
+    assert FakeTarget.events.count("start fake-broken") == 1
+
+
+def test_unknown_target_spec_is_a_usage_error(suites):
+    result = run(suites, "--target", "nonsense!", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no target kind matches 'nonsense!'*"])
+
+
+# ------------------------------------------------------------------------------ results
+def test_results_file_has_one_line_per_item_and_keeps_earlier_runs(suites, outcomes):
+    outcomes[COMMIT] = Outcome.FAILED
+    results = suites.path / "out" / "results.jsonl"
+    run(suites, "--target", "fake", "--target", "fake-unavailable", "--results", str(results),
+        "--conformance-run-id", "first")
+    run(suites, "--target", "fake", "-k", NO_API, "--results", str(results), "--conformance-run-id", "second")
+    first = read_results(results, run_id="first")
+    assert len(first) == 10
+    assert len(read_results(results, run_id="second")) == 1
+    by_verdict = {}
+    for record in first:
+        by_verdict.setdefault(record["verdict"], []).append(record["nodeid"].split("::")[1])
+    assert sorted(by_verdict) == ["failed", "passed", "skipped"]
+    assert sorted(by_verdict["failed"]) == [f"{COMMIT}[fake-v{version}]" for version in range(3)]
+    failed = next(record for record in first if record["verdict"] == "failed")
+    assert (failed["expected"], failed["actual"], failed["target_version"]) == ("NONE", "INVALID_TXN_STATE", "9.9.9")
+
+
+def test_results_default_to_reports_under_the_rootdir(suites):
+    run(suites, "--target", "fake", "-k", NO_API)
+    [record] = read_results(suites.path / "reports" / "results.jsonl")
+    assert record["outcome"] == "passed" and record["target"] == "fake"
+
+
+def test_plugins_hear_every_result_and_the_end_of_the_session(suites):
+    run(suites, "--target", "fake", "--results", "r.jsonl")
+    assert sorted(result.case_id for result in Recorder.results) == [COMMIT] * 3 + [EPOCH, NO_API]
+    assert Recorder.finished == [str(suites.path / "r.jsonl")]
+
+
+XDIST_CONFTEST = """
+from conformance import plugin
+from conformance.hookspecs import hookimpl
+from conformance.plugins import plugin_manager
+from conformance.suite.model import CaseResult, Outcome
+from conformance.suite.runner import Runner
+from conformance.targets.base import Target
+from conformance.targets.registry import TargetKind
+
+
+class Quiet(Target):
+    def start(self): pass
+    def stop(self): pass
+    bootstrap = "127.0.0.1:1"
+
+
+class Kinds:
+    @hookimpl
+    def conformance_target_kinds(self):
+        return [TargetKind("quiet", "test double", lambda spec: spec == "quiet", Quiet, lambda: None)]
+
+
+class Passing(Runner):
+    def run(self, case, version):
+        return CaseResult(case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
+                          version=version, target=self.target.spec, target_version=None, outcome=Outcome.PASSED,
+                          requirement=case.requirement, cites=case.cites, duration_s=0.0, run_id=self.run_id)
+
+
+plugin_manager().register(Kinds(), name="quiet-targets")
+plugin.make_runner = Passing
+"""
+
+
+def test_xdist_workers_share_one_results_file_and_run_id(suites):
+    pytest.importorskip("xdist")
+    suites.makeconftest(XDIST_CONFTEST)
+    result = suites.runpytest_subprocess(*plugin_arguments(), "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                                         "--target", "quiet", "-n", "2")
+    result.assert_outcomes(passed=5)
+    records = read_results(suites.path / "reports" / "results.jsonl")
+    assert len(records) == 5
+    assert len({record["run_id"] for record in records}) == 1  # the controller's, not one per worker
+    assert {record["worker"] for record in records} <= {"gw0", "gw1"}
+
+
+# ------------------------------------------------------------------------------ allure
+def test_allure_results_are_distinct_per_version_labelled_and_classified(suites, outcomes):
+    outcomes[COMMIT] = Outcome.FAILED
+    outcomes[EPOCH] = Outcome.FAILED
+    outcomes[NO_API] = Outcome.ERROR
+    allure_directory = suites.path / "allure-results"
+    run(suites, "--target", "fake", "--alluredir", str(allure_directory))
+    results = [json.loads(path.read_text()) for path in allure_directory.glob("*-result.json")]
+    assert len({result["historyId"] for result in results}) == len(results) == 5
+    status = {result["name"]: result["status"] for result in results}
+    assert status == {"A transaction that wrote to one partition commits": "failed",  # a MUST deviation
+                      "A retried InitProducerId bumps the epoch": "skipped",  # SHOULD: xfail
+                      "A case about no single API": "broken"}  # harness error
+    commit = [result for result in results if result["name"] == "A transaction that wrote to one partition commits"]
+    assert "KIP-98" in commit[0]["description"]
+    labels = {label["name"]: label["value"] for label in commit[0]["labels"] if label["name"] != "tag"}
+    assert (labels["epic"], labels["feature"], labels["severity"]) == ("KIP-98", "EndTxn", "critical")
+    assert {parameter["name"] for parameter in commit[0]["parameters"]} == {"target", "api_version"}
+    assert {attachment["name"] for attachment in commit[0]["attachments"]} >= {"transcript", "transcript.json"}
+    categories = json.loads((allure_directory / "categories.json").read_text())
+    assert [category["name"] for category in categories][0] == "Spec deviations"
+    environment = (allure_directory / "environment.properties").read_text()
+    assert "target.fake=9.9.9" in environment
+
+
+def test_allure_is_untouched_without_alluredir(suites):
+    result = run(suites, "--target", "fake", "-q")
+    result.assert_outcomes(passed=5)
+    assert not list(suites.path.rglob("*-result.json"))
+
+
+# ------------------------------------------------------------------------------ helpers
+def test_marker_names_are_usable_in_expressions():
+    from conformance.items import marker_name
+
+    assert [marker_name(text) for text in ["KIP-98", "KIP-447 (draft)", "EndTxn", "fault tier"]] == [
+        "kip98", "kip447", "endtxn", "fault_tier"]
+
+
+def test_suite_text_in_this_module_is_valid(tmp_path):
+    from conformance.suite.loader import load_suites
+
+    (tmp_path / "s.yaml").write_text(SUITE)
+    suites_loaded, errors = load_suites([tmp_path / "s.yaml"])
+    assert errors == [] and [case.id for case in suites_loaded[0].cases] == [COMMIT, EPOCH, NO_API]
+
+
+# ------------------------------------------------------------------------------ the command
+def test_conformance_run_runs_the_suites_and_prints_a_summary_per_target(suites, outcomes, capsys, monkeypatch):
+    from conformance.cli import main
+
+    outcomes[COMMIT] = Outcome.FAILED
+    monkeypatch.chdir(suites.path)
+    exit_code = main(["run", "--target", "fake", "--target", "fake-unavailable", "--alluredir", "",
+                      "--run-id", "cli-run", "--", "-p", "no:cacheprovider",
+                      "-p", "no:hypothesispytest", "-q"])
+    assert exit_code == pytest.ExitCode.TESTS_FAILED
+    output = capsys.readouterr().out
+    assert "run cli-run (reports/results.jsonl)" in output
+    assert "fake\t2\t3\t0\t0\t0\t5" in output
+    assert "fake-unavailable\t0\t0\t0\t0\t5\t5" in output

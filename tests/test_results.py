@@ -1,0 +1,64 @@
+"""The JSONL results file: appended line by line, readable after a crash, shared by concurrent writers."""
+
+from __future__ import annotations
+
+import multiprocessing
+import re
+
+import pytest
+
+from conformance.report.results import ResultsWriter, new_run_id, read_results
+
+
+def test_records_are_read_back_in_order_and_filtered_by_run(tmp_path):
+    writer = ResultsWriter(tmp_path / "nested" / "results.jsonl")
+    for number in range(3):
+        writer.append({"run_id": "a" if number < 2 else "b", "number": number})
+    assert [record["number"] for record in read_results(writer.path)] == [0, 1, 2]
+    assert [record["number"] for record in read_results(writer.path, run_id="a")] == [0, 1]
+
+
+def test_a_truncated_last_line_from_a_killed_run_is_dropped_quietly(tmp_path, recwarn):
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"run_id": "a", "number": 0}\n{"run_id": "a", "numb')
+    assert read_results(path) == [{"run_id": "a", "number": 0}]
+    assert len(recwarn) == 0
+
+
+def test_appending_after_a_truncated_line_keeps_the_new_record_whole(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"run_id": "a", "number": 0}\n{"run_id": "a", "numb')
+    ResultsWriter(path).append({"run_id": "b", "number": 1})
+    with pytest.warns(UserWarning, match=r"results.jsonl:2: incomplete record"):
+        records = read_results(path)
+    assert records == [{"run_id": "a", "number": 0}, {"run_id": "b", "number": 1}]
+
+
+def test_a_missing_file_has_no_results(tmp_path):
+    assert read_results(tmp_path / "absent.jsonl") == []
+
+
+def _append_many(path: str, writer_number: int) -> None:
+    writer = ResultsWriter(path)
+    for number in range(40):
+        writer.append({"writer": writer_number, "number": number, "padding": "x" * 150_000})
+
+
+def test_concurrent_writers_never_interleave_lines(tmp_path):
+    """Lines far above PIPE_BUF, as xdist workers with long transcripts would write."""
+    path = tmp_path / "results.jsonl"
+    processes = [multiprocessing.Process(target=_append_many, args=(str(path), writer)) for writer in range(4)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=60)
+    records = read_results(path)
+    assert len(records) == 160
+    for writer in range(4):
+        assert [record["number"] for record in records if record["writer"] == writer] == list(range(40))
+
+
+def test_run_ids_sort_by_start_time_and_differ():
+    first, second = new_run_id(), new_run_id()
+    assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{6}", first)
+    assert first != second
