@@ -139,6 +139,50 @@ def print_table(headers: list[str], rows: list[list], *, title: str | None = Non
     console.print(table)
 
 
+def _write_or_print(text: str, output: str | None) -> None:
+    if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text, encoding="utf-8")
+        print(f"wrote {output}")
+    else:
+        print(text, end="")
+
+
+def _suites_or_fail(paths):
+    from .suite.loader import load_suites
+
+    suites, errors = load_suites(paths or [default_suites_path()])
+    for error in errors:
+        print(error, file=sys.stderr)
+    return suites
+
+
+def command_deviations(arguments) -> int:
+    from .report.documents import deviations_markdown
+
+    _write_or_print(deviations_markdown(_suites_or_fail(arguments.paths)), arguments.output)
+    return 0
+
+
+def command_coverage(arguments) -> int:
+    from .report.documents import coverage_markdown
+
+    _write_or_print(coverage_markdown(_suites_or_fail(arguments.paths)), arguments.output)
+    return 0
+
+
+def command_findings(arguments) -> int:
+    from .report.documents import findings_markdown
+    from .report.results import read_results
+
+    rows = [row for path in arguments.results for row in read_results(path)]
+    if not rows:
+        print("no results in " + ", ".join(arguments.results), file=sys.stderr)
+        return 1
+    _write_or_print(findings_markdown(rows), arguments.output)
+    return 0
+
+
 # ------------------------------------------------------------------------------ parsing
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0])
@@ -148,6 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
     listing = commands.add_parser("list", help="every case: suite, id, api, versions, requirement, title")
     listing.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+    for name, text in (("deviations", "where Apache Kafka departs from the KIP texts, from the suites"),
+                       ("coverage", "API x version x error code coverage of the suites")):
+        document = commands.add_parser(name, help=text)
+        document.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+        document.add_argument("-o", "--output", metavar="FILE", help="write Markdown here instead of stdout")
+    findings = commands.add_parser("findings", help="outcome matrix and departures per target, from results")
+    findings.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
+    findings.add_argument("-o", "--output", metavar="FILE", help="write Markdown here instead of stdout")
     run = commands.add_parser("run", help="run suites with pytest (arguments after -- go to pytest)")
     run.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
     run.add_argument("--target", action="append", metavar="SPEC",
@@ -179,7 +231,9 @@ def dispatch(argv: list[str] | None = None) -> int:
         return command_run(arguments, pytest_arguments)
     if pytest_arguments:
         build_parser().error("arguments after -- are only for 'conformance run'")
-    return {"targets": command_targets, "lint": command_lint, "list": command_list}[arguments.command](arguments)
+    commands = {"targets": command_targets, "lint": command_lint, "list": command_list,
+                "deviations": command_deviations, "coverage": command_coverage, "findings": command_findings}
+    return commands[arguments.command](arguments)
 
 
 if __name__ == "__main__":

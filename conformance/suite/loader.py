@@ -234,18 +234,27 @@ def _check_error_names(value, report, where) -> None:
             report(where, str(error.args[0] if error.args else error))
 
 
+def _plugin_step_kinds() -> set[str]:
+    from ..plugins import merged_mapping
+
+    return set(merged_mapping("conformance_step_kinds"))
+
+
 def check_steps(steps, report, path, api_names) -> None:
     for index, step in enumerate(steps):
         where = [*path, index]
         if not isinstance(step, dict):
             report(where, "a step must be a mapping")
             continue
-        actions = [action for action in STEP_ACTIONS if action in step]
-        extra_actions = [key for key in step if key not in _validator().schema["$defs"]["step"]["properties"]]
-        if len(actions) + len(extra_actions) != 1:
-            found = actions + extra_actions
+        plugin_kinds = _plugin_step_kinds()
+        known = set(_validator().schema["$defs"]["step"]["properties"]) | plugin_kinds
+        for key in step:
+            if key not in known:
+                report([*where, key], f"unknown key (a step takes: {', '.join(sorted(known))})")
+        actions = [key for key in step if key in STEP_ACTIONS or key in plugin_kinds]
+        if len(actions) != 1:
             report(where, f"a step needs exactly one action of {', '.join(STEP_ACTIONS)} "
-                          f"(or a plugin step kind); found {', '.join(found) or 'none'}")
+                          f"(or a plugin step kind); found {', '.join(actions) or 'none'}")
         if "send" in step and api_names is not None and step["send"] not in api_names:
             report([*where, "send"], f"unknown API {step['send']!r}")
         expect = step.get("expect") or {}
@@ -307,12 +316,17 @@ def load_suite_file(path: Path, api_names=None, template_cache=None) -> tuple[Su
             report(where, error.message)
             continue
         report(where, error.message)
-    if errors:
-        return None, errors
+    schema_failed = bool(errors)
+    if not isinstance(document.get("cases"), list) or not all(
+            isinstance(key, str) for key in ("suite", "title", "spec")) or schema_failed and not all(
+            isinstance(raw, dict) and {"id", "title", "cites", "steps"} <= set(raw) and isinstance(raw["steps"], list)
+            for raw in document.get("cases") or []):
+        return None, errors  # too broken to look further; the schema errors say why
 
     templates, template_errors = _templates_for(path, template_cache if template_cache is not None else {})
     errors.extend(template_errors)
-    suite = Suite(id=document["suite"], title=document["title"], spec=document["spec"], path=str(path),
+    suite = Suite(id=str(document.get("suite")), title=str(document.get("title")), spec=str(document.get("spec")),
+                  path=str(path),
                   topics={name: dict(options or {}) for name, options in (document.get("topics") or {}).items()},
                   transactional_ids=list(document.get("transactional_ids") or []),
                   groups=list(document.get("groups") or []), tags=list(document.get("tags") or []))
@@ -323,7 +337,7 @@ def load_suite_file(path: Path, api_names=None, template_cache=None) -> tuple[Su
         if raw["id"] in seen:
             report([*where, "id"], f"duplicate case id {raw['id']!r}")
         seen.add(raw["id"])
-        under_test = raw.get("under_test") or {}
+        under_test = raw.get("under_test") if isinstance(raw.get("under_test"), dict) else {}
         api = under_test.get("api", defaults.get("api"))
         versions_text = under_test.get("versions", defaults.get("versions", "0+" if api else "none"))
         versions = _check_versions(versions_text, report, [*where, "under_test", "versions"])
@@ -331,6 +345,8 @@ def load_suite_file(path: Path, api_names=None, template_cache=None) -> tuple[Su
             report([*where, "under_test", "api"], f"unknown API {api!r}")
         steps = expand_templates(raw["steps"], templates, report, [*where, "steps"])
         check_steps(steps, report, [*where, "steps"], api_names)
+        if schema_failed:
+            continue  # problems are reported; no Case is built from a file that failed the schema
         suite.cases.append(Case(
             suite=suite, id=raw["id"], title=raw["title"],
             requirement=Requirement(raw.get("requirement", defaults.get("requirement", "MUST"))),

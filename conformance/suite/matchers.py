@@ -1,7 +1,8 @@
 """Compare what a broker answered with what a suite expects.
 
 A matcher returns ``None`` on a match and a short explanation otherwise. Field paths are dotted,
-with ``[n]`` for an index and ``[*]`` for every element (all must match). Values at paths that end
+with ``[n]`` for an index, ``[*]`` for every element (all must match) and ``[name=value]`` for the
+element whose field has that value (responses need not keep the request's order). Values at paths that end
 in ``error_code`` may be written as error names (``PRODUCER_FENCED``); a list there means any of.
 """
 
@@ -13,7 +14,7 @@ from ..protocol.errors import error_code, error_name
 from ..protocol.schema import VersionRange
 
 _MISSING = object()
-_TOKEN = re.compile(r"([^.\[\]]+)|\[(\*|-?\d+)\]")
+_TOKEN = re.compile(r"([^.\[\]]+)|\[(\*|-?\d+|[^\]=]+=[^\]]*)\]")
 
 
 class PathError(Exception):
@@ -31,6 +32,14 @@ def lookup(value, path: str):
                 if not isinstance(item, dict) or name not in item:
                     raise PathError(f"{path}: no field {name!r} (have {sorted(item) if isinstance(item, dict) else type(item).__name__})")
                 next_results.append(item[name])
+            elif "=" in index:  # [field=value]: the elements whose field has that value
+                key, wanted = index.split("=", 1)
+                if not isinstance(item, list):
+                    raise PathError(f"{path}: [{index}] on a {type(item).__name__}")
+                chosen = [element for element in item if isinstance(element, dict) and str(element.get(key)) == wanted]
+                if not chosen:
+                    raise PathError(f"{path}: no element with {key} = {wanted!r}")
+                next_results.append(chosen[0])
             elif index == "*":
                 spread = True
                 if not isinstance(item, list):
