@@ -469,7 +469,7 @@ def fetch_step(context: Context, step: dict, name: str) -> None:
 def until_step(context: Context, step: dict, index: str) -> None:
     """Repeat a step until its expectations hold, or fail with its last deviation."""
     until = step["until"]
-    deadline = time.monotonic() + until.get("for_ms", 10_000) / 1000
+    deadline = time.monotonic() + until.get("for_ms", 5_000) / 1000
     while True:
         try:
             run_step(context, until["step"], f"{index}(until)")

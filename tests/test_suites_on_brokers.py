@@ -1,0 +1,75 @@
+"""The bundled suites against real brokers.
+
+On Apache Kafka (the pinned 4.x release and a 3.x release) every item must pass or be reported
+unsupported: the expectations were written from the KIPs and checked there. Tansu and librdkafka's
+mock cluster are implementations under test, not references: their departures are pinned in
+fixtures/known-deviations/, so a change in either direction (a new deviation, or one fixed) fails
+here and the pin is updated with its evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.plugins import target_kinds
+from conformance.suite.loader import load_suites
+from conformance.suite.model import Outcome
+from conformance.suite.runner import Runner
+from conformance.targets.registry import resolve
+
+ROOT = Path(__file__).resolve().parents[1]
+PINS = ROOT / "fixtures" / "known-deviations"
+
+
+def run_suites(spec: str, paths: list[Path]) -> list:
+    suites, errors = load_suites(paths)
+    assert errors == []
+    target = resolve(spec, target_kinds())
+    reason = next(kind for kind in target_kinds() if kind.matches(spec)).availability()
+    if reason:
+        pytest.skip(f"{spec}: {reason}")
+    target.start()
+    runner = Runner(target, run_id=f"selftest-{spec.replace(':', '-')}")
+    try:
+        return [runner.run(case, version) for suite in suites for case in suite.cases
+                for version in runner.case_versions(case)]
+    finally:
+        runner.close()
+        target.stop()
+
+
+def describe(results) -> str:
+    return "\n\n".join(f"{r.suite_id}::{r.case_id} v{r.version} [{r.outcome.value}]: {r.message}\n{r.transcript_text[-3000:]}"
+                       for r in results)
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("spec, minimum_passed", [("kafka", 350), ("kafka:3.9.1", 300)])
+def test_every_bundled_case_passes_on_apache_kafka(spec, minimum_passed):
+    results = run_suites(spec, [ROOT / "suites"])
+    bad = [result for result in results if result.outcome not in (Outcome.PASSED, Outcome.UNSUPPORTED)]
+    assert not bad, describe(bad)
+    assert sum(result.outcome is Outcome.PASSED for result in results) >= minimum_passed
+
+
+def pinned(kind: str) -> dict[str, str]:
+    data = json.loads((PINS / f"{kind}.json").read_text())
+    return {entry["item"]: entry["outcome"] for entry in data["deviations"]}
+
+
+@pytest.mark.parametrize("spec, kind", [("tansu", "tansu"), ("rdkafka-mock", "rdkafka-mock")])
+def test_known_deviations_of_other_implementations_are_pinned(spec, kind):
+    paths = [ROOT / "suites" / name for name in json.loads((PINS / f"{kind}.json").read_text())["suites"]]
+    results = run_suites(spec, paths)
+    observed = {f"{r.suite_id}::{r.case_id}@v{r.version}": r.outcome.value for r in results
+                if r.outcome in (Outcome.FAILED, Outcome.ERROR)}
+    expected = pinned(kind)
+    new = {item: outcome for item, outcome in observed.items() if expected.get(item) != outcome}
+    fixed = sorted(set(expected) - set(observed))
+    assert not new and not fixed, (
+        f"{spec} changed behaviour.\nNew or different departures: {json.dumps(new, indent=1)}\n"
+        f"Pinned departures that now pass: {fixed}\n"
+        + describe([r for r in results if f'{r.suite_id}::{r.case_id}@v{r.version}' in new][:5]))

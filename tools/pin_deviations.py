@@ -1,0 +1,43 @@
+"""Write fixtures/known-deviations/KIND.json from a results file of a run against that target.
+
+Usage: python tools/pin_deviations.py RESULTS.jsonl KIND SUITE_FOLDER...
+The pin lists every failed or errored item with what was expected and what the target did, so
+tests/test_suites_on_brokers.py notices any change in the target's behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from conformance.report.results import read_results  # noqa: E402
+
+
+def main(argv: list[str]) -> int:
+    results_path, kind, *suites = argv
+    rows = read_results(results_path)
+    wanted = {f"{name.replace('/', '.')}" for name in suites}
+    deviations = []
+    for row in rows:
+        if row["outcome"] not in ("failed", "error"):
+            continue
+        if not any(row["suite"].startswith(prefix + ".") or row["suite"] == prefix for prefix in wanted):
+            continue
+        deviations.append({
+            "item": f"{row['suite']}::{row['case']}@v{row['api_version']}", "outcome": row["outcome"],
+            "expected": row.get("expected"), "observed": (row.get("message") or "")[:400],
+            "target_version": row.get("target_version"),
+        })
+    deviations.sort(key=lambda entry: entry["item"])
+    output = Path(__file__).resolve().parents[1] / "fixtures" / "known-deviations" / f"{kind}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps({"target": kind, "suites": suites, "deviations": deviations}, indent=1) + "\n")
+    print(f"wrote {output}: {len(deviations)} departures")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
