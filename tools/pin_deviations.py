@@ -1,6 +1,6 @@
 """Write fixtures/known-deviations/KIND.json from a results file of a run against that target.
 
-Usage: python tools/pin_deviations.py RESULTS.jsonl KIND SUITE_FOLDER...
+Usage: python tools/pin_deviations.py RESULTS.jsonl KIND SUITE_PATH... (relative to suites/)
 The pin lists every failed or errored item with what was expected and what the target did, so
 tests/test_suites_on_brokers.py notices any change in the target's behaviour.
 """
@@ -19,12 +19,14 @@ from conformance.report.results import read_results  # noqa: E402
 def main(argv: list[str]) -> int:
     results_path, kind, *suites = argv
     rows = read_results(results_path)
-    wanted = {f"{name.replace('/', '.')}" for name in suites}
+    root = Path(__file__).resolve().parents[1] / "suites"
+    wanted = [(root / name).resolve() for name in suites]
     deviations = []
     for row in rows:
         if row["outcome"] not in ("failed", "error"):
             continue
-        if not any(row["suite"].startswith(prefix + ".") or row["suite"] == prefix for prefix in wanted):
+        path = Path(row["path"]).resolve()
+        if not any(path == folder or folder in path.parents for folder in wanted):
             continue
         deviations.append({
             "item": f"{row['suite']}::{row['case']}@v{row['api_version']}", "outcome": row["outcome"],
