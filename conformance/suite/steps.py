@@ -182,10 +182,13 @@ def destination(context: Context, api: str, fields: dict, to) -> str | int:
 
 
 def raw_values(value):
-    """``{raw_hex: "..."}`` anywhere in fields becomes verbatim bytes (a deliberate malformation)."""
+    """``{hex: "..."}`` is a bytes value; ``{raw_hex: "..."}`` is written verbatim in place of the
+    field's whole encoding, length prefix included (a deliberate malformation)."""
     if isinstance(value, dict):
         if set(value) == {"raw_hex"}:
             return Raw(bytes.fromhex(str(value["raw_hex"])))
+        if set(value) == {"hex"}:
+            return bytes.fromhex(str(value["hex"]))
         return {key: raw_values(item) for key, item in value.items()}
     if isinstance(value, list):
         return [raw_values(item) for item in value]
