@@ -64,3 +64,14 @@ def merged_mapping(hook_name: str) -> dict:
     for provided in reversed(getattr(plugin_manager().hook, hook_name)()):
         merged.update(provided or {})
     return merged
+
+
+def codec_with_plugins():
+    """A codec over the bundled specs plus every overlay directory plugins provide (draft KIPs).
+
+    Made anew on each call: plugins may have been registered since the last one.
+    """
+    from .protocol.codec import Codec
+    from .protocol.schema import bundled_registry
+
+    return Codec(bundled_registry(spec_overlay_dirs()))

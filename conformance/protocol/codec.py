@@ -82,6 +82,7 @@ class _Generator:
         }
         self.counter = 0
         self.min_sizes: dict[str, int] = {}
+        self.post_exec: list[tuple[str, str]] = []  # (constant, struct encoder): the default's bytes
 
     # ---------------------------------------------------------------------- helpers
     def constant(self, value, hint: str = "c") -> str:
@@ -134,6 +135,19 @@ class _Generator:
             else:
                 total += self.minimum_size(child)
         return total
+
+    def fresh_default(self, field: FieldSpec) -> str:
+        """An expression building a field's default anew (decoded values must not share lists or dicts)."""
+        value = default_value(field, self.version)
+        if field.is_array:
+            return "None" if value is None else "[]"
+        if field.is_struct:
+            if value is None:
+                return "None"
+            regular, tagged = self.present(self.struct_fields(field))
+            entries = ", ".join(f"{child.attribute!r}: {self.fresh_default(child)}" for child in regular + tagged)
+            return "{" + entries + "}"
+        return self.constant(value, "d")
 
     # ---------------------------------------------------------------------- groups
     def groups(self, fields: list[FieldSpec]):
@@ -188,9 +202,16 @@ class _Generator:
                 body.append(f"    x = m.get({field.attribute!r}, {default})")
                 body.append(f"    if x != {default}:")
                 body.append("        sub = []")
-                inner = self.encode_value(field, "x", f"{path}.{field.attribute}", 2, out="sub")
-                body.extend(inner)
-                body.append(f"        tagged.append(({field.tag}, b''.join(sub)))")
+                if field.is_struct and not field.is_array and default_obj is not None:
+                    # Kafka leaves out a tagged struct equal to its default, however it is spelt
+                    encoder = self.encode_struct(self.struct_fields(field), f"{path}.{field.attribute}")
+                    encoded_default = self.constant(None, "default_bytes")
+                    self.post_exec.append((encoded_default, encoder))
+                    body.append(f"        {encoder}(sub, x); data = b''.join(sub)")
+                    body.append(f"        if data != {encoded_default}: tagged.append(({field.tag}, data))")
+                else:
+                    body.extend(self.encode_value(field, "x", f"{path}.{field.attribute}", 2, out="sub"))
+                    body.append(f"        tagged.append(({field.tag}, b''.join(sub)))")
             body.append("    unknown = m.get(UNKNOWN_TAGGED)")
             body.append("    if unknown:")
             body.append("        tagged.extend((int(t), bytes(v)) for t, v in unknown.items())")
@@ -285,8 +306,7 @@ class _Generator:
                 variable = f"v{len(names)}"
                 names.append((field.attribute, variable))
                 tag_vars.append((field, variable))
-                default = self.constant(default_value(field, self.version), "d")
-                body.append(f"    {variable} = {default}")
+                body.append(f"    {variable} = {self.fresh_default(field)}")
             unknown_variable = "unknown"
             body.append("    unknown = None")
             body.append("    count, p = pr.read_uvarint(b, p)")
@@ -372,6 +392,10 @@ class _Generator:
         source = "\n".join(self.lines)
         code = compile(source, f"<codec {self.message.name} v{self.version}>", "exec")
         exec(code, self.namespace)
+        for constant, struct_encoder in self.post_exec:
+            out: list[bytes] = []
+            self.namespace[struct_encoder](out, {})
+            self.namespace[constant] = b"".join(out)
         encode_struct = self.namespace[encoder]
         decode_struct = self.namespace[decoder]
         top = self.message.name
@@ -436,7 +460,10 @@ class Codec:
     def decode(self, api: str | int, version: int, direction: str, data: bytes,
                offset: int = 0) -> tuple[dict, int]:
         """Decode a body starting at ``offset``; returns the message and the offset after it."""
-        spec = self.message_spec(api, direction)
+        try:
+            spec = self.message_spec(api, direction)
+        except SpecError as error:  # an API key read from the bytes that no spec defines
+            raise DecodeError(str(error), offset) from None
         try:
             compiled = self.compiled(spec, version)
         except EncodeError as error:

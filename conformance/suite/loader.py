@@ -370,9 +370,9 @@ def suite_files(paths) -> list[Path]:
 
 def load_suites(paths, api_names=None) -> tuple[list[Suite], list[SuiteError]]:
     if api_names is None:
-        from ..protocol.codec import default_codec
+        from ..plugins import codec_with_plugins
 
-        api_names = set(default_codec().registry.api_names())
+        api_names = set(codec_with_plugins().registry.api_names())
     suites, errors, cache = [], [], {}
     for path in suite_files(paths):
         suite, problems = load_suite_file(path, api_names, cache)

@@ -11,7 +11,6 @@ from ..client.connection import ClientError
 from ..client.transcript import Transcript
 from ..protocol.codec import Codec
 from ..protocol.exceptions import ProtocolError
-from ..protocol.schema import bundled_registry
 from ..targets.base import Target
 from . import steps
 from .expressions import ExpressionError
@@ -20,17 +19,10 @@ from .model import Case, CaseResult, Outcome, StepFailure
 from .resources import Resources
 
 
-def codec_with_plugins() -> Codec:
-    """The bundled specs plus every overlay directory plugins provide (draft KIPs)."""
-    from ..plugins import spec_overlay_dirs
-
-    return Codec(bundled_registry(spec_overlay_dirs()))
-
-
 class Runner:
     def __init__(self, target: Target, *, run_id: str, strict: bool = False, codec: Codec | None = None,
                  timeout: float = 10.0):
-        from ..plugins import merged_mapping
+        from ..plugins import codec_with_plugins, merged_mapping
 
         self.target = target
         self.run_id = run_id
