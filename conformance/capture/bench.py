@@ -33,6 +33,8 @@ def exchange_frames(correlation_id: int) -> tuple[bytes, bytes]:
     codec = default_codec()
     batch = encode_batch(RecordBatch(producer_id=1000, producer_epoch=0, base_sequence=correlation_id,
                                      records=[Record(key=b"key", value=b"value-%d" % correlation_id)]))
+    request: dict
+    response: dict
     if correlation_id % 2:
         request = {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
             {"name": "bench", "partition_data": [{"index": 0, "records": batch}]}]}

@@ -46,7 +46,7 @@ def decode_main(argv: list[str] | None = None) -> int:
         print(json.dumps(document, indent=1, default=str))
         return 0
     timeline = capture.timeline()
-    origin = next((_moment(item) for item in timeline if _moment(item)), 0.0)
+    origin = next((moment for item in timeline if (moment := _moment(item))), 0.0)
     for item in timeline:
         print(_line(item, origin))
         if arguments.verbose and isinstance(item, WireExchange):
@@ -61,7 +61,7 @@ def decode_main(argv: list[str] | None = None) -> int:
 
 
 def _moment(item) -> float | None:
-    return item.sent_at if isinstance(item, WireExchange) else item.at
+    return (item.sent_at or item.received_at) if isinstance(item, WireExchange) else item.at
 
 
 def _line(item, origin: float) -> str:
@@ -107,7 +107,8 @@ def diff_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="conformance diff",
         description="Compare two runs exchange by exchange: two captures, or two results files.")
-    parser.add_argument("a", type=Path, metavar="A", help="a pcap/pcapng file or a results JSONL file")
+    parser.add_argument("a", type=Path, metavar="A",
+                        help="a pcap/pcapng file, a folder of them (one per case), or a results JSONL file")
     parser.add_argument("b", type=Path, metavar="B")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="the diff as JSON on stdout")

@@ -136,19 +136,21 @@ def diff_exchanges(a: list, b: list, rules: Rules | None = None, *, label: str =
     views_b = {key: normalise_b.exchange(exchange) for key, exchange in keyed_b.items()}
     result = Diff(label)
     for key in _merged_order(list(keyed_a), list(keyed_b)):
-        pair = AlignedPair(key, keyed_a.get(key), keyed_b.get(key), views_a.get(key), views_b.get(key))
-        if pair.a is None:
-            pair.differences.append(Difference("only_in_b", key, b=_summary(pair.b)))
-        elif pair.b is None:
-            pair.differences.append(Difference("only_in_a", key, a=_summary(pair.a)))
+        exchange_a, exchange_b = keyed_a.get(key), keyed_b.get(key)
+        pair = AlignedPair(key, exchange_a, exchange_b, views_a.get(key), views_b.get(key))
+        if exchange_a is None or exchange_b is None:
+            kind, present = ("only_in_b", exchange_b) if exchange_a is None else ("only_in_a", exchange_a)
+            summary = _summary(present) if present else None
+            pair.differences.append(Difference(kind, key, a=summary if kind == "only_in_a" else None,
+                                               b=summary if kind == "only_in_b" else None))
         else:
-            same_version = pair.a.version == pair.b.version
+            same_version = exchange_a.version == exchange_b.version
             if not same_version:  # then fields one version lacks are expected to be absent
-                pair.differences.append(Difference("version", key, "version", pair.a.version, pair.b.version))
+                pair.differences.append(Difference("version", key, "version", exchange_a.version, exchange_b.version))
+            view_a, view_b = views_a[key], views_b[key]
             for part in ("request", "response", "problems"):
-                if part in pair.a_view or part in pair.b_view:
-                    _compare(pair.a_view.get(part), pair.b_view.get(part), part, key, pair.differences,
-                             same_version)
+                if part in view_a or part in view_b:
+                    _compare(view_a.get(part), view_b.get(part), part, key, pair.differences, same_version)
         result.pairs.append(pair)
         result.differences.extend(pair.differences)
     result.differences.extend(_ordering(list(keyed_a), list(keyed_b)))
@@ -238,9 +240,9 @@ def identity_field(a: list, b: list) -> str | None:
     if not items or not all(isinstance(item, dict) for item in items):
         return None
     for name in IDENTITY_FIELDS:
-        if all(name in item and isinstance(item[name], (str, int)) for item in items):
-            if len({item[name] for item in a}) == len(a) and len({item[name] for item in b}) == len(b):
-                return name
+        named = all(name in item and isinstance(item[name], (str, int)) for item in items)
+        if named and len({item[name] for item in a}) == len(a) and len({item[name] for item in b}) == len(b):
+            return name
     return None
 
 

@@ -25,21 +25,22 @@ API_VERSIONS = 18
 class _Side:
     """Framing state of one direction."""
 
-    __slots__ = ("buffer", "needed", "started_at", "broken", "early")
+    __slots__ = ("broken", "buffer", "early", "needed", "started_at")
 
     def __init__(self) -> None:
         self.buffer = bytearray()
         self.needed = 4  # bytes the buffer must hold before a frame can be complete
         self.started_at = 0.0  # time of the first byte of the frame being assembled
         self.broken: str | None = None  # why this direction is no longer read
-        self.early: list[tuple[bytes, int, float]] | None = []  # bytes kept until roles are known
+        self.early: list[tuple[bytes, int, float]] | None = []  # bytes kept until roles are known; then None
 
 
 class _Conversation:
-    __slots__ = ("label", "client_side", "sides", "pending", "closes", "ended", "ignored")
+    __slots__ = ("client_side", "closes", "ended", "endpoints", "ignored", "label", "pending", "sides")
 
     def __init__(self) -> None:
         self.label = ""
+        self.endpoints: tuple | None = None  # (client, server) once roles are known
         self.client_side: int | None = None  # decided: which TCP side sends requests
         self.sides = (_Side(), _Side())
         self.pending: dict[int, deque[WireExchange]] = {}
@@ -61,7 +62,7 @@ class _Decoders:
         found = self.names.get(api_key)
         if found is None:
             try:
-                found = self.codec.registry.api(api_key).request.name[: -len("Request")]
+                found = self.codec.registry.api(api_key).request.api_name
             except Exception:  # noqa: BLE001 - an API key no spec defines
                 found = f"Unknown({api_key})"
             self.names[api_key] = found
@@ -120,8 +121,9 @@ class KafkaDecoder:
             conversation = connection.kafka = self._open(connection)
         if conversation.ignored:
             return
-        if conversation.client_side is None:
-            conversation.sides[side].early.append((payload, packet, timestamp))
+        early = conversation.sides[side].early
+        if conversation.client_side is None and early is not None:
+            early.append((payload, packet, timestamp))
             self._decide(connection, conversation)
             return
         self._feed(conversation, side, payload, packet, timestamp)
@@ -180,7 +182,8 @@ class KafkaDecoder:
 
     def _assign(self, connection: TcpConnection, conversation: _Conversation, client_side: int) -> None:
         conversation.client_side = client_side
-        conversation.label = connection_label(connection.endpoints[client_side], connection.endpoints[1 - client_side])
+        conversation.endpoints = (connection.endpoints[client_side], connection.endpoints[1 - client_side])
+        conversation.label = connection_label(*conversation.endpoints)
         for side in conversation.sides:
             side.early = None
 
@@ -188,9 +191,9 @@ class KafkaDecoder:
         """Pick the client side once a side's first frame is complete; replay what was kept."""
         verdicts = {}
         for index, side in enumerate(conversation.sides):
-            first = _first_frame(side.early)
+            first = _first_frame(side.early or [])
             if first is not None:
-                verdicts[index] = first is not False and self._is_request(first)
+                verdicts[index] = self._is_request(first)
         known = connection.client_side
         if known is not None:
             if known not in verdicts:
@@ -207,11 +210,11 @@ class KafkaDecoder:
             self.capture.notes.append(f"{_endpoints(connection)}: not Kafka (the first client frame is not "
                                       "a request this codec decodes)")
             return
-        early = [side.early for side in conversation.sides]
+        early = [side.early or [] for side in conversation.sides]
         self._assign(connection, conversation, client)
-        for side in (client, 1 - client):  # requests first, so every response finds its request
-            for payload, packet, timestamp in early[side]:
-                self._feed(conversation, side, payload, packet, timestamp)
+        for index in (client, 1 - client):  # requests first, so every response finds its request
+            for payload, packet, timestamp in early[index]:
+                self._feed(conversation, index, payload, packet, timestamp)
         self._emit_closes(conversation)
 
     def _is_request(self, frame: bytes) -> bool:
@@ -240,6 +243,7 @@ class KafkaDecoder:
         if side.broken:
             return
         buffer = side.buffer
+        data: bytes | bytearray
         if not buffer and len(payload) >= 4 and SIZE.unpack_from(payload)[0] + 4 == len(payload):
             # One whole frame in one segment, the usual case: no buffering at all.
             if index == conversation.client_side:
@@ -286,12 +290,13 @@ class KafkaDecoder:
         self.capture.frames += 1
         if len(frame) < REQUEST_PREFIX.size:
             exchange = WireExchange(conversation.label, "?", -1, -1, -1, frame, sent_at=started, request_packet=packet,
-                                    problems=[f"request frame of {len(frame) - 4} bytes has no header"])
+                                    problems=[f"request frame of {len(frame) - 4} bytes has no header"],
+                                    endpoints=conversation.endpoints)
             self.capture.exchanges.append(exchange)
             return
         _, api_key, version, correlation_id = REQUEST_PREFIX.unpack_from(frame)
         exchange = WireExchange(conversation.label, self.decoders.name(api_key), api_key, version, correlation_id,
-                                frame, sent_at=started, request_packet=packet)
+                                frame, sent_at=started, request_packet=packet, endpoints=conversation.endpoints)
         if self.bodies:
             self._decode_request(exchange)
         self.capture.exchanges.append(exchange)
@@ -375,19 +380,19 @@ class KafkaDecoder:
                 correlation_id: int, problem: str) -> None:
         self.capture.exchanges.append(WireExchange(
             conversation.label, "?", -1, -1, correlation_id, b"", response_bytes=frame, received_at=completed,
-            response_packet=packet, problems=[problem]))
+            response_packet=packet, problems=[problem], endpoints=conversation.endpoints))
 
 
-def _first_frame(chunks: list[tuple[bytes, int, float]]) -> bytes | bool | None:
-    """The first complete frame of kept chunks; None if it is not complete yet, False if its size
-    is impossible."""
+def _first_frame(chunks: list[tuple[bytes, int, float]]) -> bytes | None:
+    """The first complete frame of kept chunks, None if it is not complete yet; for an impossible
+    size, just that size (which no request decoder accepts)."""
     total = sum(len(chunk) for chunk, _, _ in chunks)
     if total < 4:
         return None
     head = chunks[0][0] if len(chunks[0][0]) >= 4 else b"".join(chunk for chunk, _, _ in chunks)
     size = SIZE.unpack_from(head)[0]
     if size < 8 or size > MAX_FRAME:
-        return False
+        return head[:4]
     if total < 4 + size:  # joined only once the frame is whole: a big first frame stays linear
         return None
     return b"".join(chunk for chunk, _, _ in chunks)[: 4 + size]

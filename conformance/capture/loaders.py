@@ -1,4 +1,4 @@
-"""Load either side of a diff: a capture file, or a results file the harness wrote.
+"""Load either side of a diff: a capture file, a folder of them, or a results file.
 
 Both become the same model: groups of :class:`~.wire.WireExchange` timelines. A capture is one
 group (``capture``); a results file has one group per (suite, case, API version). Frames from a
@@ -18,6 +18,7 @@ from .pcap import file_kind, read_capture
 from .wire import ConnectionEvent, WireExchange
 
 CAPTURE_GROUP = "capture"
+CAPTURE_SUFFIXES = {".pcap", ".pcapng"}
 
 
 @dataclass
@@ -32,8 +33,17 @@ def load_run(path: str | Path, *, ports: list[int] | None = None, target: str | 
              codec: Codec | None = None) -> Run:
     """A pcap/pcapng file (one group) or a results JSONL file (a group per case and version).
 
-    ``target`` keeps only one target's results (a results file of a matrix run holds several).
+    A folder of captures (one per case, as a per-case capture writes them) is one group per
+    file, keyed by the file's path inside the folder without its suffix. ``target`` keeps only
+    one target's results (a results file of a matrix run holds several).
     """
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(item for item in path.rglob("*") if item.suffix in CAPTURE_SUFFIXES and item.is_file())
+        if not files:
+            raise ValueError(f"{path}: a folder without .pcap or .pcapng files")
+        return Run({str(item.relative_to(path).with_suffix("")): read_capture(item, ports, codec).timeline()
+                    for item in files})
     if file_kind(path) is not None:
         return Run({CAPTURE_GROUP: read_capture(path, ports, codec).timeline()})
     return load_results(path, target=target, codec=codec)

@@ -6,7 +6,8 @@ name fields (``fnmatch`` patterns over a field's name or its dotted path) and sa
 compared:
 
 - ``mask``: not compared; shown as ``<masked>`` (still reported when present on one side only);
-- ``ordinal``: replaced by its order of first appearance in the run (``<name#2>``), so
+- ``ordinal``: replaced by its order of first appearance in the run (``<name#2>``; ``<name~2>``
+  for values first seen in a response), so
   ``kip98.x.main.run1-3`` and ``kip98.x.main.run2-7`` compare equal when used the same way
   (values both runs have, such as feature names, stay as they are);
 - ``presence``: only null against non-null is compared (free text such as error messages).
@@ -35,6 +36,7 @@ DEFAULT_MASK = [
     "*producer_id", "producer_id_*", "node_id", "leader_id", "controller_id", "replica_nodes", "isr_nodes",
     "offline_replicas", "leader", "host", "port", "throttle_time_ms", "*_time_ms", "*timestamp*", "topic_id",
     "cluster_id", "*leader_epoch*", "session_id", "correlation_id", "client_id", "client_software_*",
+    "finalized_features_epoch",
 ]
 DEFAULT_ORDINAL = [
     "name", "topic", "topic_name", "topic_names", "transactional_id", "*_transactional_id", "transactional_ids",
@@ -57,7 +59,7 @@ class Rules:
     compare_problems: bool = True
 
     @classmethod
-    def load(cls, path: str | Path) -> "Rules":
+    def load(cls, path: str | Path) -> Rules:
         """A JSON or YAML file: any of the fields above; ``extend_<field>`` adds to the defaults
         instead of replacing them (``{"extend_mask": ["base_offset"]}``)."""
         text = Path(path).read_text()
@@ -98,13 +100,16 @@ class Normaliser:
     def __init__(self, rules: Rules, keep: set | None = None):
         self.rules = rules
         self.keep = keep or set()
-        self.ordinals: dict[object, int] = {}
+        # Values first seen in requests (the harness's own, alike on every target) are numbered
+        # apart from values first seen in responses, which one target may have more of.
+        self.ordinals: dict[str, dict[object, int]] = {"request": {}, "response": {}}
+        self._counting = "request"
         self._modes: dict[tuple[str, str], str | None] = {}
 
     def ordinal_values(self, exchange: WireExchange) -> set:
         """The values of ordinal fields in one exchange (to find those both runs share)."""
         found: set = set()
-        stack = [(exchange.request, "request"), (exchange.response, "response")]
+        stack: list[tuple[object, str]] = [(exchange.request, "request"), (exchange.response, "response")]
         while stack:
             value, path = stack.pop()
             if isinstance(value, dict):
@@ -121,9 +126,11 @@ class Normaliser:
         return found
 
     def exchange(self, exchange: WireExchange) -> dict:
-        view = {"api": exchange.api, "version": exchange.version,
-                "request": self.value(exchange.request, "request", "request"),
-                "response": self.value(exchange.response, "response", "response")}
+        view = {"api": exchange.api, "version": exchange.version}
+        self._counting = "request"
+        view["request"] = self.value(exchange.request, "request", "request")
+        self._counting = "response"
+        view["response"] = self.value(exchange.response, "response", "response")
         if exchange.request is None and exchange.request_bytes:
             view["request"] = {"undecoded_bytes": len(exchange.request_bytes)}
         if exchange.response is None and exchange.response_bytes:
@@ -174,8 +181,12 @@ class Normaliser:
         value = plain(value)
         if value in self.keep:
             return value
-        number = self.ordinals.setdefault(value, len(self.ordinals) + 1)
-        return f"<{name}#{number}>"
+        for part, mark in (("request", "#"), ("response", "~")):
+            if value in self.ordinals[part]:
+                return f"<{name}{mark}{self.ordinals[part][value]}>"
+        seen = self.ordinals[self._counting]
+        seen[value] = len(seen) + 1
+        return f"<{name}{'#' if self._counting == 'request' else '~'}{seen[value]}>"
 
 
 def plain(value):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import gc
 import mmap
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ..protocol.codec import Codec
 from .kafka_stream import KafkaDecoder
@@ -78,7 +78,7 @@ def _pcap_packets(data, name: str) -> Iterator[Packet]:
 
 
 class _Interface:
-    __slots__ = ("linktype", "snaplen", "unit", "offset")
+    __slots__ = ("linktype", "offset", "snaplen", "unit")
 
     def __init__(self, linktype: int, snaplen: int):
         self.linktype, self.snaplen, self.unit, self.offset = linktype, snaplen, 1e-6, 0
@@ -97,34 +97,46 @@ def _pcapng_packets(data, name: str) -> Iterator[Packet]:
             order = "<" if magic == struct.pack("<I", PCAPNG_BYTE_ORDER) else ">"
             interfaces = []
         length = struct.unpack_from(order + "I", data, position + 4)[0]
-        if length < 12 or length % 4 or position + length > size:
-            if position + length > size:
-                return  # a block cut off by a stopped writer
+        if position + length > size:
+            return  # a block cut off by a writer that was stopped
+        if length < 12 or length % 4:
             raise CaptureFileError(f"{name}: bad pcapng block length {length} at byte {position}")
         body = position + 8
-        if block_type == ENHANCED_PACKET_BLOCK:
-            interface_id, high, low, captured, _ = struct.unpack_from(order + "IIIII", data, body)
-            interface = interfaces[interface_id]
-            start = body + 20
-            yield (interface.linktype, ((high << 32) | low) * interface.unit + interface.offset,
-                   data[start:start + captured])
-        elif block_type == SIMPLE_PACKET_BLOCK:
-            original = struct.unpack_from(order + "I", data, body)[0]
-            interface = interfaces[0]
-            captured = min(original, interface.snaplen or original, length - 16)
-            yield interface.linktype, 0.0, data[body + 4: body + 4 + captured]
-        elif block_type == OBSOLETE_PACKET_BLOCK:
-            interface_id, _, high, low, captured, _ = struct.unpack_from(order + "HHIIII", data, body)
-            interface = interfaces[interface_id]
-            start = body + 20
-            yield (interface.linktype, ((high << 32) | low) * interface.unit + interface.offset,
-                   data[start:start + captured])
-        elif block_type == INTERFACE_BLOCK:
-            linktype, _, snaplen = struct.unpack_from(order + "HHI", data, body)
-            interface = _Interface(linktype, snaplen)
-            _read_interface_options(data, body + 8, position + length - 4, order, interface)
-            interfaces.append(interface)
+        try:
+            packet = _packet_block(data, block_type, body, length, order, interfaces)
+        except (IndexError, struct.error) as error:
+            raise CaptureFileError(f"{name}: unreadable pcapng block at byte {position}: {error}") from None
+        if packet is not None:
+            yield packet
         position += length
+
+
+def _packet_block(data, block_type: int, body: int, length: int, order: str,
+                  interfaces: list[_Interface]) -> Packet | None:
+    """The packet of a packet block; interface blocks are added to ``interfaces``; others skipped."""
+    if block_type == ENHANCED_PACKET_BLOCK:
+        interface_id, high, low, captured, _ = struct.unpack_from(order + "IIIII", data, body)
+        interface = interfaces[interface_id]
+        start = body + 20
+        return (interface.linktype, ((high << 32) | low) * interface.unit + interface.offset,
+                data[start:start + captured])
+    if block_type == SIMPLE_PACKET_BLOCK:
+        original = struct.unpack_from(order + "I", data, body)[0]
+        interface = interfaces[0]
+        captured = min(original, interface.snaplen or original, length - 16)
+        return interface.linktype, 0.0, data[body + 4: body + 4 + captured]
+    if block_type == OBSOLETE_PACKET_BLOCK:
+        interface_id, _, high, low, captured, _ = struct.unpack_from(order + "HHIIII", data, body)
+        interface = interfaces[interface_id]
+        start = body + 20
+        return (interface.linktype, ((high << 32) | low) * interface.unit + interface.offset,
+                data[start:start + captured])
+    if block_type == INTERFACE_BLOCK:
+        linktype, _, snaplen = struct.unpack_from(order + "HHI", data, body)
+        interface = _Interface(linktype, snaplen)
+        _read_interface_options(data, body + 8, body - 8 + length - 4, order, interface)
+        interfaces.append(interface)
+    return None
 
 
 def _read_interface_options(data, position: int, end: int, order: str, interface: _Interface) -> None:

@@ -8,13 +8,14 @@ from collections import Counter
 from .diff import Diff, RunDiff
 
 
-def render_text(result: RunDiff, *, limit: int = 20, common_at: int = 3) -> str:
+def render_text(result: RunDiff, *, limit: int = 20) -> str:
     """One block per case that differs, at most ``limit`` differences each, then a summary.
 
-    A difference found identically in ``common_at`` cases or more (every case's ApiVersions
-    answer, say) is printed once, up front, instead of in each case.
+    A difference found identically in at least half the cases (and three), such as every case's
+    ApiVersions answer, is the targets' nature rather than the case's: it is printed once, up
+    front, instead of in each case.
     """
-    common = _common(result, common_at)
+    common = common_differences(result)
     lines = [f"A: {result.a_name}", f"B: {result.b_name}", ""]
     if common:
         lines.append(f"== common to several cases: {_count(len(common), 'difference')}")
@@ -25,7 +26,7 @@ def render_text(result: RunDiff, *, limit: int = 20, common_at: int = 3) -> str:
     for case in result.cases:
         if case.same:
             continue
-        own = [difference for difference in case.differences if _identity(difference) not in common]
+        own = by_weight([difference for difference in case.differences if identity(difference) not in common])
         shared = len(case.differences) - len(own)
         lines.append(f"== {case.label}: {_count(len(own), 'difference')}"
                      + (f" (and {shared} common)" if shared else ""))
@@ -44,23 +45,40 @@ def render_text(result: RunDiff, *, limit: int = 20, common_at: int = 3) -> str:
     return "\n".join(lines)
 
 
+# What a reader should see first: verdicts and error codes before shape, shape before noise.
+KIND_ORDER = ["outcome", "error_code", "records", "tagged", "close", "problem", "absent", "value", "ordering",
+              "only_in_a", "only_in_b", "version"]
+
+
+def by_weight(differences: list) -> list:
+    """Differences, most telling kinds first (stable within a kind)."""
+    rank = {kind: index for index, kind in enumerate(KIND_ORDER)}
+    return sorted(differences, key=lambda difference: rank.get(difference.kind, len(rank)))
+
+
 def _where(difference) -> str:
     return f"{difference.key}  " if difference.key else ""
 
 
-def _identity(difference) -> tuple:
+def identity(difference) -> tuple:
+    """What makes two cases' differences the same difference."""
     return (difference.kind, difference.key, difference.path, json.dumps(difference.a, default=str),
             json.dumps(difference.b, default=str))
 
 
-def _common(result: RunDiff, threshold: int) -> dict[tuple, tuple]:
+def common_differences(result: RunDiff) -> dict[tuple, tuple]:
+    """{identity: (difference, cases)} for differences in at least half the compared cases (and 3)."""
+    compared = sum(1 for case in result.cases if any(pair.a and pair.b for pair in case.pairs))
+    threshold = max(3, (compared + 1) // 2)
     counts: Counter = Counter()
-    first = {}
+    first: dict[tuple, object] = {}
     for case in result.cases:
-        for identity in {_identity(difference): difference for difference in case.differences}.items():
-            counts[identity[0]] += 1
-            first.setdefault(identity[0], identity[1])
-    return {identity: (first[identity], count) for identity, count in counts.most_common() if count >= threshold}
+        # Case-level differences (outcome, a side with no exchanges) always stay with their case.
+        for key, difference in {identity(difference): difference for difference in case.differences
+                                if difference.key}.items():
+            counts[key] += 1
+            first.setdefault(key, difference)
+    return {key: (first[key], count) for key, count in counts.most_common() if count >= threshold}
 
 
 def summary(result: RunDiff) -> str:

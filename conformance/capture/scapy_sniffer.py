@@ -24,6 +24,7 @@ import select
 import socket
 import threading
 from pathlib import Path
+from typing import Any
 
 from .tcp import ETHERNET, parse_segment
 from .writer import PcapWriter
@@ -58,8 +59,8 @@ class ScapySniffer:
         self._seen: set[bytes] = set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._socket = None
-        self._writer: PcapWriter | None = None
+        self._socket: Any = None  # scapy's L2Socket, imported only in start()
+        self._writer: Any = None
         self._failure: str | None = None
 
     def start(self) -> None:
@@ -110,6 +111,9 @@ class ScapySniffer:
 
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+    def ready(self) -> bool:
+        return self.running()  # the socket was bound and filtered before the thread started
 
     def has_seen(self, nonce: bytes) -> bool:
         return nonce in self._seen

@@ -5,10 +5,12 @@ whereas sniffing inside the harness competes with the code under test for the GI
 sender managed about 2.9k sends a second with an in-process sniffer). Without dumpcap, scapy's
 ``L2Socket`` captures in a thread (see :mod:`.scapy_sniffer`).
 
-Both capture processes write asynchronously, so start and stop are confirmed with a marker: a
-UDP datagram with a fresh nonce to a port the filter also admits. The capture is live once a
-marker reaches the file, and complete once the marker sent after the last Kafka bytes does
-(loopback delivers packets to the capture in the order they were sent).
+A capture is live once its socket is open and filtered: dumpcap writes the file header only
+after that, so the header's appearance is the signal (its first flush of packets comes much
+later, after about 0.7 s). Stopping is confirmed with a marker: a UDP datagram with a fresh
+nonce to a port the filter also admits, sent after the last Kafka bytes; once the marker is in
+the file, so is everything before it (loopback hands packets to the capture in sending order),
+and only then is the capture process stopped.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import sys
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol, Self
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +70,8 @@ def _dumpcap_reason() -> str | None:
         return "no dumpcap (apt-get install tshark)"
     # Listing lo's link types opens it: the cheapest real test of the capture privilege.
     try:
-        result = subprocess.run([binary, "-L", "-i", INTERFACE], capture_output=True, text=True, timeout=20)
+        result = subprocess.run([binary, "-L", "-i", INTERFACE], capture_output=True, text=True, timeout=20,
+                                check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"dumpcap does not run: {error}"
     if result.returncode != 0:
@@ -104,7 +108,7 @@ class Capture:
         self.unavailable: str | None = None
         self.dropped: int | None = None  # packets the kernel dropped, when the backend says
         self.warnings: list[str] = []
-        self._sniffer = None
+        self._sniffer: Sniffer | None = None
         self._marker: socket.socket | None = None
 
     def start(self) -> bool:
@@ -117,39 +121,46 @@ class Capture:
             return False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.unlink(missing_ok=True)
+        self.warnings, self.dropped = [], None
         self._marker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._marker.bind(("127.0.0.1", 0))  # bound, so markers are received rather than refused with ICMP
         marker_port = self._marker.getsockname()[1]
         capture_filter = " or ".join([*(f"tcp port {port}" for port in self.ports), f"udp port {marker_port}"])
+        sniffer: Sniffer
         if backend == "dumpcap":
-            self._sniffer = DumpcapSniffer(capture_filter, self.path)
+            sniffer = DumpcapSniffer(capture_filter, self.path)
         elif backend == "scapy":
             from .scapy_sniffer import ScapySniffer
 
-            self._sniffer = ScapySniffer(capture_filter, self.ports, marker_port, self.path)
+            sniffer = ScapySniffer(capture_filter, self.ports, marker_port, self.path)
         else:
             raise ValueError(f"unknown capture backend {backend!r} (dumpcap or scapy)")
-        self._sniffer.start()
-        if not self._confirm(self.start_timeout, repeat=True):
-            problem = self._sniffer.stop()
-            self._close_marker()
-            raise CaptureError(f"{backend} did not start capturing within {self.start_timeout}s: {problem}")
+        self._sniffer = sniffer
+        sniffer.start()
+        deadline = time.monotonic() + self.start_timeout
+        while not sniffer.ready():
+            if not sniffer.running() or time.monotonic() > deadline:
+                problem = sniffer.stop()
+                self._close_marker()
+                raise CaptureError(f"{backend} did not start capturing within {self.start_timeout}s: {problem}")
+            time.sleep(0.005)
         self.active = True
         return True
 
     def stop(self) -> Path | None:
         """Stop once everything sent so far is in the file; the file's path, or None if nothing ran."""
-        if not self.active:
+        sniffer = self._sniffer
+        if not self.active or sniffer is None:
             return None
         self.active = False
         try:
-            if not self._confirm(self.stop_timeout, repeat=False):
+            if not self._confirm(sniffer, self.stop_timeout):
                 self.warnings.append(f"the stop marker did not reach the capture within {self.stop_timeout}s; "
                                      "the last packets may be missing")
         finally:
-            problem = self._sniffer.stop()
+            problem = sniffer.stop()
             self._close_marker()
-        self.dropped = self._sniffer.dropped
+        self.dropped = sniffer.dropped
         if problem:
             self.warnings.append(problem)
         if self.dropped:
@@ -158,21 +169,18 @@ class Capture:
             log.warning("capture %s: %s", self.path, warning)
         return self.path
 
-    def _confirm(self, timeout: float, *, repeat: bool) -> bool:
-        """Send a marker (again every 50 ms when ``repeat``) until the sniffer has written it."""
+    def _confirm(self, sniffer: Sniffer, timeout: float) -> bool:
+        """Send a marker and wait until the sniffer has written it."""
         nonce = MARKER_PREFIX + secrets.token_hex(8).encode()
-        address = self._marker.getsockname()
+        if self._marker is None:
+            return False
+        self._marker.sendto(nonce, self._marker.getsockname())
         deadline = time.monotonic() + timeout
-        self._marker.sendto(nonce, address)
-        last_sent = time.monotonic()
         while time.monotonic() < deadline:
-            if self._sniffer.has_seen(nonce):
+            if sniffer.has_seen(nonce):
                 return True
-            if not self._sniffer.running():
+            if not sniffer.running():
                 return False
-            if repeat and time.monotonic() - last_sent > 0.05:  # the same nonce: any copy proves it
-                self._marker.sendto(nonce, address)
-                last_sent = time.monotonic()
             time.sleep(0.005)
         return False
 
@@ -181,12 +189,24 @@ class Capture:
             self._marker.close()
             self._marker = None
 
-    def __enter__(self) -> "Capture":
+    def __enter__(self) -> Self:
         self.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class Sniffer(Protocol):
+    """A capture backend: a process or thread writing ``path`` while it runs."""
+
+    dropped: int | None
+
+    def start(self) -> None: ...
+    def ready(self) -> bool: ...
+    def running(self) -> bool: ...
+    def has_seen(self, nonce: bytes) -> bool: ...
+    def stop(self) -> str | None: ...
 
 
 class CaptureError(RuntimeError):
@@ -221,6 +241,13 @@ class DumpcapSniffer:
 
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
+
+    def ready(self) -> bool:
+        """The file has its header: dumpcap writes it once the capture socket is open and filtered."""
+        try:
+            return self.path.stat().st_size > 0
+        except FileNotFoundError:
+            return False
 
     def has_seen(self, nonce: bytes) -> bool:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from typing import Any
 
 ETHERNET, NULL_LOOPBACK, RAW_IP, LINUX_SLL, LINUX_SLL2 = 1, 0, 101, 113, 276
 RAW_IP_ALIASES = {12, 14, RAW_IP}  # DLT_RAW differs between BSDs; 101 is the pcap linktype
@@ -91,7 +92,8 @@ class HalfStream:
     def accept(self, sequence: int, payload: bytes) -> bytes:
         if self.next_sequence is None:  # capture began mid-stream: start where it starts
             self.next_sequence = sequence
-        ahead = (sequence - self.next_sequence) % _SEQUENCE_SPACE
+        expected: int = self.next_sequence
+        ahead = (sequence - expected) % _SEQUENCE_SPACE
         if ahead >= _HALF_SPACE:  # behind: keep only the part not delivered yet
             behind = _SEQUENCE_SPACE - ahead
             if behind >= len(payload):
@@ -101,18 +103,18 @@ class HalfStream:
             if len(payload) > len(self.pending.get(sequence, b"")):
                 self.pending[sequence] = payload
             return b""
-        self.next_sequence = (self.next_sequence + len(payload)) % _SEQUENCE_SPACE
+        self.next_sequence = (expected + len(payload)) % _SEQUENCE_SPACE
         if not self.pending:
             return payload
-        return payload + self._drain()
+        return payload + self._drain(self.next_sequence)
 
-    def _drain(self) -> bytes:
+    def _drain(self, expected: int) -> bytes:
         parts = []
         progressed = True
         while progressed and self.pending:
             progressed = False
             for sequence in list(self.pending):
-                ahead = (sequence - self.next_sequence) % _SEQUENCE_SPACE
+                ahead = (sequence - expected) % _SEQUENCE_SPACE
                 if ahead and ahead < _HALF_SPACE:
                     continue
                 payload = self.pending.pop(sequence)
@@ -120,25 +122,27 @@ class HalfStream:
                 if behind < len(payload):
                     payload = payload[behind:]
                     parts.append(payload)
-                    self.next_sequence = (self.next_sequence + len(payload)) % _SEQUENCE_SPACE
+                    expected = (expected + len(payload)) % _SEQUENCE_SPACE
                 progressed = True
+        self.next_sequence = expected
         return b"".join(parts)
 
     @property
     def missing(self) -> str | None:
         """Why the rest of this direction could not be read, if bytes never arrived."""
-        if not self.pending:
+        expected = self.next_sequence
+        if not self.pending or expected is None:
             return None
         waiting = sum(len(payload) for payload in self.pending.values())
-        first = min(self.pending, key=lambda sequence: (sequence - self.next_sequence) % _SEQUENCE_SPACE)
-        gap = (first - self.next_sequence) % _SEQUENCE_SPACE
-        return f"{gap} bytes never captured after sequence {self.next_sequence}; {waiting} bytes after them unread"
+        first = min(self.pending, key=lambda sequence: (sequence - expected) % _SEQUENCE_SPACE)
+        gap = (first - expected) % _SEQUENCE_SPACE
+        return f"{gap} bytes never captured after sequence {expected}; {waiting} bytes after them unread"
 
 
 class TcpConnection:
     """Both directions of one connection; side 0 is whoever sent the first packet seen."""
 
-    __slots__ = ("number", "raw_endpoints", "endpoints", "streams", "client_side", "closed", "kafka")
+    __slots__ = ("client_side", "closed", "endpoints", "kafka", "number", "raw_endpoints", "streams")
 
     def __init__(self, number: int, source: bytes, source_port: int, destination: bytes, destination_port: int):
         self.number = number
@@ -148,8 +152,8 @@ class TcpConnection:
                           (socket.inet_ntop(family, destination), destination_port))
         self.streams = (HalfStream(), HalfStream())
         self.client_side: int | None = None  # known once a SYN or SYN-ACK is seen
-        self.closed = [None, None]  # per side: "FIN" or "RST" once it ended the connection
-        self.kafka = None  # the Kafka layer's state for this connection
+        self.closed: list[str | None] = [None, None]  # per side: "FIN" or "RST" once it ended the connection
+        self.kafka: Any = None  # the Kafka layer's state for this connection
 
 
 class ConnectionTable:

@@ -37,6 +37,7 @@ class WireExchange:
     response_packet: int | None = None
     step: str | None = None
     problems: list[str] = field(default_factory=list)
+    endpoints: tuple[Endpoint, Endpoint] | None = None  # (client, server) from a capture
 
     @property
     def elapsed_ms(self) -> float | None:
@@ -53,6 +54,8 @@ class WireExchange:
             "request_header": jsonable(self.request_header), "request": jsonable(self.request),
             "response_header": jsonable(self.response_header), "response": jsonable(self.response),
             "problems": list(self.problems),
+            "client": list(self.endpoints[0]) if self.endpoints else None,
+            "server": list(self.endpoints[1]) if self.endpoints else None,
         }
         if with_bytes:
             record["request_bytes"] = base64.b64encode(self.request_bytes).decode()
@@ -89,7 +92,7 @@ class WireCapture:
     def timeline(self) -> list[WireExchange | ConnectionEvent]:
         """Exchanges and closes in time order (what a diff compares)."""
         def moment(item) -> float:
-            value = item.sent_at if isinstance(item, WireExchange) else item.at
+            value = (item.sent_at or item.received_at) if isinstance(item, WireExchange) else item.at
             return value if value is not None else 0.0
 
         return sorted([*self.exchanges, *self.events], key=moment)

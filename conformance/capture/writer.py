@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import struct
 from pathlib import Path
+from typing import Self
 
 from .tcp import ACK, ETHERNET, FIN, LINUX_SLL, LINUX_SLL2, NULL_LOOPBACK, RAW_IP, RST, SYN
 
@@ -22,7 +23,7 @@ class PcapWriter:
     def __init__(self, path: str | Path, linktype: int = ETHERNET, *, format: str = "pcap",
                  nanoseconds: bool = False, snaplen: int = SNAPLEN):
         self.linktype, self.format, self.nanoseconds, self.snaplen = linktype, format, nanoseconds, snaplen
-        self.file = open(path, "wb")
+        self.file = open(path, "wb")  # noqa: SIM115 - a writer outlives this call; close() or `with` ends it
         if format == "pcap":
             magic = 0xA1B23C4D if nanoseconds else 0xA1B2C3D4
             self.file.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, snaplen, linktype))
@@ -47,7 +48,7 @@ class PcapWriter:
     def close(self) -> None:
         self.file.close()
 
-    def __enter__(self) -> "PcapWriter":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

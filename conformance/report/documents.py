@@ -40,6 +40,8 @@ def _walk_steps(steps):
             yield from _walk_steps(branch)
         if isinstance(step.get("until"), dict) and isinstance(step["until"].get("step"), dict):
             yield from _walk_steps([step["until"]["step"]])
+        if isinstance(step.get("until"), dict) and isinstance(step["until"].get("steps"), list):
+            yield from _walk_steps(step["until"]["steps"])
 
 
 def _expected_errors(expect, version: int) -> set[str]:

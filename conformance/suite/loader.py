@@ -168,9 +168,14 @@ def expand_templates(steps: list, templates: dict, report, path: list, depth: in
                                 for n, branch in enumerate(step["parallel"]) if isinstance(branch, list)]
         if "until" in step and isinstance(step["until"], dict) and isinstance(step["until"].get("step"), dict):
             inner = expand_templates([step["until"]["step"]], templates, report, [*where, "until"], depth)
-            if len(inner) == 1:
-                step = dict(step)
-                step["until"] = {**step["until"], "step": inner[0]}
+            step = dict(step)
+            # a template expanding to several steps is repeated as a whole sequence
+            step["until"] = {**{k: v for k, v in step["until"].items() if k != "step"},
+                             **({"step": inner[0]} if len(inner) == 1 else {"steps": inner})}
+        elif "until" in step and isinstance(step["until"], dict) and isinstance(step["until"].get("steps"), list):
+            step = dict(step)
+            step["until"] = {**step["until"], "steps": expand_templates(
+                step["until"]["steps"], templates, report, [*where, "until", "steps"], depth)}
         if "use" not in step:
             expanded.append(step)
             continue
@@ -275,6 +280,8 @@ def check_steps(steps, report, path, api_names) -> None:
             check_steps(branch, report, [*where, "parallel", branch_index], api_names)
         if isinstance(step.get("until"), dict) and isinstance(step["until"].get("step"), dict):
             check_steps([step["until"]["step"]], report, [*where, "until", "step"], api_names)
+        if isinstance(step.get("until"), dict) and isinstance(step["until"].get("steps"), list):
+            check_steps(step["until"]["steps"], report, [*where, "until", "steps"], api_names)
 
 
 # ------------------------------------------------------------------------------ files

@@ -475,7 +475,10 @@ def until_step(context: Context, step: dict, index: str) -> None:
     deadline = time.monotonic() + until.get("for_ms", 5_000) / 1000
     while True:
         try:
-            run_step(context, until["step"], f"{index}(until)")
+            if "steps" in until:  # a whole sequence, repeated from its start
+                run_steps(context, until["steps"], f"{index}(until).")
+            else:
+                run_step(context, until["step"], f"{index}(until)")
             return
         except Deviation:
             if time.monotonic() > deadline:

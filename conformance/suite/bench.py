@@ -1,0 +1,57 @@
+"""Benchmark: the bundled suites against one provisioned target, one item at a time and concurrently.
+
+``python -m conformance.suite.bench [--target kafka] [--workers 4] [PATHS]`` starts the target once,
+runs every item sequentially and then with a thread pool, and prints both wall times and their
+ratio. Machines are noisy, so the ratio measured in one run is the number to compare, not the
+seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from pathlib import Path
+
+from ..plugins import target_kinds
+from ..targets.registry import resolve
+from .loader import load_suites
+from .parallel import items_of, run_items
+from .runner import Runner
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.suite.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", default=[str(Path(__file__).resolve().parents[2] / "suites")])
+    parser.add_argument("--target", default="kafka")
+    parser.add_argument("--workers", type=int, default=4)
+    arguments = parser.parse_args(argv)
+
+    suites, errors = load_suites(arguments.paths)
+    for error in errors:
+        print(error)
+    target = resolve(arguments.target, target_kinds())
+    started = time.monotonic()
+    target.start()
+    print(f"{arguments.target} ready in {time.monotonic() - started:.1f} s at {target.bootstrap}")
+    try:
+        rows = []
+        for label, workers in (("sequential", 1), (f"{arguments.workers} workers", arguments.workers)):
+            runner = Runner(target, run_id=f"bench{workers:03d}")
+            items = items_of(runner, [case for suite in suites for case in suite.cases])
+            begin = time.monotonic()
+            results = run_items(runner, items, workers)
+            elapsed = time.monotonic() - begin
+            runner.close()
+            outcomes = Counter(result.outcome.value for result in results)
+            rows.append((label, elapsed, len(items), dict(outcomes)))
+        for label, elapsed, count, outcomes in rows:
+            print(f"{label:>12}: {elapsed:6.1f} s for {count} items  {outcomes}")
+        print(f"speed-up: {rows[0][1] / rows[1][1]:.2f}x")
+    finally:
+        target.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
