@@ -94,11 +94,16 @@ def test_tshark_agrees_on_every_frame_of_the_kip98_suites(kafka, tmp_path):
     runner = Runner(kafka, run_id=f"tshark{uuid.uuid4().hex[:4]}")
     path = tmp_path / "kip98.pcapng"
     ports = target_ports(kafka)
+    newest_done: set[str | None] = set()
     with Capture(ports, path):
         for suite in suites:
             for case in suite.cases:
                 versions = runner.case_versions(case)
-                for version in sorted({versions[0], versions[-1]}):  # tshark dissects the lowest in full
+                # Every case at its lowest version (old enough for tshark to read bodies), and each
+                # API once at its newest (flexible headers), to keep the run short.
+                chosen = {versions[0]} if case.api in newest_done else {versions[0], versions[-1]}
+                newest_done.add(case.api)
+                for version in sorted(chosen):
                     runner.run(case, version)
     runner.close()
 

@@ -17,7 +17,8 @@ from conformance.hookspecs import hookimpl
 from conformance.plugins import plugin_manager
 from conformance.report.results import read_results
 from conformance.suite.model import CaseResult, Outcome, StepFailure
-from conformance.suite.runner import Runner, codec_with_plugins
+from conformance.plugins import codec_with_plugins
+from conformance.suite.runner import Runner
 from conformance.targets.base import Target, TargetUnavailable
 from conformance.targets.registry import TargetKind
 
