@@ -197,6 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
         document = commands.add_parser(name, help=text)
         document.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
         document.add_argument("-o", "--output", metavar="FILE", help="write Markdown here instead of stdout")
+    commands.add_parser("decode", help="decode a pcap of Kafka traffic (see: conformance decode --help)")
+    commands.add_parser("diff", help="wire-level diff of two runs or captures (see: conformance diff --help)")
     findings = commands.add_parser("findings", help="outcome matrix and departures per target, from results")
     findings.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
     findings.add_argument("-o", "--output", metavar="FILE", help="write Markdown here instead of stdout")
@@ -222,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def dispatch(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("decode", "diff"):  # wire tools keep their own options
+        from .capture import commands
+
+        return (commands.decode_main if argv[0] == "decode" else commands.diff_main)(argv[1:])
     pytest_arguments: list[str] = []
     if "--" in argv:
         split = argv.index("--")

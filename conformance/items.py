@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import traceback
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -136,13 +137,29 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         if allure_report.enabled(self.config):
             allure_report.describe_case(self.case, self.case_location())
+        capture = self.start_capture()
         try:
             result = self.state.runner(self.target_spec).run(self.case, self.version)
         except Exception:  # noqa: BLE001 - the runner promises not to raise; if it does, that is a harness error
             result = self.result_without_run(Outcome.ERROR, "the runner raised:\n" + traceback.format_exc())
+        finally:
+            path = capture.stop() if capture is not None else None
+        if path is not None:
+            result.artifacts["pcap"] = str(path)
         self.result = result
         self.state.record(self, result)
         conclude(result, strict=self.state.strict)
+
+    def start_capture(self):
+        """A running capture of this item's traffic when --wire-capture asks for one (None otherwise)."""
+        if not self.config.getoption("conformance_capture", False):
+            return None
+        from .capture.sniffer import Capture, target_ports
+
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{self.case.suite.id}.{self.name}")
+        path = Path(str(self.config.rootpath)) / self.config.getoption("conformance_capture_dir") / self.state.run_id / f"{safe}.pcapng"
+        capture = Capture(target_ports(self.state.pool.target(self.target_spec)), path)
+        return capture if capture.start() else None
 
     def result_without_run(self, outcome: Outcome, message: str) -> CaseResult:
         target = self.state.pool.target(self.target_spec)

@@ -142,6 +142,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"JSONL file every result is appended to (default: {DEFAULT_RESULTS} under the rootdir)")
     group.addoption("--conformance-run-id", metavar="ID", default=None, dest="conformance_run_id",
                     help="id stamped on every result line (default: a new timestamped id)")
+    group.addoption("--wire-capture", action="store_true", default=False, dest="conformance_capture",
+                    help="capture each item's traffic on the target's ports into a pcapng file "
+                         "(dumpcap, or scapy; needs root), listed in the results and attached to Allure")
+    group.addoption("--wire-capture-dir", metavar="DIR", default="reports/captures", dest="conformance_capture_dir",
+                    help="where --wire-capture writes its files (default: reports/captures)")
     parser.addini("conformance_target", type="linelist", default=[],
                   help="default targets when --target is not given")
     parser.addini("conformance_strict", type="bool", default=False, help="default of --conformance-strict")

@@ -67,19 +67,21 @@ class Cluster:
     def connection(self, destination: str | int = "bootstrap", *, fresh: bool = False) -> Connection:
         """``bootstrap``, a node id, or ``host:port``; ``fresh`` opens a new connection every time."""
         key = str(destination)
+        is_node = isinstance(destination, int) or key.lstrip("-").isdigit()
+        if is_node:
+            key = f"node-{int(destination)}"
         existing = self._connections.get(key)
         if existing is not None and existing.connected and not fresh:
             return existing
         if destination == "bootstrap":
             host, port = split_host_port(self.bootstrap.split(",")[0])
-        elif isinstance(destination, int) or key.lstrip("-").isdigit():
+        elif is_node:
             if int(destination) not in self.brokers:
                 self.metadata([])
             try:
                 host, port = self.brokers[int(destination)]
             except KeyError:
                 raise ClusterError(f"no broker with node id {destination}; known: {sorted(self.brokers)}") from None
-            key = f"node-{int(destination)}"
         else:
             host, port = split_host_port(key)
         connection = Connection(host, port, self.codec, self.transcript, name=key,
