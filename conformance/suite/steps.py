@@ -351,8 +351,9 @@ def produce_step(context: Context, step: dict, name: str) -> None:
         if sequence == "auto":
             sequence = context.sequences.get(key, 0) if producer_id >= 0 else -1
         context.sequences[key] = int(sequence) + len(batch_records) if producer_id >= 0 else -1
+    transactional = bool(spec.get("transactional_flag", transactional_id is not None))
     batch = records.RecordBatch(
-        attributes=records.TRANSACTIONAL_FLAG if transactional_id else 0,
+        attributes=records.TRANSACTIONAL_FLAG if transactional else 0,
         base_timestamp=int(time.time() * 1000), producer_id=producer_id, producer_epoch=epoch,
         base_sequence=int(sequence), records=batch_records)
     data = records.encode_batch(batch, compression=_compression(spec.get("compression", "none")))
