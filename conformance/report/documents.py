@@ -140,12 +140,19 @@ def findings_markdown(results: list[dict]) -> str:
             count = matrix.get((suite, target), Counter())
             cells.append(f"{count['passed']} / {count['failed']} / {count['error']} / {count['unsupported']}")
         lines.append(f"| {suite} | " + " | ".join(cells) + " |")
-    lines += ["", "## Departures (failed items)", "",
-              "| Target | Case | Version | Expected | Observed | Citation |", "|---|---|---|---|---|---|"]
-    for row in sorted(results, key=lambda r: (r["target"], r["suite"], r["case"], r.get("api_version") or -1)):
-        if row["outcome"] != "failed":
-            continue
-        observed = row.get("actual") if row.get("actual") is not None else row.get("message", "")
-        lines.append(f"| {row['target']} | {row['suite']}::{row['case']} | {row.get('api_version')} | "
-                     f"{_cell(row.get('expected'))} | {_cell(observed)[:300]} | {_cell(row.get('cites', ''))[:160]} |")
+    lines += ["", "## Departures", "",
+              "One row per target and case; the versions where it departed, and what it did at the first of them.", "",
+              "| Target | Case | Versions | Expected | Observed | Citation |", "|---|---|---|---|---|---|"]
+    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in results:
+        if row["outcome"] == "failed":
+            grouped[(row["target"], f"{row['suite']}::{row['case']}")].append(row)
+    for (target, case), rows in sorted(grouped.items()):
+        rows.sort(key=lambda r: -1 if r.get("api_version") is None else r["api_version"])
+        first = rows[0]
+        versions = ", ".join("-" if r.get("api_version") is None else str(r["api_version"]) for r in rows)
+        observed = first.get("actual") if first.get("actual") is not None else first.get("message", "")
+        lines.append(f"| {target} | {case} | {versions} | {_cell(first.get('expected'))[:200]} | "
+                     f"{_cell(observed)[:300]} | {_cell(first.get('cites', ''))[:160]} |")
+    lines += ["", f"{sum(len(rows) for rows in grouped.values())} failed items in {len(grouped)} target × case pairs."]
     return "\n".join(lines) + "\n"
