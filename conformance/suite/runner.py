@@ -13,8 +13,6 @@ from ..protocol.codec import Codec
 from ..protocol.exceptions import ProtocolError
 from ..targets.base import Target
 from . import steps
-from .expressions import ExpressionError
-from .matchers import PathError
 from .model import Case, CaseResult, Outcome, StepFailure
 from .resources import Resources
 

@@ -324,6 +324,10 @@ def send_step(context: Context, step: dict, name: str) -> None:
 
 
 # ------------------------------------------------------------------------------ produce
+def _as_bytes(value) -> bytes | None:
+    return None if value is None else (value.encode() if isinstance(value, str) else bytes(value))
+
+
 def _records(spec) -> list[records.Record]:
     if isinstance(spec, int):
         spec = [f"value-{index}" for index in range(spec)]
@@ -331,10 +335,9 @@ def _records(spec) -> list[records.Record]:
     for index, item in enumerate(spec):
         if not isinstance(item, dict):
             item = {"value": item}
-        encode = lambda value: None if value is None else (value.encode() if isinstance(value, str) else bytes(value))
-        headers = [(str(key), encode(value)) for key, value in (item.get("headers") or {}).items()]
-        built.append(records.Record(offset_delta=index, timestamp_delta=0, key=encode(item.get("key")),
-                                    value=encode(item.get("value")), headers=headers))
+        headers = [(str(key), _as_bytes(value)) for key, value in (item.get("headers") or {}).items()]
+        built.append(records.Record(offset_delta=index, timestamp_delta=0, key=_as_bytes(item.get("key")),
+                                    value=_as_bytes(item.get("value")), headers=headers))
     return built
 
 
