@@ -3,8 +3,10 @@
 kio generates one frozen dataclass per message version from Kafka's JSON specs, with richer types
 than ours: error codes as an enum of the codes it knows, durations as timedeltas and timestamps as
 aware datetimes. Those types cannot hold every value the wire can, so before comparing bytes we
-narrow our generated values to what kio's field can hold; the pairing of our fields with kio's is
-by position (both follow the spec's field order) and is checked by name where the names agree.
+narrow our generated values to what kio's field can hold. Our fields pair with kio's by position
+(both follow the spec's field order), and each pair's names must agree up to a suffix: kio drops
+``_ms`` from the fields it types as durations or times, and keeps ``generation_id`` where Kafka
+4.4.0 says ``generation_id_or_member_epoch``.
 """
 
 from __future__ import annotations
@@ -12,17 +14,18 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import io
+import types
+import typing
 
 from hypothesis import strategies as st
-
-from message_strategies import child_fields, present_fields
+from message_strategies import MAXIMUM_ARRAY, child_fields, present_fields
 
 kio_index = None
 try:  # the differential tests skip without kio; this module stays importable
     from kio import index as kio_index
     from kio.schema.errors import ErrorCode
     from kio.serial import entity_reader, entity_writer
-    from kio.serial._introspect import EntityField, EntityTupleField, classify_field
+    from kio.serial._introspect import EntityField, EntityTupleField, PrimitiveTupleField, classify_field
     from kio.static.constants import EntityType
     from kio.static.primitive import (
         Records,
@@ -72,17 +75,37 @@ def kio_encode(cls, entity) -> bytes:
     return out.getvalue()
 
 
+# ------------------------------------------------------------------------------ kio's own messages
+_entities: dict[type, st.SearchStrategy] = {}
+
+
+def kio_entities(cls) -> st.SearchStrategy:
+    """Like ``st.from_type(cls)``, but with small arrays (from_type's grow without bound)."""
+    if cls not in _entities:
+        _entities[cls] = st.builds(cls, **{field.name: _kio_field(field) for field in dataclasses.fields(cls)})
+    return _entities[cls]
+
+
+def _kio_field(field) -> st.SearchStrategy:
+    kind = classify_field(field)
+    if isinstance(kind, EntityField):
+        value = kio_entities(kind.type_)
+    elif isinstance(kind, EntityTupleField):
+        value = st.lists(kio_entities(kind.type_), max_size=MAXIMUM_ARRAY).map(tuple)
+    elif isinstance(kind, PrimitiveTupleField):
+        value = st.lists(st.from_type(kind.type_), max_size=MAXIMUM_ARRAY).map(tuple)
+    else:
+        value = st.from_type(kind.type_)
+    nullable = typing.get_origin(field.type) in (types.UnionType, typing.Union) \
+        and types.NoneType in typing.get_args(field.type)
+    return st.one_of(st.none(), value) if nullable else value
+
+
 # ------------------------------------------------------------------------------ value limits
 def _milliseconds(low: datetime.timedelta, high: datetime.timedelta, bits: int) -> st.SearchStrategy[int]:
-    # kio reads milliseconds into int64 microseconds, and writes them back through float seconds,
-    # which loses milliseconds beyond 2**53 microseconds
-    bound = min(1 << (bits - 1), (1 << 63) // 1000)
-    return st.integers(max(-bound, low // MILLISECOND), min(bound - 1, high // MILLISECOND)).filter(
-        lambda milliseconds: _survives_float_seconds(datetime.timedelta(milliseconds=milliseconds)))
-
-
-def _survives_float_seconds(delta: datetime.timedelta) -> bool:
-    return delta == datetime.timedelta(milliseconds=round(delta.total_seconds() * 1000))
+    # kio writes a timedelta back through float seconds, exact only up to 2**53 microseconds
+    bound = min(1 << (bits - 1), (1 << 53) // 1000)
+    return st.integers(max(-bound, low // MILLISECOND), min(bound - 1, high // MILLISECOND))
 
 
 def _limits() -> dict[str, st.SearchStrategy[int]]:
@@ -112,6 +135,8 @@ def _walk(message, version, fields, cls, path, limits, mismatches, kinds):
         return
     for (field, _), kio_field in zip(ours, theirs):
         here = path + (field.attribute,)
+        if not field.attribute.startswith(kio_field.name):
+            mismatches.append(f"{'.'.join(here)}: kio has {kio_field.name!r} in its place")
         kind = kio_field.metadata.get("kafka_type")
         if kind in kinds:
             nullable = "None" in str(kio_field.type)

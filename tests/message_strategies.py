@@ -11,8 +11,8 @@ and share nothing with the codec, so a codec bug cannot hide in its own oracle.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from hypothesis import strategies as st
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import struct
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from message_strategies import UNKNOWN_TAGGED, message_strategy, normalize, present_fields
 
 from conformance.protocol import frames
-from conformance.protocol.codec import default_codec
+from conformance.protocol.codec import Codec, default_codec
 from conformance.protocol.exceptions import DecodeError, EncodeError
 from conformance.protocol.primitives import Raw
-from conformance.protocol.schema import bundled_registry
-from message_strategies import UNKNOWN_TAGGED, message_strategy, normalize, present_fields
+from conformance.protocol.schema import FieldSpec, VersionRange, bundled_registry
 
 REGISTRY = bundled_registry()
 CODEC = default_codec()
@@ -72,6 +73,19 @@ def test_a_tagged_struct_equal_to_its_default_is_left_out():
     assert CODEC.encode("Fetch", 18, "response", spelt_out) == CODEC.encode("Fetch", 18, "response", left_out)
     changed = {"responses": [{"partitions": [{"current_leader": {"leader_id": 3}}]}]}
     assert len(CODEC.encode("Fetch", 18, "response", changed)) > len(CODEC.encode("Fetch", 18, "response", left_out))
+
+
+def test_a_spec_replaced_at_run_time_is_used_by_the_next_call():
+    registry = bundled_registry()
+    codec = Codec(registry)
+    message = {"transactional_id": "t", "transaction_timeout_ms": 1}
+    before = codec.encode("InitProducerId", 1, "request", message)
+    codec.decode("InitProducerId", 1, "request", before)  # both directions now cached
+    changed = copy.deepcopy(registry.message("InitProducerIdRequest"))
+    changed.fields.append(FieldSpec(name="DraftFlag", type="int8", versions=VersionRange.parse("1+"), default="7"))
+    registry.add(changed)
+    assert codec.encode("InitProducerId", 1, "request", message) == before + b"\x07"
+    assert codec.decode("InitProducerId", 1, "request", before + b"\x07")[0]["draft_flag"] == 7
 
 
 # ------------------------------------------------------------------------------ unknown tagged fields

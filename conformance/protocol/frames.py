@@ -127,7 +127,7 @@ def decode_response_with_tail(codec: Codec, api: str | int, version: int, payloa
 
 def _no_trailing(payload: bytes, end: int, what: str) -> None:
     if end != len(payload):
-        raise DecodeError(f"{len(payload) - end} bytes left over after the {what} body", end)
+        raise DecodeError(f"{len(payload) - end} bytes left over after the {what} body", end, f"({what} end)")
 
 
 def split_frames(buffer: bytes | bytearray) -> tuple[list[bytes], int]:

@@ -294,6 +294,7 @@ class SpecRegistry:
     def __init__(self) -> None:
         self._messages: dict[str, MessageSpec] = {}
         self.generation = 0  # bumped on every change, so compiled codecs know to recompile
+        self._names_by_key: tuple[int, dict[int, str]] = (-1, {})
 
     def add(self, spec: MessageSpec) -> None:
         self._messages[spec.name] = spec
@@ -325,10 +326,13 @@ class SpecRegistry:
     def api_name(self, name_or_key: str | int) -> str:
         if isinstance(name_or_key, int) or str(name_or_key).isdigit():
             key = int(name_or_key)
-            for spec in self._messages.values():
-                if spec.type == "request" and spec.api_key == key:
-                    return spec.api_name
-            raise SpecError(f"no API with key {key}")
+            if self._names_by_key[0] != self.generation:  # rebuilt after overlays change the registry
+                self._names_by_key = (self.generation, {spec.api_key: spec.api_name for spec in
+                                                        self._messages.values() if spec.type == "request"})
+            try:
+                return self._names_by_key[1][key]
+            except KeyError:
+                raise SpecError(f"no API with key {key}") from None
         name = str(name_or_key)
         if f"{name}Request" in self._messages:
             return name

@@ -1,0 +1,1 @@
+"""Benchmarks of the harness's own machinery (``python -m conformance.bench codec``)."""
