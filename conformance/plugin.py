@@ -142,6 +142,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"JSONL file every result is appended to (default: {DEFAULT_RESULTS} under the rootdir)")
     group.addoption("--conformance-run-id", metavar="ID", default=None, dest="conformance_run_id",
                     help="id stamped on every result line (default: a new timestamped id)")
+    group.addoption("--conformance-drafts", action="store_true", default=False, dest="conformance_drafts",
+                    help="also run cases that check a draft KIP text (skipped by default)")
     group.addoption("--wire-capture", action="store_true", default=False, dest="conformance_capture",
                     help="capture each item's traffic on the target's ports into a pcapng file "
                          "(dumpcap, or scapy; needs root), listed in the results and attached to Allure")

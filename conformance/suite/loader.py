@@ -24,6 +24,7 @@ from .model import Case, Requirement, Suite
 SCHEMA_PATH = Path(__file__).with_name("suite.schema.json")
 STEP_ACTIONS = ("send", "produce", "fetch", "use", "wait", "until", "parallel", "fault")
 TEMPLATE_DIR = "templates"
+LAST_STEP_KEYS = ("expect", "save", "retry", "timeout_ms")  # given on a `use:` step, they apply to its last step
 
 
 class SuiteError(Exception):
@@ -195,8 +196,14 @@ def expand_templates(steps: list, templates: dict, report, path: list, depth: in
         if depth > 8:
             report(where + ["use"], f"template {name!r} nests too deep (a template using itself?)")
             continue
-        body = substitute_params(template["steps"], arguments)
-        for inner in expand_templates(body, templates, report, where, depth + 1):
+        body = expand_templates(substitute_params(template["steps"], arguments), templates, report, where, depth + 1)
+        if not body:
+            continue
+        # What the using step says about the outcome applies to the template's last step.
+        overrides = {key: step[key] for key in LAST_STEP_KEYS if key in step}
+        if overrides and isinstance(body[-1], dict):
+            body[-1] = {**body[-1], **overrides}
+        for inner in body:
             if isinstance(inner, dict) and "when" in step:
                 inner = {**inner, "when": step["when"]}
             expanded.append(inner)
