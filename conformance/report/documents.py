@@ -127,7 +127,9 @@ def findings_markdown(results: list[dict]) -> str:
         versions[row["target"]] = row.get("target_version") or ""
     targets = sorted(by_target)
     outcomes = ["passed", "failed", "error", "unsupported", "skipped"]
-    lines = ["# Findings", "", "Generated from harness results by `conformance findings`.", "",
+    runs = sorted({row.get("run_id", "") for row in results})
+    lines = ["# Findings", "", "Generated from harness results by `conformance findings` "
+             f"(runs: {', '.join(runs)}).", "",
              "## Outcomes per target", "", "| Target | Version | " + " | ".join(outcomes) + " |",
              "|---|---|" + "---|" * len(outcomes)]
     for target in targets:
