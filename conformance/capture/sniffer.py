@@ -28,12 +28,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, Self
 
+from ..targets.base import stop_process
+
 log = logging.getLogger(__name__)
 
 INTERFACE = "lo"
 KERNEL_BUFFER_MIB = 64  # dumpcap's default 2 MiB drops packets during a multi-megabyte produce
 SNAPLEN = 262144
 MARKER_PREFIX = b"kafka-conformance-capture-marker:"
+
 START_TIMEOUT = 5.0
 STOP_TIMEOUT = 5.0
 _warned: set[str] = set()
@@ -266,13 +269,7 @@ class DumpcapSniffer:
         process, self._process = self._process, None
         if process is None:
             return None
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_process(process, signal.SIGINT, STOP_TIMEOUT)
         output = self._stderr_path.read_text(errors="replace") if self._stderr_path.exists() else ""
         self._stderr_path.unlink(missing_ok=True)
         dropped = re.search(r"received/dropped on interface .*: \d+/(\d+)", output)

@@ -94,3 +94,17 @@ def wait_for_port(host: str, port: int, timeout: float) -> bool:
         except OSError:
             time.sleep(0.1)
     return False
+
+
+def stop_process(process, first_signal: int, grace_seconds: float) -> None:
+    """Ask a child process to stop with ``first_signal``; SIGKILL it if it has not exited in time."""
+    import subprocess
+
+    if process.poll() is not None:
+        return
+    process.send_signal(first_signal)
+    try:
+        process.wait(grace_seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -29,7 +29,7 @@ from typing import NoReturn
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from .base import Target, TargetInfo, TargetUnavailable, free_port
+from .base import Target, TargetInfo, TargetUnavailable, free_port, stop_process
 from .kafka_config import (
     DEFAULT_PROFILE,
     as_property,
@@ -266,14 +266,8 @@ class KafkaTarget(Target):
         """SIGTERM lets Kafka close its logs cleanly (a restart then skips recovery); SIGKILL if it hangs."""
         process, self._process = self._process, None
         _running.discard(self)
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(STOP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if process is not None:
+            stop_process(process, signal.SIGTERM, STOP_GRACE_SECONDS)
 
     def _log_path(self) -> Path | None:
         return self._directory / "broker.log" if self._directory else None

@@ -17,7 +17,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from .base import Target, TargetInfo, TargetUnavailable, free_port
+from .base import Target, TargetInfo, TargetUnavailable, free_port, stop_process
 from .readiness import wait_for_metadata
 from .registry import TargetKind
 
@@ -88,14 +88,8 @@ class TansuTarget(Target):
     def _stop_process(self) -> str:
         """Stop the broker (SIGINT, then SIGKILL) and return its whole output."""
         process, self._process = self._process, None
-        if process.poll() is None:
-            # Tansu exits at once on SIGINT; on SIGTERM it first waits 5 s for clients to hang up.
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        # Tansu exits at once on SIGINT; on SIGTERM it first waits 5 s for clients to hang up.
+        stop_process(process, signal.SIGINT, STOP_TIMEOUT)
         logs = Path(self._log_path).read_text(errors="replace")
         os.unlink(self._log_path)
         self._log_path = None
