@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 
 from . import primitives
-from .codegen_common import FIXED_CODES, UNKNOWN_TAGGED, SpecView, default_value
+from .codegen_common import FIXED_CODES, UNKNOWN_TAGGED, SpecView, default_value, fixed_groups
 from .exceptions import DecodeError, EncodeError
 from .schema import FieldSpec, MessageSpec
 
@@ -38,17 +38,7 @@ class CarefulGenerator(SpecView):
     # ---------------------------------------------------------------------- groups
     def groups(self, fields: list[FieldSpec]):
         """Consecutive fixed-size fields as one group (one struct call), others alone."""
-        group: list[FieldSpec] = []
-        for field in fields:
-            if self.is_fixed(field) and not self.malleable:
-                group.append(field)
-                continue
-            if group:
-                yield group
-                group = []
-            yield [field]
-        if group:
-            yield group
+        return fixed_groups(fields, lambda field: self.is_fixed(field) and not self.malleable)
 
     # ---------------------------------------------------------------------- encoder
     def encode_struct(self, fields: list[FieldSpec], path: str) -> str:

@@ -53,6 +53,21 @@ def default_value(field: FieldSpec, version: int):
     raise SpecError(f"{field.name}: no default for type {kind!r}")
 
 
+def fixed_groups(fields: list[FieldSpec], packable):
+    """Consecutive fields ``packable`` accepts as one group (one struct call), the others alone."""
+    group: list[FieldSpec] = []
+    for field in fields:
+        if packable(field):
+            group.append(field)
+            continue
+        if group:
+            yield group
+            group = []
+        yield [field]
+    if group:
+        yield group
+
+
 class SpecView:
     """One message at one version, plus the namespace of constants its generated code uses."""
 

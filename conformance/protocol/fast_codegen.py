@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable
 
 from . import primitives
-from .codegen_common import FIXED_CODES, MAXIMUM_UNSIZED_ITEMS, UNKNOWN_TAGGED, SpecView, default_value
+from .codegen_common import FIXED_CODES, MAXIMUM_UNSIZED_ITEMS, UNKNOWN_TAGGED, SpecView, default_value, fixed_groups
 from .schema import FieldSpec, MessageSpec
 
 VARINT_BYTES = tuple(bytes((value,)) for value in range(128))  # the one-byte varints
@@ -79,17 +79,7 @@ class FastGenerator(SpecView):
         return f"{hint}{self.variables}"
 
     def groups(self, fields: list[FieldSpec]):
-        group: list[FieldSpec] = []
-        for field in fields:
-            if self.is_fixed(field):
-                group.append(field)
-                continue
-            if group:
-                yield group
-                group = []
-            yield [field]
-        if group:
-            yield group
+        return fixed_groups(fields, self.is_fixed)
 
     def array_method(self, code: str, method: str) -> str:
         """A constant: per item count below 64, the bound pack or unpack_from of that many items."""
