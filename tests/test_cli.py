@@ -73,3 +73,18 @@ def test_summary_counts_outcomes_per_target():
     records = [{"target": "kafka", "outcome": "passed"}, {"target": "kafka", "outcome": "failed"},
                {"target": "tansu", "outcome": "unsupported"}, {"target": "kafka", "outcome": "passed"}]
     assert summary_rows(records) == [["kafka", 2, 1, 0, 0, 0, 3], ["tansu", 0, 0, 0, 1, 0, 1]]
+
+
+def test_run_passes_drafts_strict_targets_and_paths_to_pytest(monkeypatch, tmp_path):
+    import pytest as pytest_module
+
+    import conformance.cli as cli
+
+    seen = []
+    monkeypatch.setattr(pytest_module, "main", lambda arguments: seen.extend(arguments) or 0)
+    monkeypatch.setattr(cli, "print_summary", lambda *_: None)
+    assert main(["run", "--drafts", "--strict", "--target", "tansu", "--results", str(tmp_path / "r.jsonl"),
+                 "--alluredir", "", "suites/kip447", "--", "-x"]) == 0
+    assert {"--conformance-drafts", "--conformance-strict", "-x"} <= set(seen)
+    assert seen[seen.index("--target") + 1] == "tansu" and seen[seen.index("--suite") + 1] == "suites/kip447"
+    assert "--alluredir" not in seen

@@ -1,33 +1,45 @@
-"""A draft KIP as a plugin: its specs overlay the bundled ones and its cases run (unsupported on Kafka)."""
+"""Draft KIPs as plugins: their specs overlay the bundled ones and their cases load only with them."""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from conformance.plugins import codec_with_plugins, plugin_manager
 from conformance.protocol import frames
+from conformance.protocol.exceptions import SpecError
 from conformance.suite.loader import load_suites
+from conformance.suite.model import Outcome
+from conformance.suite.runner import Runner
 
-PLUGIN = Path(__file__).resolve().parents[1] / "plugins" / "kip1309_txn_heartbeat"
-
-
-@pytest.fixture
-def draft_plugin():
-    sys.path.insert(0, str(PLUGIN))
-    from kip1309_txn_heartbeat import plugin
-
-    manager = plugin_manager()
-    manager.register(plugin, name="kip1309-test")
-    yield plugin
-    manager.unregister(name="kip1309-test")
-    sys.path.remove(str(PLUGIN))
+PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
+KIP1309 = PLUGINS / "kip1309_txn_heartbeat"
+KIP447 = PLUGINS / "kip447_draft_group_eos"
 
 
-def test_overlay_adds_an_api_and_a_version(draft_plugin):
-    codec = codec_with_plugins()
+@contextmanager
+def registered(*folders: Path):
+    """Registers each folder's plugin module as its entry point would."""
+    names = []
+    for folder in folders:
+        sys.path.insert(0, str(folder))
+        module = importlib.import_module(f"{folder.name}.plugin")
+        names.append(plugin_manager().register(module, name=f"test-{folder.name}"))
+    try:
+        yield
+    finally:
+        for folder, name in zip(folders, names):
+            plugin_manager().unregister(name=name)
+            sys.path.remove(str(folder))
+
+
+def test_kip1309_adds_an_api_and_a_version():
+    with registered(KIP1309):
+        codec = codec_with_plugins()
     assert "TxnHeartbeat" in codec.registry.api_names()
     assert codec.registry.api("InitProducerId").versions()[-1] == 7
     body = {"transactional_id": "t", "transaction_timeout_ms": 60000, "transaction_heartbeat_interval_ms": 1000,
@@ -40,20 +52,60 @@ def test_overlay_adds_an_api_and_a_version(draft_plugin):
     assert frames.decode_request(codec, heartbeat[4:])[1]["producer_id"] == 5
 
 
-def test_overlay_leaves_the_bundled_codec_alone(draft_plugin):
+def test_kip447_draft_carries_the_group_assignment_in_init_producer_id():
+    with registered(KIP447):
+        codec = codec_with_plugins()
+    body = {"transactional_id": "t", "transaction_timeout_ms": 60000, "consumer_group_id": "g",
+            "consumer_group_generation": 3, "assigned_partitions": [{"name": "in", "partitions": [0, 2]}],
+            "producer_id": -1, "producer_epoch": -1, "enable2_pc": False, "keep_prepared_txn": False}
+    frame = frames.encode_request(codec, "InitProducerId", 7, 9, body)
+    assert frames.decode_request(codec, frame[4:])[1] == body
+    # Versions Kafka released keep their layout: v6 has none of the draft's fields.
+    v6 = {key: value for key, value in body.items() if not key.startswith(("consumer_group", "assigned"))}
+    assert frames.encode_request(codec, "InitProducerId", 6, 9, v6) == \
+        frames.encode_request(codec_with_plugins(), "InitProducerId", 6, 9, v6)
+
+
+def test_two_drafts_of_one_message_are_refused_by_name():
+    with registered(KIP1309, KIP447), pytest.raises(SpecError, match="InitProducerIdRequest is redefined by two"):
+        codec_with_plugins()
+
+
+def test_overlays_leave_the_bundled_codec_alone():
     from conformance.protocol.codec import default_codec
 
-    assert "TxnHeartbeat" not in default_codec().registry.api_names()
+    with registered(KIP1309, KIP447):
+        names = default_codec().registry.api_names()
+        versions = default_codec().registry.api("InitProducerId").versions()
+    assert "TxnHeartbeat" not in names and versions[-1] == 6
 
 
-def test_draft_suite_loads_only_with_the_plugin(draft_plugin):
-    suites, errors = load_suites([PLUGIN / "suites"])
+@pytest.mark.parametrize("folder, cases", [
+    (KIP1309, {"heartbeat-keeps-transaction-alive", "heartbeat-interval-above-timeout",
+               "heartbeat-with-two-phase-commit"}),
+    (KIP447, {"group-aware-init-gives-a-producer", "group-aware-init-may-repeat", "previous-generation-refused",
+              "takeover-aborts-transaction-on-assigned-partition"}),
+])
+def test_draft_suite_loads_only_with_its_plugin(folder, cases):
+    with registered(folder):
+        suites, errors = load_suites([folder / "suites"])
     assert errors == []
-    assert {case.id for case in suites[0].cases} == {
-        "heartbeat-keeps-transaction-alive", "heartbeat-interval-above-timeout", "heartbeat-with-two-phase-commit"}
-    assert all(case.draft for case in suites[0].cases)
+    assert {case.id for case in suites[0].cases} == cases and all(case.draft for case in suites[0].cases)
+    _, errors = load_suites([folder / "suites"])
+    assert errors and all("TxnHeartbeat" in str(error) or "no version 7+" in str(error) for error in errors)
 
 
-def test_draft_suite_is_rejected_without_the_plugin():
-    _, errors = load_suites([PLUGIN / "suites"])
-    assert any("unknown API 'TxnHeartbeat'" in str(error) for error in errors)
+class AdvertisesUpToV6:
+    """A target stand-in for the runner's version gate; no case gets past it."""
+    spec, version, bootstrap = "fake", "0", "127.0.0.1:9"
+
+
+def test_draft_versions_are_unsupported_where_not_advertised(monkeypatch):
+    with registered(KIP447):
+        suites, _ = load_suites([KIP447 / "suites"])
+        runner = Runner(AdvertisesUpToV6(), run_id="draft-test")
+        monkeypatch.setattr(runner, "advertised", lambda api: (0, 6))
+        case = suites[0].cases[0]
+        assert runner.case_versions(case) == [7]
+        result = runner.run(case, 7)
+    assert result.outcome is Outcome.UNSUPPORTED and "InitProducerId v0-v6, not v7" in result.message

@@ -104,3 +104,37 @@ def test_expectations_on_a_use_step_reach_the_templates_last_step():
     case = next(case for case in suites[0].cases if case.id == "require-stable-sees-pending-offsets")
     fetch = next(step for step in case.steps if step.get("send") == "OffsetFetch")
     assert fetch["expect"]["fields"]["8+"] == {"groups[0].topics[0].partitions[0].error_code": "UNSTABLE_OFFSET_COMMIT"}
+
+
+def test_use_step_save_adds_to_the_templates_names(tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(MINIMAL_SUITE_WITH_USE_SAVE)
+    suites, errors = load_suites([suite])
+    assert errors == []
+    init = suites[0].cases[0].steps[0]
+    assert init["save"] == {"pid": "producer_id", "epoch": "producer_epoch", "first_pid": "producer_id"}
+
+
+def test_versions_beyond_the_loaded_specs_point_at_a_missing_plugin(tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(MINIMAL_SUITE_WITH_USE_SAVE.replace('versions: "0+"', 'versions: "42+"'))
+    _, errors = load_suites([suite])
+    assert [error.key for error in errors] == ["cases[0].under_test.versions"]
+    assert "InitProducerId has no version 42+ in the loaded specs" in errors[0].message
+
+
+MINIMAL_SUITE_WITH_USE_SAVE = """\
+suite: t.use-save
+title: t
+spec: KIP-98
+transactional_ids: [main]
+cases:
+  - id: c
+    title: c
+    cites: c
+    under_test: {api: InitProducerId, versions: "0+"}
+    steps:
+      - use: txn.init
+        with: {txn: "${txn_ids.main}"}
+        save: {first_pid: producer_id}
+"""

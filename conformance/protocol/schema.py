@@ -354,6 +354,12 @@ def bundled_registry(overlays: Iterable[Path | str] = ()) -> SpecRegistry:
     """The bundled specs, then each overlay directory in order."""
     registry = SpecRegistry()
     registry.load_dir(BUNDLED_SPECS)
+    overlaid_by: dict[str, Path] = {}
     for directory in overlays:
-        registry.load_dir(directory)
+        for spec in registry.load_dir(directory):
+            # Two drafts of one message cannot share a codec: the later would silently drop the other.
+            if spec.name in overlaid_by:
+                raise SpecError(f"{spec.name} is redefined by two overlays, {overlaid_by[spec.name]} and "
+                                f"{directory}; load one draft of a message at a time")
+            overlaid_by[spec.name] = Path(directory)
     return registry

@@ -24,6 +24,7 @@ from .model import Case, Requirement, Suite
 SCHEMA_PATH = Path(__file__).with_name("suite.schema.json")
 STEP_ACTIONS = ("send", "produce", "fetch", "use", "wait", "until", "parallel", "fault")
 TEMPLATE_DIR = "templates"
+BUNDLED_TEMPLATES = Path(__file__).resolve().parents[2] / "suites" / TEMPLATE_DIR  # in a checkout
 LAST_STEP_KEYS = ("expect", "save", "retry", "timeout_ms")  # given on a `use:` step, they apply to its last step
 
 
@@ -127,11 +128,13 @@ def load_templates(directory: Path) -> tuple[dict[str, dict], list[SuiteError]]:
 
 
 def _templates_for(path: Path, cache: dict) -> tuple[dict, list[SuiteError]]:
-    """Templates from every ``templates/`` folder beside the file or above it (nearest wins)."""
+    """The bundled templates, then every ``templates/`` folder above the file or beside it (nearest wins).
+
+    The bundled ones come first so that suites kept elsewhere (a plugin's) can build on them."""
     merged: dict = {}
     errors: list[SuiteError] = []
-    for folder in reversed([path.parent, *list(path.parents)[1:4]]):
-        candidate = folder / TEMPLATE_DIR
+    nearby = [folder / TEMPLATE_DIR for folder in reversed([path.parent, *list(path.parents)[1:4]])]
+    for candidate in dict.fromkeys([BUNDLED_TEMPLATES, *nearby]):
         if candidate.is_dir():
             if candidate not in cache:
                 cache[candidate] = load_templates(candidate)
@@ -202,7 +205,10 @@ def expand_templates(steps: list, templates: dict, report, path: list, depth: in
         # What the using step says about the outcome applies to the template's last step.
         overrides = {key: step[key] for key in LAST_STEP_KEYS if key in step}
         if overrides and isinstance(body[-1], dict):
-            body[-1] = {**body[-1], **overrides}
+            last = body[-1]
+            if isinstance(last.get("save"), dict) and isinstance(overrides.get("save"), dict):
+                overrides["save"] = {**last["save"], **overrides["save"]}  # add names, keep the template's
+            body[-1] = {**last, **overrides}
         for inner in body:
             if isinstance(inner, dict) and "when" in step:
                 inner = {**inner, "when": step["when"]}
@@ -236,6 +242,10 @@ def _check_error_names(value, report, where) -> None:
     if is_version_map(value):
         for key, item in value.items():
             _check_error_names(item, report, [*where, key])
+        return
+    if isinstance(value, dict):  # matchers: {ne: NONE}, {any_of: [...]}
+        for operator, argument in value.items():
+            _check_error_names(argument, report, [*where, operator])
         return
     for item in value if isinstance(value, list) else [value]:
         if isinstance(item, int) or (isinstance(item, str) and item.startswith("${")):
@@ -357,6 +367,10 @@ def load_suite_file(path: Path, api_names=None, template_cache=None) -> tuple[Su
         versions = _check_versions(versions_text, report, [*where, "under_test", "versions"])
         if api is not None and api_names is not None and api not in api_names:
             report([*where, "under_test", "api"], f"unknown API {api!r}")
+        elif api is not None and isinstance(api_names, dict) and versions and not any(v in versions for v in api_names.get(api) or ()):
+            known = api_names.get(api) or [None]
+            report([*where, "under_test", "versions"], f"{api} has no version {versions_text} in the loaded specs "
+                   f"(v{known[0]}-v{known[-1]}); a draft's versions come with its plugin's specs")
         steps = expand_templates(raw["steps"], templates, report, [*where, "steps"])
         check_steps(steps, report, [*where, "steps"], api_names)
         if schema_failed:
@@ -386,7 +400,7 @@ def load_suites(paths, api_names=None) -> tuple[list[Suite], list[SuiteError]]:
     if api_names is None:
         from ..plugins import codec_with_plugins
 
-        api_names = set(codec_with_plugins().registry.api_names())
+        api_names = {api.name: api.versions() for api in codec_with_plugins().registry.apis()}
     suites, errors, cache = [], [], {}
     for path in suite_files(paths):
         suite, problems = load_suite_file(path, api_names, cache)

@@ -74,7 +74,10 @@ def match_error(actual: int, expected) -> str | None:
     allowed = _codes(expected)
     if actual in allowed:
         return None
-    wanted = " or ".join(sorted(error_name(code) for code in allowed))
+    values = expected if isinstance(expected, list) else [expected]
+    # A bare number is a code Kafka's table may name differently (a draft KIP's): show the number first.
+    wanted = " or ".join(sorted(f"{value} (Kafka: {error_name(value)})" if isinstance(value, int) else
+                                error_name(error_code(value)) for value in values))
     return f"expected {wanted}, got {error_name(actual)} ({actual})"
 
 
