@@ -83,6 +83,8 @@ def command_run(arguments, pytest_arguments: list[str]) -> int:
         options.append("--conformance-strict")
     if arguments.drafts:
         options.append("--conformance-drafts")
+    if arguments.client_config:
+        options += ["--client-config", arguments.client_config]
     if arguments.alluredir:
         # One run, one Allure report: results left from an earlier run would show up as retries.
         options += ["--alluredir", arguments.alluredir, "--clean-alluredir"]
@@ -209,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--target", action="append", metavar="SPEC",
                      help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
     run.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
+    run.add_argument("--client-config", metavar="FILE",
+                     help="Kafka client properties for HOST:PORT targets (TLS, SASL/PLAIN)")
     run.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
     run.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
     run.add_argument("--alluredir", default=DEFAULT_ALLUREDIR, metavar="DIR",

@@ -134,6 +134,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--target", action="append", default=[], metavar="SPEC", dest="conformance_targets",
                     help="target to test: kafka, kafka:VERSION, tansu, rdkafka-mock, container:IMAGE, HOST:PORT; "
                          "repeat for a matrix (`conformance targets` lists the kinds)")
+    group.addoption("--client-config", metavar="FILE", default=None, dest="conformance_client_config",
+                    help="Kafka client properties (security.protocol, sasl.*, ssl.*) for HOST:PORT targets: "
+                         "TLS and SASL/PLAIN")
     group.addoption("--suite", action="append", default=[], metavar="PATH", dest="conformance_suites",
                     help="suite file or folder (repeatable; default: suites/ of the rootdir)")
     group.addoption("--conformance-strict", action="store_true", default=None, dest="conformance_strict",
@@ -163,11 +166,12 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from .plugins import target_kinds
 
+    invocation_dir = config.invocation_params.dir
     try:
         pool = TargetPool(targets or [DEFAULT_TARGET], target_kinds())
-    except ValueError as error:
+        _apply_client_config(config, pool, invocation_dir)
+    except (ValueError, OSError) as error:
         raise pytest.UsageError(str(error)) from None
-    invocation_dir = config.invocation_params.dir
     roots = [(invocation_dir / suite).resolve() for suite in suites] or [(config.rootpath / "suites").resolve()]
     explicit_files = {
         (invocation_dir / argument.split("::")[0]).resolve()
@@ -184,6 +188,20 @@ def pytest_configure(config: pytest.Config) -> None:
         run_id=_run_id(config), results_path=results_path, writer=ResultsWriter(results_path),
     )
     config.stash[STATE_KEY] = state
+
+
+def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
+    option = config.getoption("conformance_client_config")
+    if not option:
+        return
+    from .targets.kafka_config import read_properties
+
+    settings = read_properties(invocation_dir / option)
+    attached = [pool.target(spec) for spec in pool.specs if hasattr(pool.target(spec), "use_client_config")]
+    if not attached:
+        raise ValueError("--client-config is for HOST:PORT targets (the harness configures the brokers it starts)")
+    for target in attached:
+        target.use_client_config(settings)
 
 
 def _requested_targets(config: pytest.Config) -> list[str]:

@@ -155,7 +155,9 @@ def test_request_frames_random_and_mutated(data):
 @given(data=st.data())
 def test_response_frames_random_and_mutated(data):
     api, version, payload = data.draw(response_payload())
-    decode = lambda payload: frames.decode_response(CODEC, api, version, payload)
+    def decode(payload):
+        return frames.decode_response(CODEC, api, version, payload)
+
     check_frame(decode, data.draw(st.binary(max_size=80)))
     check_frame(decode, data.draw(mutated(payload)))
 

@@ -358,6 +358,15 @@ def test_unknown_target_spec_is_a_usage_error(suites):
     result.stderr.fnmatch_lines(["*no target kind matches 'nonsense!'*"])
 
 
+def test_client_config_is_checked_before_anything_runs(suites):
+    (suites.path / "sasl.properties").write_text("security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n")
+    result = run(suites, "--target", "127.0.0.1:9", "--client-config", "sasl.properties", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*sasl.mechanism: the raw client speaks PLAIN only, not GSSAPI*"])
+    result = run(suites, "--target", "fake", "--client-config", "sasl.properties", "--collect-only")
+    result.stderr.fnmatch_lines(["*--client-config is for HOST:PORT targets*"])
+
+
 # ------------------------------------------------------------------------------ results
 def test_results_file_has_one_line_per_item_and_keeps_earlier_runs(suites, outcomes):
     outcomes[COMMIT] = Outcome.FAILED

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ssl
 import time
-from dataclasses import dataclass, field
 
 from ..protocol import frames
 from ..protocol.codec import Codec, default_codec
 from ..protocol.errors import error_name
 from .connection import Connection, GarbageResponse
+from .security import Security
 from .transcript import Transcript
 
 UNSUPPORTED_VERSION = 35
@@ -18,26 +17,6 @@ COORDINATOR_RETRIABLE = {14, 15, 16}  # load in progress, not available, not coo
 
 class ClusterError(Exception):
     """The cluster did not give the routing information a case needs."""
-
-
-@dataclass
-class Security:
-    """SASL/PLAIN and TLS settings for a user's broker. Never printed, never recorded."""
-
-    sasl_username: str | None = None
-    sasl_password: str | None = field(default=None, repr=False)
-    tls: bool = False
-    tls_ca_file: str | None = None
-    tls_verify: bool = True
-
-    def ssl_context(self) -> ssl.SSLContext | None:
-        if not self.tls:
-            return None
-        context = ssl.create_default_context(cafile=self.tls_ca_file)
-        if not self.tls_verify:
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        return context
 
 
 def split_host_port(address: str) -> tuple[str, int]:

@@ -171,7 +171,8 @@ class Connection:
             size = frames.SIZE.unpack_from(self._buffer, 0)[0]
             if size < 0 or size > MAX_FRAME:
                 self._fail(waiting, GarbageResponse, f"impossible frame size {size} "
-                                                     f"(first bytes {bytes(self._buffer[:16]).hex()})")
+                                                     f"(first bytes {bytes(self._buffer[:16]).hex()})"
+                                                     f"{_tls_hint(self._buffer, self.ssl_context)}")
         return frames.split_frames(self._buffer)
 
     def _dispatch(self, payload: bytes, waiting: Exchange) -> None:
@@ -207,3 +208,10 @@ class Connection:
 
 
 _ERRORS = {"timeout": ResponseTimeout, "disconnected": Disconnected, "garbage": GarbageResponse}
+
+
+def _tls_hint(received: bytes | bytearray, ssl_context) -> str:
+    """A TLS record (alert 0x15 or handshake 0x16, version 3.x) where a Kafka frame was due."""
+    if ssl_context is None and len(received) >= 2 and received[0] in (0x15, 0x16) and received[1] == 3:
+        return ": the broker speaks TLS on this port (security.protocol=SSL or SASL_SSL in --client-config)"
+    return ""

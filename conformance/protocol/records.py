@@ -423,7 +423,7 @@ def _decode_records(body: bytes, count: int, base: int, path: str,
     index = 0
     part = "length"
     try:
-        for index in range(count):
+        for _ in range(count):
             part = "length"
             byte = body[position]
             if byte < 0x80:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ..client.security import Security
 from .base import Target, TargetInfo, TargetUnavailable, wait_for_port
 from .registry import TargetKind
 
@@ -40,7 +41,12 @@ class HostPortTarget(Target):
             raise ValueError(f"not a HOST:PORT spec: {spec!r}")
         self.host, self.port = address
         self.connect_timeout = connect_timeout
-        self._security = dict(security or {})
+        self.use_client_config(security or {})
+
+    def use_client_config(self, settings: dict[str, str]) -> None:
+        """Take a client config's security settings; a setting the raw client cannot honour raises now."""
+        self.security = Security.from_client_config(settings)
+        self._security = dict(settings)
 
     def start(self) -> None:
         # Only TCP reachability: TLS and SASL problems surface in the first real request, with detail.

@@ -33,6 +33,7 @@ from .base import Target, TargetInfo, TargetUnavailable, free_port, stop_process
 from .kafka_config import (
     DEFAULT_PROFILE,
     as_property,
+    add_listeners,
     base_settings,
     read_properties,
     render_properties,
@@ -95,16 +96,20 @@ class KafkaTarget(Target):
         profile: Path | str | None = DEFAULT_PROFILE,
         overrides: dict[str, object] | None = None,
         features: dict[str, int] | None = None,
+        extra_listeners: dict[str, int] | None = None,
         startup_timeout: float = STARTUP_TIMEOUT_SECONDS,
     ):
         """``profile`` is a properties file layered over the base settings (None: none), ``overrides``
         win over both, and ``features`` become ``--feature name=level`` when the storage is formatted
-        (e.g. ``{"transaction.version": 1}`` to run 4.x with the pre-KIP-890 protocol)."""
+        (e.g. ``{"transaction.version": 1}`` to run 4.x with the pre-KIP-890 protocol).
+        ``extra_listeners`` maps a security protocol (SSL, SASL_PLAINTEXT, ...) to a loopback port;
+        its settings (keystores, JAAS) go in ``overrides``. The harness itself uses PLAINTEXT."""
         super().__init__(spec)
         self._version = version_in_spec(spec) or self._unpinned_version()
         self.profile = Path(profile) if profile is not None else None
         self.overrides = {key: as_property(value) for key, value in (overrides or {}).items()}
         self.features = dict(features or {})
+        self.extra_listeners = dict(extra_listeners or {})
         self.startup_timeout = startup_timeout
         self.startup_seconds: float | None = None
         self._directory: Path | None = None
@@ -198,6 +203,7 @@ class KafkaTarget(Target):
         while self._controller_port == self._broker_port:
             self._controller_port = free_port()
         settings = base_settings(self._version, self._broker_port, self._controller_port, directory / "data")
+        add_listeners(settings, self.extra_listeners)
         settings.update(self._profile_settings())
         settings.update(self.overrides)
         (directory / "server.properties").write_text(render_properties(settings))
@@ -208,7 +214,8 @@ class KafkaTarget(Target):
         if self.profile is None:
             return {}
         if self.profile == DEFAULT_PROFILE and not self.profile.exists():
-            warnings.warn(f"broker profile {self.profile} is missing (not a source checkout?): using Kafka defaults")
+            warnings.warn(f"broker profile {self.profile} is missing (not a source checkout?): using Kafka defaults",
+                          stacklevel=2)
             return {}
         return read_properties(self.profile)
 

@@ -44,6 +44,14 @@ def base_settings(version: str, broker_port: int, controller_port: int, data_dir
     return settings
 
 
+def add_listeners(settings: dict[str, str], listeners: dict[str, int]) -> None:
+    """Adds a loopback listener per security protocol (named after it) beside PLAINTEXT."""
+    for protocol, port in listeners.items():
+        settings["listeners"] += f",{protocol}://127.0.0.1:{port}"
+        settings["advertised.listeners"] += f",{protocol}://127.0.0.1:{port}"
+        settings["listener.security.protocol.map"] += f",{protocol}:{protocol}"
+
+
 def read_properties(path: Path) -> dict[str, str]:
     """``key=value`` / ``key: value`` lines of a Java properties file; ``#`` and ``!`` start comments.
 

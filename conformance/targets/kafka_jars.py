@@ -98,7 +98,7 @@ def _exclusive_lock(lock_path: Path) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise TargetUnavailable(f"gave up waiting for {lock_path}: another download holds it")
+                    raise TargetUnavailable(f"gave up waiting for {lock_path}: another download holds it") from None
                 time.sleep(0.5)
         try:
             yield

@@ -1,0 +1,150 @@
+"""TLS and SASL/PLAIN: client configs read as Kafka users write them, then a real broker that requires them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conformance.client.security import Security, SecurityConfigError
+from conformance.suite.loader import load_suites
+from conformance.suite.model import Outcome
+from conformance.suite.runner import Runner
+from conformance.targets.base import free_port
+from conformance.targets.hostport import HostPortTarget
+from conformance.targets.kafka import KafkaTarget
+
+ROOT = Path(__file__).resolve().parents[1]
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+        'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+
+
+# ---------------------------------------------------------------------------- client configs
+def test_librdkafka_keys():
+    security = Security.from_client_config({"security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN",
+                                            "sasl.username": "alice", "sasl.password": "s3cret",
+                                            "ssl.ca.location": "/ca.pem"})
+    assert (security.sasl_username, security.sasl_password, security.tls, security.tls_ca_file) == \
+        ("alice", "s3cret", True, "/ca.pem")
+    assert "s3cret" not in repr(security)
+
+
+def test_java_client_keys():
+    security = Security.from_client_config({
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+        "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
+                            'username="bob" password="p\\"w";'})
+    assert (security.sasl_username, security.sasl_password, security.tls) == ("bob", 'p"w', False)
+    tls = Security.from_client_config({"security.protocol": "SSL", "ssl.truststore.type": "PEM",
+                                       "ssl.truststore.location": "/ca.pem",
+                                       "ssl.endpoint.identification.algorithm": ""})
+    assert tls.tls and tls.tls_ca_file == "/ca.pem" and not tls.tls_check_hostname
+
+
+@pytest.mark.parametrize("settings, key", [
+    ({"security.protocol": "KERBEROS"}, "security.protocol"),
+    ({"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "u"}, "sasl.mechanism"),
+    ({"security.protocol": "SASL_PLAINTEXT"}, "sasl.username"),
+    ({"security.protocol": "SSL", "ssl.truststore.location": "/t.jks"}, "ssl.truststore.location"),
+    ({"security.protocol": "SSL", "enable.ssl.certificate.verification": "maybe"}, "enable.ssl.certificate"),
+])
+def test_settings_the_raw_client_cannot_honour_are_refused_by_key(settings, key):
+    with pytest.raises(SecurityConfigError, match=key):
+        Security.from_client_config(settings)
+
+
+def test_plaintext_needs_nothing():
+    assert Security.from_client_config({}) == Security()
+
+
+# ---------------------------------------------------------------------------- a secured broker
+def make_certificates(directory: Path) -> tuple[Path, Path]:
+    """A CA, and a broker key and certificate for 127.0.0.1 signed by it: (ca.pem, broker.pem)."""
+    def openssl(*arguments: str) -> None:
+        subprocess.run(["openssl", *arguments], cwd=directory, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+            "-days", "2", "-subj", "/CN=kafka-conformance test CA")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "broker.key", "-out", "broker.csr",
+            "-subj", "/CN=127.0.0.1")
+    (directory / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    openssl("x509", "-req", "-in", "broker.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "broker.crt", "-days", "2", "-extfile", "san.cnf")
+    openssl("pkcs8", "-topk8", "-nocrypt", "-in", "broker.key", "-out", "broker.pk8")
+    bundle = directory / "broker.pem"
+    bundle.write_text((directory / "broker.pk8").read_text() + (directory / "broker.crt").read_text())
+    return directory / "ca.pem", bundle
+
+
+@pytest.fixture(scope="module")
+def secured_kafka(tmp_path_factory):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make test certificates (.ci/run installs it)")
+    ca, keystore = make_certificates(tmp_path_factory.mktemp("tls"))
+    ports = {"SASL_PLAINTEXT": free_port(), "SSL": free_port()}
+    broker = KafkaTarget("kafka", extra_listeners=ports, overrides={
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+        "listener.name.ssl.ssl.keystore.type": "PEM",
+        "listener.name.ssl.ssl.keystore.location": str(keystore),
+    })
+    broker.start()
+    yield broker, ports, ca
+    broker.stop()
+
+
+def run_case(target: HostPortTarget, case_id: str = "commit-one-partition"):
+    suites, errors = load_suites([ROOT / "suites" / "kip98" / "transactions.yaml"])
+    assert errors == []
+    case = next(case for case in suites[0].cases if case.id == case_id)
+    runner = Runner(target, run_id="security-test", timeout=5.0)
+    try:
+        return runner.run(case, runner.case_versions(case)[-1])
+    finally:
+        runner.close()
+
+
+@pytest.mark.kafka
+def test_sasl_plain_runs_a_case_and_keeps_the_password_out_of_the_transcript(secured_kafka):
+    _, ports, _ = secured_kafka
+    target = HostPortTarget(f"127.0.0.1:{ports['SASL_PLAINTEXT']}", security={
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+        "sasl.username": "alice", "sasl.password": "alice-secret"})
+    result = run_case(target)
+    assert result.outcome is Outcome.PASSED, result.message + result.transcript_text[-2000:]
+    assert "SaslAuthenticate" in result.transcript_text and "alice-secret" not in str(result.transcript)
+
+
+@pytest.mark.kafka
+def test_a_wrong_password_is_an_error_naming_the_failure(secured_kafka):
+    _, ports, _ = secured_kafka
+    target = HostPortTarget(f"127.0.0.1:{ports['SASL_PLAINTEXT']}", security={
+        "security.protocol": "SASL_PLAINTEXT", "sasl.username": "alice", "sasl.password": "wrong"})
+    result = run_case(target)
+    assert result.outcome is Outcome.ERROR and "SASL_AUTHENTICATION_FAILED" in result.message
+
+
+@pytest.mark.kafka
+def test_tls_with_the_brokers_ca_runs_a_case(secured_kafka):
+    _, ports, ca = secured_kafka
+    target = HostPortTarget(f"127.0.0.1:{ports['SSL']}", security={"security.protocol": "SSL",
+                                                                  "ssl.ca.location": str(ca)})
+    result = run_case(target)
+    assert result.outcome is Outcome.PASSED, result.message + result.transcript_text[-2000:]
+
+
+@pytest.mark.kafka
+def test_tls_with_an_unknown_ca_is_an_error_naming_the_certificate(secured_kafka):
+    _, ports, _ = secured_kafka
+    target = HostPortTarget(f"127.0.0.1:{ports['SSL']}", security={"security.protocol": "SSL"})
+    result = run_case(target)
+    assert result.outcome is Outcome.ERROR and "certificate" in result.message.lower(), result.message
+
+
+@pytest.mark.kafka
+def test_plaintext_on_a_tls_port_says_the_broker_speaks_tls(secured_kafka):
+    _, ports, _ = secured_kafka
+    result = run_case(HostPortTarget(f"127.0.0.1:{ports['SSL']}"))
+    assert result.outcome is Outcome.ERROR and "speaks TLS" in result.message, result.message
