@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 
 from ..protocol.codec import Codec, default_codec
-from ..protocol.errors import error_by_name
-from ..suite.loader import is_version_map
-from ..suite.model import Suite
+from ..protocol.error_catalogue import CatalogueEntry, ErrorCatalogue, bundled_catalogue
+from ..protocol.errors import UnknownErrorName, error_by_name
+from ..protocol.exceptions import SpecError
+from ..protocol.schema import SpecRegistry, VersionRange
+from ..suite.matchers import for_version
+from ..suite.model import Case, Suite
 
 
 def _cell(text) -> str:
@@ -33,6 +37,9 @@ def deviations_markdown(suites: list[Suite]) -> str:
 
 
 # ------------------------------------------------------------------------------ coverage
+BUILT_REQUESTS = {"produce": "Produce", "fetch": "Fetch"}  # step actions that build a request of that API
+
+
 def _walk_steps(steps):
     for step in steps:
         yield step
@@ -44,74 +51,213 @@ def _walk_steps(steps):
             yield from _walk_steps(step["until"]["steps"])
 
 
-def _expected_errors(expect, version: int) -> set[str]:
-    names: set[str] = set()
+def _step_api(step: dict, registry: SpecRegistry) -> str | None:
+    """The API a step sends: ``send`` names it, ``produce`` and ``fetch`` build Produce and Fetch requests."""
+    if "send" in step:
+        try:
+            return registry.api_name(step["send"])
+        except SpecError:
+            return None
+    return next((api for action, api in BUILT_REQUESTS.items() if action in step), None)
 
-    def add(value):
-        if is_version_map(value):
-            from ..suite.matchers import for_version
 
-            value = for_version(value, version)
-            if value is None or not isinstance(value, (str, int, list)):
-                return
-        for item in value if isinstance(value, list) else [value]:
+def _runs_at(step: dict, version: int) -> bool:
+    """Whether the step sends at the case's ``version``: a step pinned to another version (set-up at
+    ``max``, say) or limited by ``when: {versions: ...}`` does not test it."""
+    built: dict = next((step[action] for action in BUILT_REQUESTS if isinstance(step.get(action), dict)), {})
+    pinned = step.get("version", built.get("version"))
+    if pinned is not None and str(pinned) != str(version):
+        return False
+    limited = (step.get("when") or {}).get("versions")
+    return limited is None or version in VersionRange.parse(str(limited))
+
+
+def _step_expect(step: dict) -> dict:
+    """What the step checks the response against: produce and fetch steps check NONE unless told otherwise."""
+    expect: dict = step["expect"] if isinstance(step.get("expect"), dict) else {}
+    if "fetch" in step:
+        return {"error_code": "NONE", **expect}
+    if "produce" in step:
+        return expect or {"error_code": "NONE"}
+    return expect
+
+
+def _error_names(value) -> set[str]:
+    """The NAMEs in an expected value: one name or code, or a list of alternatives."""
+    names = set()
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, (str, int)) and not isinstance(item, bool):
             try:
                 names.add(error_by_name(str(item)).name)
-            except KeyError:
+            except UnknownErrorName:  # lint reports it
                 pass
-
-    if isinstance(expect, dict):
-        if "error_code" in expect:
-            add(expect["error_code"])
-        fields = expect.get("fields") or {}
-        groups = fields.values() if is_version_map(fields) else [fields]
-        for group in groups:
-            for path, wanted in (group or {}).items():
-                if str(path).split(".")[-1].split("[")[0].endswith("error_code") and not isinstance(wanted, dict) \
-                        or is_version_map(wanted):
-                    if str(path).endswith("error_code"):
-                        add(wanted)
     return names
 
 
-def coverage(suites: list[Suite], codec: Codec | None = None) -> dict:
-    """{api: {version: {"cases": [...], "errors": {name: [cases]}}}} over the bundled APIs."""
+def _expected_errors(expect: dict, version: int) -> list[set[str]]:
+    """Each error expectation of one step at ``version``, as the set of codes it accepts: the response's
+    ``error_code`` and every field whose path ends in ``error_code``."""
+    wanted = [for_version(expect.get("error_code"), version)]
+    fields = for_version(expect.get("fields") or {}, version)
+    if isinstance(fields, dict):
+        wanted += [for_version(value, version) for path, value in fields.items() if str(path).endswith("error_code")]
+    return [names for names in map(_error_names, wanted) if names]
+
+
+def case_expectations(case: Case, version: int, registry: SpecRegistry) -> list[set[str]]:
+    """Each error expectation the case places on its API under test at ``version`` (sets of alternatives)."""
+    return [names for step in _walk_steps(case.steps)
+            if _step_api(step, registry) == case.api and _runs_at(step, version)
+            for names in _expected_errors(_step_expect(step), version)]
+
+
+def covered_codes(accepted: set[str], listed: dict[str, CatalogueEntry]) -> set[str]:
+    """The codes an expectation covers. Of several alternatives, those the local broker can answer (the
+    others only tolerate other brokers or a KIP's wording); all of them when none of them is catalogued
+    as answerable locally, so that a gap or a contradiction in the catalogue shows."""
+    answerable = {name for name in accepted if name in listed and listed[name].triggerable_locally}
+    return answerable or accepted
+
+
+def coverage(suites: list[Suite], codec: Codec | None = None, catalogue: ErrorCatalogue | None = None) -> dict:
+    """{api: {version: {"cases": {case ids}, "errors": {name: {case ids}}}}} over the bundled APIs.
+
+    Draft cases count for their versions, but not for error codes: they expect what a KIP first proposed.
+    """
     codec = codec or default_codec()
+    catalogue = catalogue or bundled_catalogue()
     table: dict = {api.name: {version: {"cases": set(), "errors": defaultdict(set)} for version in api.versions()}
                    for api in codec.registry.apis()}
     for suite in suites:
         for case in suite.cases:
             if case.api is None:
                 continue
-            for version in table.get(case.api, {}):
+            for version, entry in table.get(case.api, {}).items():
                 if version not in case.versions:
                     continue
-                entry = table[case.api][version]
                 entry["cases"].add(case.full_id)
-                for step in _walk_steps(case.steps):
-                    if step.get("send") == case.api:
-                        for name in _expected_errors(step.get("expect"), version):
-                            entry["errors"][name].add(case.full_id)
+                if case.draft:
+                    continue
+                listed = catalogue.codes(case.api, version)
+                for accepted in case_expectations(case, version, codec.registry):
+                    for name in covered_codes(accepted, listed):
+                        entry["errors"][name].add(case.full_id)
     return table
 
 
-def coverage_markdown(suites: list[Suite], codec: Codec | None = None) -> str:
-    table = coverage(suites, codec)
-    lines = ["# Coverage of the bundled APIs by the bundled suites", "",
-             "Generated by `conformance coverage`. A version is covered when a case has it under test;",
-             "error codes are those the cases expect from that API at that version.", "",
-             "| API | Version | Cases | Error codes expected (cases) |", "|---|---|---|---|"]
-    uncovered = []
-    for api in sorted(table):
-        for version, entry in sorted(table[api].items()):
-            if not entry["cases"]:
-                uncovered.append(f"{api} v{version}")
-                continue
-            errors = ", ".join(f"{name} ({len(cases)})" for name, cases in sorted(entry["errors"].items()))
-            lines.append(f"| {api} | {version} | {len(entry['cases'])} | {errors or '-'} |")
-    lines += ["", f"## Not covered by any case ({len(uncovered)} API versions)", "",
+COVERED, NOT_LOCAL, UNCOVERED = "covered", "not triggerable locally", "not covered"
+MISSING = "missing from the catalogue"  # covered, but the catalogue does not list the code: it is incomplete
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    """One error code of one API over consecutive versions that share its cases and catalogue entry."""
+
+    api: str
+    versions: tuple[int, ...]
+    error: str
+    cases: frozenset[str]
+    entry: CatalogueEntry | None  # None: cases expect the code but the catalogue does not list it
+
+    @property
+    def status(self) -> str:
+        if self.entry is None:
+            return MISSING
+        if self.cases:
+            return COVERED
+        return NOT_LOCAL if self.entry.local else UNCOVERED
+
+
+def coverage_rows(table: dict, catalogue: ErrorCatalogue | None = None) -> list[CoverageRow]:
+    """Rows for every catalogued API and every API whose cases expect codes, by API, code and version."""
+    catalogue = catalogue or bundled_catalogue()
+    expecting = {api for api, versions in table.items() if any(entry["errors"] for entry in versions.values())}
+    rows = []
+    for api in sorted((set(catalogue.apis()) | expecting) & set(table)):
+        cells: dict[str, dict[int, tuple]] = defaultdict(dict)  # error -> version -> (cases, entry)
+        for version, entry in table[api].items():
+            listed = catalogue.codes(api, version)
+            for name in listed.keys() | entry["errors"].keys():
+                cells[name][version] = (frozenset(entry["errors"].get(name, ())), listed.get(name))
+        for name, by_version in cells.items():
+            rows += [CoverageRow(api, versions, name, *value) for versions, value in _runs(by_version)]
+    return sorted(rows, key=lambda row: (row.api, error_by_name(row.error).code, row.versions))
+
+
+def _runs(by_version: dict[int, tuple]) -> list[tuple[tuple[int, ...], tuple]]:
+    """Consecutive versions with equal values, merged: [((0, 1, 2), value), ((4,), other)]."""
+    runs: list[tuple[list[int], tuple]] = []
+    for version in sorted(by_version):
+        if runs and runs[-1][0][-1] == version - 1 and runs[-1][1] == by_version[version]:
+            runs[-1][0].append(version)
+        else:
+            runs.append(([version], by_version[version]))
+    return [(tuple(versions), value) for versions, value in runs]
+
+
+def _version_label(versions) -> str:
+    return f"v{versions[0]}" if len(versions) == 1 else f"v{versions[0]}-{versions[-1]}"
+
+
+def _cases_cell(cases: frozenset[str], shown: int = 3) -> str:
+    if not cases:
+        return "-"
+    names = sorted(cases)
+    more = f", +{len(names) - shown} more" if len(names) > shown else ""
+    return f"{len(names)}: " + ", ".join(names[:shown]) + more
+
+
+def _status_cell(row: CoverageRow) -> str:
+    if row.status == MISSING:
+        return "covered, but **not in the catalogue**: the catalogue is incomplete"
+    if row.status == NOT_LOCAL and row.entry is not None:  # the entry is always there when NOT_LOCAL
+        return f"cannot be triggered locally: {row.entry.local}"
+    return row.status
+
+
+def _summary(rows: list[CoverageRow]) -> str:
+    """Counts over API × version × code combinations (a row spans versions: each one counts)."""
+    counts: Counter = Counter()
+    for row in rows:
+        counts[row.status] += len(row.versions)
+    text = (f"**{sum(counts.values())} API × version × error code combinations: "
+            f"{counts[COVERED] + counts[MISSING]} covered by a case, {counts[NOT_LOCAL]} cannot be triggered on "
+            f"the local broker, {counts[UNCOVERED]} not covered yet.**")
+    if counts[MISSING]:
+        text += f" {counts[MISSING]} of the covered are missing from the catalogue (flagged below)."
+    return text
+
+
+def _api_section(api: str, versions: dict, rows: list[CoverageRow]) -> list[str]:
+    cases = _runs({version: (len(entry["cases"]),) for version, entry in versions.items()})
+    counts = ", ".join(f"{_version_label(run)}: {value[0]}" for run, value in cases)
+    lines = [f"## {api}", "", f"Cases with {api} under test, per version: {counts}.", "",
+             "| Versions | Error code | Cases expecting it | Status |", "|---|---|---|---|"]
+    lines += [f"| {_version_label(row.versions)} | {error_by_name(row.error)} | {_cell(_cases_cell(row.cases))} | "
+              f"{_cell(_status_cell(row))} |" for row in rows]
+    return lines + [""]
+
+
+def coverage_markdown(suites: list[Suite], codec: Codec | None = None, catalogue: ErrorCatalogue | None = None) -> str:
+    catalogue = catalogue or bundled_catalogue()
+    table = coverage(suites, codec, catalogue)
+    rows = coverage_rows(table, catalogue)
+    lines = ["# Coverage of the bundled APIs by the bundled suites", "", _summary(rows), "",
+             "Generated by `conformance coverage` from the suites and `conformance/protocol/error_catalogue.yaml`,",
+             "the error codes Apache Kafka 4.4.0's broker answers per API and request version. For each API under",
+             "test, every code it can answer is listed with the cases that expect it at those versions; a code no",
+             "case expects is either not covered yet or cannot be triggered on the single local broker the harness",
+             "provisions (KRaft, one node, no authorizer), with the reason. A code the cases expect but the catalogue",
+             "lacks is flagged: the catalogue is then incomplete. A step accepting several codes covers those the",
+             "local broker can answer. Draft cases (KIPs as first drafted) count for versions, not for codes.", ""]
+    for api in sorted({row.api for row in rows}):
+        lines += _api_section(api, table[api], [row for row in rows if row.api == api])
+    uncovered = [(api, run) for api in sorted(table)
+                 for run, _ in _runs({version: () for version, entry in table[api].items() if not entry["cases"]})]
+    lines += [f"## API versions no case covers ({sum(len(run) for _, run in uncovered)})", "",
               "APIs the harness uses for set-up and routing (Metadata, CreateTopics, ...) are exercised by",
-              "every case but have no case of their own yet.", "", ", ".join(uncovered) or "none"]
+              "every case but have no case of their own yet.", "",
+              ", ".join(f"{api} {_version_label(run)}" for api, run in uncovered) or "none"]
     return "\n".join(lines) + "\n"
 
 
