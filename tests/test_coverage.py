@@ -89,7 +89,7 @@ def test_catalogue_follows_the_brokers_version_translations(api, version, presen
 
 
 def test_catalogue_entries_say_why_the_local_broker_cannot_answer():
-    assert codes("EndTxn", 5)["TRANSACTIONAL_ID_AUTHORIZATION_FAILED"].local.startswith("needs an authorizer")
+    assert codes("EndTxn", 5)["NOT_COORDINATOR"].local.startswith("needs a second broker")
     assert codes("EndTxn", 5)["INVALID_TXN_STATE"].triggerable_locally
 
 

@@ -84,7 +84,7 @@ def secured_kafka(tmp_path_factory):
         pytest.skip("openssl is needed to make test certificates (.ci/run installs it)")
     ca, keystore = make_certificates(tmp_path_factory.mktemp("tls"))
     ports = {"SASL_PLAINTEXT": free_port(), "SSL": free_port()}
-    broker = KafkaTarget("kafka", extra_listeners=ports, overrides={
+    broker = KafkaTarget("kafka", extra_listeners=ports, authorizer=False, overrides={
         "sasl.enabled.mechanisms": "PLAIN",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
         "listener.name.ssl.ssl.keystore.type": "PEM",
@@ -148,3 +148,25 @@ def test_plaintext_on_a_tls_port_says_the_broker_speaks_tls(secured_kafka):
     _, ports, _ = secured_kafka
     result = run_case(HostPortTarget(f"127.0.0.1:{ports['SSL']}"))
     assert result.outcome is Outcome.ERROR and "speaks TLS" in result.message, result.message
+
+
+def test_a_step_as_a_principal_is_skipped_where_the_target_has_none():
+    from conformance.suite import steps
+
+    context = steps.Context(cluster=None, target=HostPortTarget("127.0.0.1:9"), version=None, api=None,
+                            variables={}, topic_ids={})
+    with pytest.raises(steps.Skip, match="no principal 'guest'"):
+        context.cluster_as("guest")
+    assert context.cluster_as(None) is None  # the harness's own connections
+
+
+def test_the_provisioned_kafka_names_its_guest_principal_only():
+    from conformance.targets.base import CapabilityMissing
+
+    broker = KafkaTarget("kafka", extra_listeners={"SASL_PLAINTEXT": 9999})
+    bootstrap, security = broker.principal("guest")
+    assert bootstrap == "127.0.0.1:9999" and security.sasl_username == "guest" and not security.tls
+    with pytest.raises(CapabilityMissing):
+        broker.principal("admin")
+    with pytest.raises(CapabilityMissing):
+        KafkaTarget("kafka", authorizer=False).principal("guest")

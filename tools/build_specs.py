@@ -41,7 +41,7 @@ APIS = [
     "LeaveGroup", "DescribeTransactions", "ListTransactions", "DescribeProducers",
     # setup and authentication
     "DescribeGroups", "ListGroups", "DeleteRecords", "DescribeConfigs",
-    "IncrementalAlterConfigs", "SaslHandshake", "SaslAuthenticate", "CreatePartitions",
+    "IncrementalAlterConfigs", "SaslHandshake", "SaslAuthenticate", "CreatePartitions", "CreateAcls",
 ]
 HEADERS = ["RequestHeader", "ResponseHeader"]
 MESSAGES = [f"{api}{kind}" for api in APIS for kind in ("Request", "Response")] + HEADERS

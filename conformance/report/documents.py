@@ -247,7 +247,7 @@ def coverage_markdown(suites: list[Suite], codec: Codec | None = None, catalogue
              "the error codes Apache Kafka 4.4.0's broker answers per API and request version. For each API under",
              "test, every code it can answer is listed with the cases that expect it at those versions; a code no",
              "case expects is either not covered yet or cannot be triggered on the single local broker the harness",
-             "provisions (KRaft, one node, no authorizer), with the reason. A code the cases expect but the catalogue",
+             "provisions (KRaft, one node, ACLs on), with the reason. A code the cases expect but the catalogue",
              "lacks is flagged: the catalogue is then incomplete. A step accepting several codes covers those the",
              "local broker can answer. Draft cases (KIPs as first drafted) count for versions, not for codes.", ""]
     for api in sorted({row.api for row in rows}):

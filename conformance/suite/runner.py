@@ -69,6 +69,7 @@ class Runner:
                           client_id=f"kafka-conformance-{self.run_id[:8]}",
                           security=getattr(self.target, "security", None))
         resources = Resources(cluster, case, f"{self.run_id[:8]}-{next(self._counter)}", self.target)
+        context: steps.Context | None = None
         try:
             names = resources.names()
             cluster.api_versions()
@@ -92,6 +93,8 @@ class Runner:
             return self._finish(result, Outcome.ERROR, started, transcript,
                                 f"harness: {type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}")
         finally:
+            if context is not None:
+                context.close()
             resources.delete_topics()
             cluster.close()
 

@@ -57,6 +57,28 @@ class Context:
     matchers: dict = field(default_factory=dict)
     sequences: dict = field(default_factory=dict)  # (producer id, epoch, topic, partition) -> next sequence
     lock: threading.RLock = field(default_factory=threading.RLock)
+    principals: dict = field(default_factory=dict)  # name -> Cluster connected as that principal
+
+    def cluster_as(self, principal: str | None) -> Cluster:
+        """The harness's own connections, or connections authenticated as one of the target's principals."""
+        if principal is None:
+            return self.cluster
+        with self.lock:
+            if principal not in self.principals:
+                try:
+                    bootstrap, security = self.target.principal(principal)
+                except CapabilityMissing as missing:
+                    raise Skip(str(missing)) from None
+                cluster = Cluster(bootstrap, self.cluster.codec, self.cluster.transcript,
+                                  client_id=self.cluster.client_id, timeout=self.cluster.timeout, security=security)
+                cluster.api_versions()
+                cluster.metadata([])  # the brokers' addresses on the principal's listener
+                self.principals[principal] = cluster
+            return self.principals[principal]
+
+    def close(self) -> None:
+        for cluster in self.principals.values():
+            cluster.close()
 
     def branch(self) -> "Context":
         """A context for a parallel branch: its own connections, the same transcript and variables."""
@@ -205,10 +227,11 @@ def malformation(spec: dict | None) -> frames.Malformation | None:
 def exchange(context: Context, step: dict, name: str, api: str, version: int, fields: dict):
     """Send one request as the step says; returns the response, or None when none was expected."""
     expect = step.get("expect") or {}
-    to = expressions.resolve(step.get("to"), context.variables)
-    target = destination(context, api, fields, to)
+    # The harness finds the destination even for a principal: the lookups would need the very rights a
+    # case withholds from it. Node ids are the same on every listener.
+    target = destination(context, api, fields, expressions.resolve(step.get("to"), context.variables))
+    cluster = context.cluster_as(step.get("as"))
     connection_name = step.get("connection")
-    cluster = context.cluster
     if connection_name:
         key = f"{connection_name}@{target}"
         connection = cluster._connections.get(key)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import socket
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..client.security import Security
 
 
 class TargetUnavailable(RuntimeError):
@@ -66,6 +70,11 @@ class Target:
 
     def fault(self, name: str, **arguments) -> None:
         raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r}")
+
+    def principal(self, name: str) -> tuple[str, Security]:
+        """Where and how to connect as the named principal (a user the broker authorizes apart from
+        the harness, for authorization cases): ``(bootstrap, Security)``."""
+        raise CapabilityMissing(f"target {self.spec!r} has no principal {name!r} (no authorizer)")
 
     def __enter__(self) -> "Target":
         self.start()

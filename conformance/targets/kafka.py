@@ -30,10 +30,14 @@ from typing import NoReturn
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from .base import Target, TargetInfo, TargetUnavailable, free_port, stop_process
+from ..client.security import Security
 from .kafka_config import (
     DEFAULT_PROFILE,
-    as_property,
+    GUEST_PASSWORD,
+    GUEST_USER,
     add_listeners,
+    as_property,
+    authorizer_settings,
     base_settings,
     read_properties,
     render_properties,
@@ -87,7 +91,7 @@ def java_executable() -> str | None:
 
 class KafkaTarget(Target):
     kind = "kafka"
-    capabilities = frozenset({"restart", "logs"})
+    capabilities = frozenset({"restart", "logs", "principals"})
 
     def __init__(
         self,
@@ -97,19 +101,22 @@ class KafkaTarget(Target):
         overrides: dict[str, object] | None = None,
         features: dict[str, int] | None = None,
         extra_listeners: dict[str, int] | None = None,
+        authorizer: bool = True,
         startup_timeout: float = STARTUP_TIMEOUT_SECONDS,
     ):
         """``profile`` is a properties file layered over the base settings (None: none), ``overrides``
         win over both, and ``features`` become ``--feature name=level`` when the storage is formatted
         (e.g. ``{"transaction.version": 1}`` to run 4.x with the pre-KIP-890 protocol).
         ``extra_listeners`` maps a security protocol (SSL, SASL_PLAINTEXT, ...) to a loopback port;
-        its settings (keystores, JAAS) go in ``overrides``. The harness itself uses PLAINTEXT."""
+        its settings (keystores, JAAS) go in ``overrides``. The harness itself uses PLAINTEXT.
+        ``authorizer`` turns ACLs on with the harness a super user and adds the ``guest`` principal."""
         super().__init__(spec)
         self._version = version_in_spec(spec) or self._unpinned_version()
         self.profile = Path(profile) if profile is not None else None
         self.overrides = {key: as_property(value) for key, value in (overrides or {}).items()}
         self.features = dict(features or {})
         self.extra_listeners = dict(extra_listeners or {})
+        self.authorizer = authorizer
         self.startup_timeout = startup_timeout
         self.startup_seconds: float | None = None
         self._directory: Path | None = None
@@ -186,6 +193,12 @@ class KafkaTarget(Target):
         )
         return information
 
+    def principal(self, name: str) -> tuple[str, Security]:
+        if not self.authorizer or name != GUEST_USER:
+            return super().principal(name)
+        return (f"127.0.0.1:{self.extra_listeners['SASL_PLAINTEXT']}",
+                Security(sasl_username=GUEST_USER, sasl_password=GUEST_PASSWORD))
+
     def logs(self) -> str | None:
         """Everything the broker printed (its last MiB), also after ``stop()``."""
         log_path = self._log_path()
@@ -203,6 +216,9 @@ class KafkaTarget(Target):
         while self._controller_port == self._broker_port:
             self._controller_port = free_port()
         settings = base_settings(self._version, self._broker_port, self._controller_port, directory / "data")
+        if self.authorizer:
+            self.extra_listeners.setdefault("SASL_PLAINTEXT", free_port())
+            settings.update(authorizer_settings())
         add_listeners(settings, self.extra_listeners)
         settings.update(self._profile_settings())
         settings.update(self.overrides)

@@ -52,6 +52,24 @@ def add_listeners(settings: dict[str, str], listeners: dict[str, int]) -> None:
         settings["listener.security.protocol.map"] += f",{protocol}:{protocol}"
 
 
+# A SASL/PLAIN user the broker authorizes apart from the harness: it holds no ACLs but those a case
+# grants, so authorization cases can watch the broker refuse it.
+GUEST_USER, GUEST_PASSWORD = "guest", "guest-secret"
+
+
+def authorizer_settings() -> dict[str, str]:
+    """ACLs on, with the harness (ANONYMOUS on PLAINTEXT, also the controller's own traffic) a super
+    user, and the guest reaching the broker on the SASL_PLAINTEXT listener."""
+    return {
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f'user_{GUEST_USER}="{GUEST_PASSWORD}";',
+    }
+
+
 def read_properties(path: Path) -> dict[str, str]:
     """``key=value`` / ``key: value`` lines of a Java properties file; ``#`` and ``!`` start comments.
 
