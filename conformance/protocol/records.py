@@ -423,7 +423,7 @@ def _decode_records(body: bytes, count: int, base: int, path: str,
     index = 0
     part = "length"
     try:
-        for _ in range(count):
+        for index in range(count):  # noqa: B007 - read by the error path below, to name the record
             part = "length"
             byte = body[position]
             if byte < 0x80:

@@ -450,7 +450,7 @@ def fetch_step(context: Context, step: dict, name: str) -> None:
         "replica_id": -1, "max_wait_ms": int(spec.get("max_wait_ms", DEFAULT_WAIT_MS)), "min_bytes": 1,
         "max_bytes": max_bytes, "isolation_level": isolation, "session_id": 0, "session_epoch": -1,
         "topics": [{"topic": topic, "topic_id": context.topic_ids.get(topic) or _topic_id(context, topic),
-                    "partitions": [{"partition": partition, "current_leader_epoch": -1,
+                    "partitions": [{"partition": partition, "current_leader_epoch": int(spec.get("current_leader_epoch", -1)),
                                     "fetch_offset": int(spec.get("offset", 0)), "last_fetched_epoch": -1,
                                     "log_start_offset": -1, "partition_max_bytes": max_bytes}]}],
         "forgotten_topics_data": [], "rack_id": "",
