@@ -89,8 +89,8 @@ def describe(case: Case, location: str) -> str:
 def attach_result(result: CaseResult) -> None:
     if allure is None:
         return
-    if result.transcript_text:
-        allure.attach(result.transcript_text, name="transcript", attachment_type=allure.attachment_type.TEXT)
+    if result.rendered_transcript():
+        allure.attach(result.rendered_transcript(), name="transcript", attachment_type=allure.attachment_type.TEXT)
     if result.transcript:
         allure.attach(json.dumps(result.transcript, indent=1, default=str), name="transcript.json",
                       attachment_type=allure.attachment_type.JSON)

@@ -53,8 +53,8 @@ def render(result: CaseResult, *, location: str = "") -> str:
             lines.append(_field("why", result.failure.message))
     if "\n" in result.message.strip():  # the headline showed only its first line
         lines.append(_field("message", result.message.strip()))
-    if result.transcript_text:
-        lines += ["", "transcript:", result.transcript_text.rstrip()]
+    if result.rendered_transcript():
+        lines += ["", "transcript:", result.rendered_transcript().rstrip()]
     return "\n".join(lines)
 
 

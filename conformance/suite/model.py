@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import enum
+import functools
+import json
+import re
 from dataclasses import dataclass, field
 
 from ..protocol.schema import VersionRange
@@ -46,6 +49,14 @@ class Case:
     def kip(self) -> str:
         return self.suite.spec
 
+    @functools.cached_property
+    def topics_used(self) -> list[str]:
+        """The suite's topics this case's steps name (``${topics.x}``, ``${topic_ids.x}``): only
+        those are created for it, since creating and deleting topics is most of a short case's time."""
+        text = json.dumps(self.steps, default=str)
+        return [name for name in self.suite.topics
+                if re.search(rf"\$\{{[^}}]*\btopic(s|_ids)\.{re.escape(name)}\b", text)]
+
 
 @dataclass
 class Suite:
@@ -88,12 +99,18 @@ class CaseResult:
     message: str = ""
     failure: StepFailure | None = None
     transcript: list[dict] = field(default_factory=list)
-    transcript_text: str = ""
+    transcript_text: str = ""  # rendered from transcript_source on first use: most results are never shown
+    transcript_source: object = field(default=None, repr=False, compare=False)  # a client Transcript
     tags: list[str] = field(default_factory=list)
     draft: bool = False
     run_id: str = ""
     path: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> file (pcaps, logs)
+
+    def rendered_transcript(self) -> str:
+        if not self.transcript_text and self.transcript_source is not None:
+            self.transcript_text = self.transcript_source.render()
+        return self.transcript_text
 
     def to_json(self) -> dict:
         from ..client.transcript import jsonable

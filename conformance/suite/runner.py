@@ -73,7 +73,7 @@ class Runner:
         try:
             names = resources.names()
             cluster.api_versions()
-            resources.create_topics(names["topics"])
+            resources.create_topics({short: names["topics"][short] for short in case.topics_used})
             names["topic_ids"] = {short: resources.topic_ids.get(full) for short, full in names["topics"].items()}
             context = steps.Context(cluster, self.target, version, case.api,
                                     {**names, "version": version}, resources.topic_ids,
@@ -112,7 +112,7 @@ class Runner:
         result.message = message
         result.duration_s = time.monotonic() - started
         result.transcript = transcript.to_json()
-        result.transcript_text = transcript.render()
+        result.transcript_source = transcript
         return result
 
 
