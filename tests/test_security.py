@@ -160,12 +160,13 @@ def test_a_step_as_a_principal_is_skipped_where_the_target_has_none():
     assert context.cluster_as(None) is None  # the harness's own connections
 
 
-def test_the_provisioned_kafka_names_its_guest_principal_only():
+def test_the_provisioned_kafka_names_its_principals_only():
     from conformance.targets.base import CapabilityMissing
 
     broker = KafkaTarget("kafka", extra_listeners={"SASL_PLAINTEXT": 9999})
     bootstrap, security = broker.principal("guest")
     assert bootstrap == "127.0.0.1:9999" and security.sasl_username == "guest" and not security.tls
+    assert broker.principal("nobody")[1].sasl_username == "nobody"
     with pytest.raises(CapabilityMissing):
         broker.principal("admin")
     with pytest.raises(CapabilityMissing):

@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
             runner.close()
             outcomes = Counter(result.outcome.value for result in results)
             rows.append((label, elapsed, len(items), dict(outcomes)))
+            for result in [r for r in results if r.outcome.value not in ("passed", "unsupported")][:10]:
+                print(f"  {label}: {result.outcome.value} {result.suite_id}::{result.case_id} v{result.version}: "
+                      f"{result.message[:200]}")
         for label, elapsed, count, outcomes in rows:
             print(f"{label:>12}: {elapsed:6.1f} s for {count} items  {outcomes}")
         print(f"speed-up: {rows[0][1] / rows[1][1]:.2f}x")

@@ -33,8 +33,7 @@ from .base import Target, TargetInfo, TargetUnavailable, free_port, stop_process
 from ..client.security import Security
 from .kafka_config import (
     DEFAULT_PROFILE,
-    GUEST_PASSWORD,
-    GUEST_USER,
+    PRINCIPALS,
     add_listeners,
     as_property,
     authorizer_settings,
@@ -109,7 +108,8 @@ class KafkaTarget(Target):
         (e.g. ``{"transaction.version": 1}`` to run 4.x with the pre-KIP-890 protocol).
         ``extra_listeners`` maps a security protocol (SSL, SASL_PLAINTEXT, ...) to a loopback port;
         its settings (keystores, JAAS) go in ``overrides``. The harness itself uses PLAINTEXT.
-        ``authorizer`` turns ACLs on with the harness a super user and adds the ``guest`` principal."""
+        ``authorizer`` turns ACLs on with the harness a super user and adds the principals
+        ``guest`` and ``nobody``."""
         super().__init__(spec)
         self._version = version_in_spec(spec) or self._unpinned_version()
         self.profile = Path(profile) if profile is not None else None
@@ -194,10 +194,10 @@ class KafkaTarget(Target):
         return information
 
     def principal(self, name: str) -> tuple[str, Security]:
-        if not self.authorizer or name != GUEST_USER:
+        if not self.authorizer or name not in PRINCIPALS:
             return super().principal(name)
         return (f"127.0.0.1:{self.extra_listeners['SASL_PLAINTEXT']}",
-                Security(sasl_username=GUEST_USER, sasl_password=GUEST_PASSWORD))
+                Security(sasl_username=name, sasl_password=PRINCIPALS[name]))
 
     def logs(self) -> str | None:
         """Everything the broker printed (its last MiB), also after ``stop()``."""

@@ -52,21 +52,22 @@ def add_listeners(settings: dict[str, str], listeners: dict[str, int]) -> None:
         settings["listener.security.protocol.map"] += f",{protocol}:{protocol}"
 
 
-# A SASL/PLAIN user the broker authorizes apart from the harness: it holds no ACLs but those a case
-# grants, so authorization cases can watch the broker refuse it.
-GUEST_USER, GUEST_PASSWORD = "guest", "guest-secret"
+# SASL/PLAIN users the broker authorizes apart from the harness, so authorization cases can watch it
+# refuse them: `guest` holds only the rights cases grant it on their own resources; `nobody` is never
+# granted anything, for rights one grant anywhere would imply (WRITE on any topic implies idempotence).
+PRINCIPALS = {"guest": "guest-secret", "nobody": "nobody-secret"}
 
 
 def authorizer_settings() -> dict[str, str]:
     """ACLs on, with the harness (ANONYMOUS on PLAINTEXT, also the controller's own traffic) a super
-    user, and the guest reaching the broker on the SASL_PLAINTEXT listener."""
+    user, and the principals reaching the broker on the SASL_PLAINTEXT listener."""
     return {
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "super.users": "User:ANONYMOUS",
         "sasl.enabled.mechanisms": "PLAIN",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config":
             "org.apache.kafka.common.security.plain.PlainLoginModule required "
-            f'user_{GUEST_USER}="{GUEST_PASSWORD}";',
+            + " ".join(f'user_{user}="{password}"' for user, password in PRINCIPALS.items()) + ";",
     }
 
 
