@@ -171,3 +171,14 @@ def test_the_provisioned_kafka_names_its_principals_only():
         broker.principal("admin")
     with pytest.raises(CapabilityMissing):
         KafkaTarget("kafka", authorizer=False).principal("guest")
+
+
+def test_a_case_run_as_a_missing_principal_is_skipped_before_its_first_step():
+    suites, errors = load_suites([ROOT / "suites" / "kip98" / "authorization.yaml"])
+    assert errors == []
+    granting = next(case for case in suites[0].cases if case.id == "init-transactional-id-authorized")
+    runner = Runner(HostPortTarget("127.0.0.1:9"), run_id="principal-test")
+    runner.advertised = lambda api: (0, 99)  # past the version gate; nothing listens on port 9
+    result = runner.run(granting, 1)
+    assert result.outcome is Outcome.SKIPPED and "no principal 'guest'" in result.message
+    assert result.transcript == []  # the CreateAcls grant never went out

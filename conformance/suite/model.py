@@ -50,6 +50,11 @@ class Case:
         return self.suite.spec
 
     @functools.cached_property
+    def principals(self) -> list[str]:
+        """The target principals the steps run as (``as: guest``)."""
+        return sorted(set(re.findall(r'"as": "([^"]+)"', json.dumps(self.steps, default=str))))
+
+    @functools.cached_property
     def topics_used(self) -> list[str]:
         """The suite's topics this case's steps name (``${topics.x}``, ``${topic_ids.x}``): only
         those are created for it, since creating and deleting topics is most of a short case's time."""

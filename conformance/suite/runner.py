@@ -11,7 +11,7 @@ from ..client.connection import ClientError
 from ..client.transcript import Transcript
 from ..protocol.codec import Codec
 from ..protocol.exceptions import ProtocolError
-from ..targets.base import Target
+from ..targets.base import CapabilityMissing, Target
 from . import steps
 from .model import Case, CaseResult, Outcome, StepFailure
 from .resources import Resources
@@ -64,6 +64,11 @@ class Runner:
                                         f"{self.target.spec} advertises {case.api} {shown}, not v{version}")
         except (ClientError, ClusterError, ProtocolError, OSError) as error:
             return self._finish(result, Outcome.ERROR, started, transcript, f"cannot read ApiVersions: {error}")
+        try:  # before any step: a case must not half-run where one of its principals is missing
+            for principal in case.principals:
+                self.target.principal(principal)
+        except CapabilityMissing as missing:
+            return self._finish(result, Outcome.SKIPPED, started, transcript, str(missing))
 
         cluster = Cluster(self.target.bootstrap, self.codec, transcript, timeout=self.timeout,
                           client_id=f"kafka-conformance-{self.run_id[:8]}",
