@@ -77,8 +77,10 @@ class Context:
             return self.principals[principal]
 
     def close(self) -> None:
+        """Closes the principals' connections; the harness's own belong to whoever made the context."""
         for cluster in self.principals.values():
             cluster.close()
+        self.principals.clear()
 
     def branch(self) -> "Context":
         """A context for a parallel branch: its own connections, the same transcript and variables."""
@@ -530,6 +532,7 @@ def parallel_step(context: Context, step: dict, index: str) -> None:
     for thread in threads:
         thread.join(120)
     for branch in contexts:
+        branch.close()
         branch.cluster.close()
     if failures:
         raise failures[0]
