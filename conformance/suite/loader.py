@@ -262,7 +262,7 @@ def _plugin_step_kinds() -> set[str]:
     return set(merged_mapping("conformance_step_kinds"))
 
 
-def check_steps(steps, report, path, api_names) -> None:
+def check_steps(steps, report, path, api_names: dict[str, list[int]] | None) -> None:
     for index, step in enumerate(steps):
         where = [*path, index]
         if not isinstance(step, dict):
@@ -315,7 +315,7 @@ def _read_yaml(path: Path):
         return None, SuiteError(str(path), line, "(yaml)", str(getattr(error, "problem", error)))
 
 
-def load_suite_file(path: Path, api_names=None, template_cache=None) -> tuple[Suite | None, list[SuiteError]]:
+def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, template_cache=None) -> tuple[Suite | None, list[SuiteError]]:
     path = Path(path)
     document, problem = _read_yaml(path)
     if problem:
@@ -367,8 +367,8 @@ def load_suite_file(path: Path, api_names=None, template_cache=None) -> tuple[Su
         versions = _check_versions(versions_text, report, [*where, "under_test", "versions"])
         if api is not None and api_names is not None and api not in api_names:
             report([*where, "under_test", "api"], f"unknown API {api!r}")
-        elif api is not None and isinstance(api_names, dict) and versions and not any(v in versions for v in api_names.get(api) or ()):
-            known = api_names.get(api) or [None]
+        elif api is not None and api_names is not None and versions and not any(v in versions for v in api_names[api]):
+            known = api_names[api]
             report([*where, "under_test", "versions"], f"{api} has no version {versions_text} in the loaded specs "
                    f"(v{known[0]}-v{known[-1]}); a draft's versions come with its plugin's specs")
         steps = expand_templates(raw["steps"], templates, report, [*where, "steps"])
@@ -396,7 +396,7 @@ def suite_files(paths) -> list[Path]:
     return found
 
 
-def load_suites(paths, api_names=None) -> tuple[list[Suite], list[SuiteError]]:
+def load_suites(paths, api_names: dict[str, list[int]] | None = None) -> tuple[list[Suite], list[SuiteError]]:
     if api_names is None:
         from ..plugins import codec_with_plugins
 
