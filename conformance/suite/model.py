@@ -15,14 +15,29 @@ class Requirement(str, enum.Enum):
     MUST = "MUST"
     SHOULD = "SHOULD"
     MAY = "MAY"
+    # What Apache Kafka does where the KIPs leave it open (internal topics, state names beyond the KIP's):
+    # reported for information, never part of what defines conformance.
+    IMPLEMENTATION = "IMPLEMENTATION"
+
+    @property
+    def conformance(self) -> bool:
+        """True for the levels a certification counts (MUST, SHOULD, MAY)."""
+        return self is not Requirement.IMPLEMENTATION
 
 
 class Outcome(str, enum.Enum):
-    PASSED = "passed"
-    FAILED = "failed"  # the target departs from the expectation: a finding
-    ERROR = "error"  # the harness or the infrastructure failed: not a verdict on the target
+    """What happened to one item. Only PASSED is a pass; every consumer counts the others apart."""
+
+    PASSED = "passed"  # the step under test ran at the version under test and met its expectation
+    FAILED = "failed"  # the step under test (or a check that verifies it) departs: a finding on the API under test
+    BLOCKED = "blocked"  # a setup, precondition or check step on another API departed: no verdict on the API under test
+    ERROR = "error"  # the harness, the infrastructure or the target's liveness failed: no verdict
     UNSUPPORTED = "unsupported"  # the target does not advertise the API version under test
     SKIPPED = "skipped"  # the case needs something the target lacks (a fault capability, a feature)
+
+
+# Version 2 adds the BLOCKED outcome, the IMPLEMENTATION requirement level and step_role/step_api.
+RESULTS_SCHEMA_VERSION = 2
 
 
 @dataclass
@@ -85,6 +100,8 @@ class StepFailure:
     expected: object
     actual: object
     message: str
+    role: str = "under_test"  # "under_test" (or a check verifying it): FAILED; "setup" or "check": BLOCKED
+    api: str | None = None  # the API of the departing step
 
 
 @dataclass
@@ -121,13 +138,15 @@ class CaseResult:
         from ..client.transcript import jsonable
 
         return {
-            "run_id": self.run_id, "target": self.target, "target_version": self.target_version,
+            "schema_version": RESULTS_SCHEMA_VERSION, "run_id": self.run_id, "target": self.target, "target_version": self.target_version,
             "suite": self.suite_id, "case": self.case_id, "title": self.title, "kip": self.kip,
             "api": self.api, "api_version": self.version, "outcome": self.outcome.value,
             "requirement": self.requirement.value, "cites": self.cites, "draft": self.draft,
             "tags": self.tags, "duration_s": round(self.duration_s, 4), "message": self.message,
             "step": None if self.failure is None else self.failure.step,
             "step_label": None if self.failure is None else self.failure.step_label,
+            "step_role": None if self.failure is None else self.failure.role,
+            "step_api": None if self.failure is None else self.failure.api,
             "expected": None if self.failure is None else jsonable(self.failure.expected),
             "actual": None if self.failure is None else jsonable(self.failure.actual),
             "path": self.path, "artifacts": self.artifacts, "transcript": self.transcript,
