@@ -195,14 +195,16 @@ class CaseItem(pytest.Item):
 def conclude(result: CaseResult, *, strict: bool) -> None:
     """Turn a case outcome into the pytest verdict (returns normally for a pass).
 
-    A SHOULD or MAY deviation without ``--conformance-strict`` is an *xfail*: visible as ``x`` and listed by
-    ``-rx`` with its reason, in the JSONL file as ``failed`` and in Allure as skipped with the
-    category "SHOULD/MAY not met" — a finding to read, not a broken build.
+    A SHOULD or MAY deviation without ``--conformance-strict``, and any departure from an
+    IMPLEMENTATION-level case, is an *xfail*: visible as ``x`` and listed by ``-rx`` with its reason,
+    in the JSONL file as ``failed`` and in Allure as skipped with the category "SHOULD/MAY not met" —
+    a finding to read, not a broken build. BLOCKED is never a pass: it fails (or xfails) like a departure,
+    under its own headline.
     """
     if result.outcome is Outcome.PASSED:
         return
-    if result.outcome is Outcome.FAILED:
-        if strict or result.requirement is Requirement.MUST:
+    if result.outcome in (Outcome.FAILED, Outcome.BLOCKED):
+        if binding(result, strict=strict):
             raise ConformanceFailure(result)
         pytest.xfail(text.headline(result))
     if result.outcome is Outcome.UNSUPPORTED:
@@ -212,9 +214,16 @@ def conclude(result: CaseResult, *, strict: bool) -> None:
     raise HarnessError(result)
 
 
+def binding(result: CaseResult, *, strict: bool) -> bool:
+    """Whether a departure fails the build: MUST always, SHOULD and MAY under strict, IMPLEMENTATION never."""
+    if result.requirement is Requirement.IMPLEMENTATION:
+        return False
+    return strict or result.requirement is Requirement.MUST
+
+
 def verdict(result: CaseResult, *, strict: bool) -> str:
     """The pytest verdict :func:`conclude` gives, as a word for the results file."""
-    if result.outcome is Outcome.FAILED:
-        return "failed" if strict or result.requirement is Requirement.MUST else "xfailed"
+    if result.outcome in (Outcome.FAILED, Outcome.BLOCKED):
+        return "failed" if binding(result, strict=strict) else "xfailed"
     return {Outcome.PASSED: "passed", Outcome.UNSUPPORTED: "skipped", Outcome.SKIPPED: "skipped"}.get(
         result.outcome, "error")

@@ -77,6 +77,12 @@ class Connection:
         self.closed_by_peer = False
 
     def close(self) -> None:
+        sock = self._socket
+        if sock is not None:  # wakes a thread blocked in recv (it holds the lock): closing never waits for a timeout
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         with self._lock:
             if self._socket is not None:
                 try:

@@ -20,6 +20,9 @@ except ImportError:  # allure-pytest is a dependency, but a trimmed install stil
 
 # Allure matches categories in order, first match wins; messages are the pytest exception texts.
 CATEGORIES = [
+    {"name": "Blocked: a set-up or check step departed", "matchedStatuses": ["failed", "skipped"],
+     "messageRegex": r"(?s)blocked, no verdict.*",
+     "description": "A step on another API than the one under test departed: no verdict on the API under test."},
     {"name": "Spec deviations", "matchedStatuses": ["failed"],
      "description": "The target departs from what the KIP requires (MUST, or SHOULD/MAY with --strict)."},
     {"name": "Target unavailable or failed to start", "matchedStatuses": ["skipped", "broken"],
@@ -28,6 +31,8 @@ CATEGORIES = [
      "description": "Not a verdict on the target: the harness, the network or the broker process failed."},
     {"name": "SHOULD/MAY not met (not enforced)", "matchedStatuses": ["skipped"],
      "messageRegex": r"(?s).*(SHOULD|MAY) not met.*"},
+    {"name": "Kafka implementation details not met (informational)", "matchedStatuses": ["skipped"],
+     "messageRegex": r"(?s).*implementation detail not met.*"},
     {"name": "Unsupported by the target", "matchedStatuses": ["skipped"],
      "messageRegex": r"(?s).*unsupported: .*"},
 ]
@@ -43,7 +48,7 @@ def results_directory(config) -> Path | None:
 
 def _severity(requirement: Requirement):
     levels = {Requirement.MUST: allure.severity_level.CRITICAL, Requirement.SHOULD: allure.severity_level.NORMAL,
-              Requirement.MAY: allure.severity_level.MINOR}
+              Requirement.MAY: allure.severity_level.MINOR, Requirement.IMPLEMENTATION: allure.severity_level.TRIVIAL}
     return levels[requirement]
 
 

@@ -16,7 +16,11 @@ LABEL_WIDTH = 10
 def headline(result: CaseResult) -> str:
     """One line: the exception message, pytest's short summary and Allure's status message."""
     if result.outcome is Outcome.FAILED:
+        if result.requirement.value == "IMPLEMENTATION":
+            return f"Kafka implementation detail not met (not a conformance requirement): {summary(result)}"
         return f"{result.requirement.value} not met: {summary(result)}"
+    if result.outcome is Outcome.BLOCKED:
+        return f"blocked, no verdict on {result.api or 'the case'}: {summary(result)}"
     if result.outcome is Outcome.ERROR:
         return f"error, no verdict on the target: {summary(result)}"
     return f"{result.outcome.value}: {summary(result)}"

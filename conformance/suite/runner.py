@@ -84,14 +84,26 @@ class Runner:
                                     {**names, "version": version}, resources.topic_ids,
                                     self.step_kinds, self.matchers)
             steps.run_steps(context, case.steps)
+            unproven = vacuous(case, version, context.progress)
+            if unproven:
+                return self._finish(result, Outcome.ERROR, started, transcript, unproven)
             return self._finish(result, Outcome.PASSED, started, transcript, "")
         except steps.Deviation as deviation:
             step_label = str(deviation).split(":", 1)[0]
+            role = deviation.role or "under_test"
             result.failure = StepFailure(step=_step_number(step_label), step_label=step_label,
-                                         expected=deviation.expected, actual=deviation.actual, message=str(deviation))
-            return self._finish(result, Outcome.FAILED, started, transcript, str(deviation))
+                                         expected=deviation.expected, actual=deviation.actual, message=str(deviation),
+                                         role=role, api=deviation.api)
+            if role == "under_test":
+                return self._finish(result, Outcome.FAILED, started, transcript, str(deviation))
+            what = "set-up" if role == "setup" else "check"
+            return self._finish(result, Outcome.BLOCKED, started, transcript,
+                                f"a {what} step on {deviation.api or 'another step kind'} departed, so there is no "
+                                f"verdict on {case.api} v{version}: {deviation}")
         except steps.Skip as skip:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
+        except steps.Incomplete as incomplete:
+            return self._finish(result, Outcome.ERROR, started, transcript, f"incomplete: {incomplete}")
         except (ClusterError, ClientError) as error:
             return self._finish(result, Outcome.ERROR, started, transcript, f"infrastructure: {error}")
         except Exception as error:  # noqa: BLE001 - a harness bug fails this item, never the run
@@ -119,6 +131,16 @@ class Runner:
         result.transcript = transcript.to_json()
         result.transcript_source = transcript
         return result
+
+
+def vacuous(case: Case, version: int | None, progress: steps.Progress) -> str:
+    """Why a case that ran to its end proves nothing ('' when it proves something)."""
+    if case.api is None:
+        return "" if progress.checked else "no step checked an expectation"
+    if progress.tested:
+        return ""
+    why = "; ".join(progress.left_out) or "no step sends it with an expectation"
+    return f"the step under test never ran: {case.api} v{version} was not sent and checked ({why})"
 
 
 def _step_number(label: str) -> int:

@@ -24,6 +24,7 @@ TRANSACTION_APIS = {"InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "
 GROUP_APIS = {"TxnOffsetCommit", "OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat",
               "LeaveGroup"}
 DEFAULT_WAIT_MS = 200
+PARALLEL_DEADLINE_S = 120.0
 # Versions a client may send: AddPartitionsToTxn v4+ is for brokers only (KIP-890).
 CLIENT_MAX = {"AddPartitionsToTxn": 3}
 # Transaction-version-2 semantics (KIP-890 part 2) start at these versions; like Kafka's own client,
@@ -32,15 +33,35 @@ TV2_FROM = {"EndTxn": 5, "Produce": 12, "TxnOffsetCommit": 5}
 
 
 class Deviation(Exception):
-    """The broker did not do what the step expects."""
+    """The broker did not do what the step expects.
 
-    def __init__(self, message: str, expected=None, actual=None):
+    ``role`` says whom to blame: ``under_test`` (the API and version under test, or a check marked
+    ``verifies``) makes the item FAILED; ``setup`` and ``check`` (another API, before or after the
+    step under test) make it BLOCKED. Set where the step ran, by :func:`run_step`.
+    """
+
+    def __init__(self, message: str, expected=None, actual=None, api: str | None = None):
         super().__init__(message)
-        self.expected, self.actual = expected, actual
+        self.expected, self.actual, self.api = expected, actual, api
+        self.version: int | None = None
+        self.role: str | None = None
 
 
 class Skip(Exception):
     """The step needs something this target or version does not have."""
+
+
+class Incomplete(Exception):
+    """The case could not be run to its end (a branch still running at its deadline): never a pass."""
+
+
+@dataclass
+class Progress:
+    """What a case has proven so far, shared by its parallel branches."""
+
+    tested: bool = False  # the step under test ran at the version under test and its expectation was checked
+    checked: int = 0  # expectations checked in all
+    left_out: list[str] = field(default_factory=list)  # steps under test that a `when` dropped, for the diagnosis
 
 
 @dataclass
@@ -58,6 +79,20 @@ class Context:
     sequences: dict = field(default_factory=dict)  # (producer id, epoch, topic, partition) -> next sequence
     lock: threading.RLock = field(default_factory=threading.RLock)
     principals: dict = field(default_factory=dict)  # name -> Cluster connected as that principal
+    progress: Progress = field(default_factory=Progress)
+
+    def under_test(self, api: str | None, version: int | None) -> bool:
+        """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case
+        about no one API)."""
+        return self.api is None or (api == self.api and version == self.version)
+
+    def checked(self, api: str | None, version: int | None, expect: dict) -> None:
+        """An expectation held; it proves the item when it was the step under test's own."""
+        if expect:
+            with self.lock:
+                self.progress.checked += 1
+                if self.under_test(api, version):
+                    self.progress.tested = True
 
     def cluster_as(self, principal: str | None) -> Cluster:
         """The harness's own connections, or connections authenticated as one of the target's principals."""
@@ -90,7 +125,7 @@ class Context:
         cluster.supported, cluster.brokers = self.cluster.supported, dict(self.cluster.brokers)
         cluster.finalized_features = self.cluster.finalized_features
         return Context(cluster, self.target, self.version, self.api, self.variables, self.topic_ids,
-                       self.step_kinds, self.matchers, self.sequences, self.lock)
+                       self.step_kinds, self.matchers, self.sequences, self.lock, progress=self.progress)
 
 
 def label(step: dict, index: str) -> str:
@@ -111,8 +146,27 @@ def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
 
 def run_step(context: Context, step: dict, index: str) -> None:
     if not applies(context, step.get("when")):
+        if step.get("send") == context.api and "version" not in step:
+            context.progress.left_out.append(f"step {label(step, index)} left out by when: {dict(step['when'])}")
         return
     name = label(step, index)
+    try:
+        _dispatch(context, step, index, name)
+    except Deviation as deviation:
+        if deviation.role is None:  # the innermost step that departed decides
+            deviation.role = blame(context, step, deviation)
+        raise
+
+
+def blame(context: Context, step: dict, deviation: Deviation) -> str:
+    if context.under_test(deviation.api, deviation.version):
+        return "under_test"
+    if context.progress.tested:
+        return "under_test" if step.get("verifies") else "check"
+    return "setup"
+
+
+def _dispatch(context: Context, step: dict, index: str, name: str) -> None:
     if "send" in step:
         send_step(context, step, name)
     elif "produce" in step:
@@ -304,7 +358,36 @@ def check_expect(context: Context, name: str, response: dict, expect: dict, vers
                 actual = matchers.lookup(response, path)
             except matchers.PathError:
                 actual = "(absent)"
+                problem = top_level_error(response) + problem
             raise Deviation(f"{name}: {problem}", expected={path: wanted}, actual={path: actual})
+
+
+def element(response: dict, path: str, name: str, expect, version: int):
+    """The part of a response a step reads; its absence is a departure that names the response's own error first."""
+    try:
+        return matchers.lookup(response, path)
+    except matchers.PathError as error:
+        raise Deviation(f"{name}: {top_level_error(response)}{error}", expected=expect or "a response with " + path,
+                        actual=summarise(response)) from None
+
+
+def top_level_error(response) -> str:
+    """``the response says COORDINATOR_NOT_AVAILABLE ("...")``, when a response carries an error of its own."""
+    if not isinstance(response, dict) or not response.get("error_code"):
+        return ""
+    message = response.get("error_message")
+    return f"the response says {error_name(response['error_code'])}" + (f" ({message})" if message else "") + "; "
+
+
+def summarise(response) -> object:
+    """A response without its byte payloads, for a failure's ``actual``."""
+    if isinstance(response, dict):
+        return {key: summarise(value) for key, value in response.items()}
+    if isinstance(response, list):
+        return [summarise(item) for item in response]
+    if isinstance(response, (bytes, bytearray)):
+        return f"<{len(response)} bytes>"
+    return response
 
 
 def save(context: Context, response: dict, wanted: dict | None) -> None:
@@ -340,12 +423,30 @@ def send_step(context: Context, step: dict, name: str) -> None:
     api = context.cluster.codec.registry.api_name(step["send"])
     version = step_version(context, step, api)
     fields = expressions.resolve(step.get("fields") or {}, {**context.variables, "version": version})
-    response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
-    if response is None:
-        return
-    expect = expressions.resolve(step.get("expect") or {}, context.variables)
-    check_expect(context, name, response, expect, version)
+    with attributed(api, version):
+        response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
+        expect = expressions.resolve(step.get("expect") or {}, context.variables)
+        if response is None:  # the expected disconnect or silence happened
+            context.checked(api, version, expect)
+            return
+        check_expect(context, name, response, expect, version)
+        context.checked(api, version, expect)
     save(context, response, step.get("save"))
+
+
+class attributed:
+    """Stamps a Deviation raised inside with the API and version of the request that departed."""
+
+    def __init__(self, api: str, version: int):
+        self.api, self.version = api, version
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if isinstance(error, Deviation) and error.api is None:
+            error.api, error.version = self.api, self.version
+        return False
 
 
 # ------------------------------------------------------------------------------ produce
@@ -395,12 +496,15 @@ def produce_step(context: Context, step: dict, name: str) -> None:
     }
     if "to" not in step:
         step = {**step, "to": {"leader": {"topic": topic, "partition": partition}}}
-    response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
-    if response is None:
-        return
-    partition_response = response["responses"][0]["partition_responses"][0]
-    expect = expressions.resolve(step.get("expect") or {"error_code": "NONE"}, context.variables)
-    check_expect(context, name, partition_response, expect, version)
+    with attributed(api, version):
+        response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
+        expect = expressions.resolve(step.get("expect") or {"error_code": "NONE"}, context.variables)
+        if response is None:
+            context.checked(api, version, expect)
+            return
+        partition_response = element(response, "responses[0].partition_responses[0]", name, expect, version)
+        check_expect(context, name, partition_response, expect, version)
+        context.checked(api, version, expect)
     save(context, partition_response, step.get("save"))
 
 
@@ -443,10 +547,15 @@ def visible_records(batches: list, aborted: list[dict], isolation: int) -> list[
 
 
 def fetch_step(context: Context, step: dict, name: str) -> None:
+    version = step_version(context, {**step, "version": step["fetch"].get("version", step.get("version"))}, "Fetch")
+    with attributed("Fetch", version):
+        _fetch(context, step, name, version)
+
+
+def _fetch(context: Context, step: dict, name: str, version: int) -> None:
     spec = expressions.resolve(step["fetch"], context.variables)
     topic, partition = spec["topic"], int(spec.get("partition", 0))
     isolation = {"read_uncommitted": 0, "read_committed": 1}[spec.get("isolation", "read_committed")]
-    version = step_version(context, {**step, "version": spec.get("version", step.get("version"))}, "Fetch")
     max_bytes = int(spec.get("max_bytes", 1 << 20))
     fields = {
         "replica_id": -1, "max_wait_ms": int(spec.get("max_wait_ms", DEFAULT_WAIT_MS)), "min_bytes": 1,
@@ -461,12 +570,14 @@ def fetch_step(context: Context, step: dict, name: str) -> None:
         step = {**step, "to": {"leader": {"topic": topic, "partition": partition}}}
     response = retrying(context, step, lambda: exchange(context, step, name, "Fetch", version, fields))
     if response is None:
+        context.checked("Fetch", version, step.get("expect") or {})
         return
     if response.get("error_code"):
-        check_expect(context, name, response, expressions.resolve(step.get("expect") or {"error_code": "NONE"},
-                                                                  context.variables), version)
+        expect = expressions.resolve(step.get("expect") or {"error_code": "NONE"}, context.variables)
+        check_expect(context, name, response, expect, version)
+        context.checked("Fetch", version, expect)
         return
-    data = response["responses"][0]["partitions"][0]
+    data = element(response, "responses[0].partitions[0]", name, step.get("expect"), version)
     batches = records.decode_batches(data.get("records") or b"")
     visible = visible_records(batches, data.get("aborted_transactions") or [], isolation)
     summary = {
@@ -494,6 +605,7 @@ def fetch_step(context: Context, step: dict, name: str) -> None:
                 fields_expected[key] = wanted
     expect["fields"] = fields_expected
     check_expect(context, name, summary, expect, version)
+    context.checked("Fetch", version, expect)
     save(context, summary, step.get("save"))
 
 
@@ -529,13 +641,19 @@ def parallel_step(context: Context, step: dict, index: str) -> None:
     threads = [threading.Thread(target=run, args=(number, steps), daemon=True) for number, steps in enumerate(branches)]
     for thread in threads:
         thread.start()
+    deadline = time.monotonic() + PARALLEL_DEADLINE_S
     for thread in threads:
-        thread.join(120)
+        thread.join(max(0.0, deadline - time.monotonic()))
+    running = [number + 1 for number, thread in enumerate(threads) if thread.is_alive()]
+    finished_failures = list(failures)  # closing the connections below makes a running branch fail too
     for branch in contexts:
         branch.close()
         branch.cluster.close()
-    if failures:
-        raise failures[0]
+    if finished_failures:
+        raise finished_failures[0]
+    if running:
+        raise Incomplete(f"step {index} parallel: branch {', '.join(map(str, running))} still running after "
+                         f"{PARALLEL_DEADLINE_S:.0f}s; its steps were not all checked")
 
 
 def fault_step(context: Context, step: dict) -> None:

@@ -1,0 +1,165 @@
+"""Verdicts land on the right step and never pass vacuously, against scripted brokers (tests/fake_kafka.py)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conformance.suite import steps
+from conformance.suite.loader import load_suite_file
+from conformance.suite.model import Outcome
+from conformance.suite.runner import Runner
+from conformance.targets.hostport import HostPortTarget
+
+from fake_kafka import SILENT, FakeKafka
+
+HEADER = """\
+suite: verdicts
+title: Verdict classes
+spec: KIP-98
+topics: {out: {partitions: 1}}
+transactional_ids: [main]
+groups: [g]
+cases:
+"""
+
+
+def run_case(tmp_path, broker: FakeKafka, case_yaml: str, version: int):
+    path = tmp_path / "verdicts.yaml"
+    path.write_text(HEADER + textwrap.indent(textwrap.dedent(case_yaml), "  "))
+    suite, errors = load_suite_file(path)
+    assert not errors, errors
+    target = HostPortTarget(broker.address)
+    target.start()
+    runner = Runner(target, run_id="verdicts", timeout=2.0)
+    try:
+        return runner.run(suite.cases[0], version)
+    finally:
+        runner.close()
+
+
+def answering(errors: dict[str, int]):
+    """A handler that answers these APIs with these top-level error codes, everything else by default."""
+    def handler(api, version, body):
+        return {"error_code": errors[api]} if api in errors else None
+    return handler
+
+
+INIT_THEN_END = """\
+- id: end-after-init
+  title: EndTxn after InitProducerId
+  cites: KIP-98
+  under_test: {api: EndTxn, versions: "3"}
+  steps:
+    - send: InitProducerId
+      fields: {transactional_id: "${txn_ids.main}", transaction_timeout_ms: 60000, producer_id: -1, producer_epoch: -1}
+      expect: {error_code: NONE}
+      save: {pid: producer_id, epoch: producer_epoch}
+    - send: EndTxn
+      fields: {transactional_id: "${txn_ids.main}", producer_id: "${pid}", producer_epoch: "${epoch}", committed: true}
+      expect: {error_code: NONE}
+"""
+
+
+def test_a_setup_step_on_another_api_that_departs_blocks_the_item_instead_of_failing_it(tmp_path):
+    broker = FakeKafka(answering({"InitProducerId": 15}))  # COORDINATOR_NOT_AVAILABLE
+    result = run_case(tmp_path, broker, INIT_THEN_END, 3)
+    assert result.outcome is Outcome.BLOCKED
+    assert (result.failure.role, result.failure.api, result.failure.step) == ("setup", "InitProducerId", 1)
+    assert "no verdict on EndTxn v3" in result.message and "COORDINATOR_NOT_AVAILABLE" in result.message
+    assert ("EndTxn", 3) not in broker.requests
+
+
+def test_the_step_under_test_that_departs_fails_the_item(tmp_path):
+    broker = FakeKafka(answering({"EndTxn": 48}))  # INVALID_TXN_STATE
+    result = run_case(tmp_path, broker, INIT_THEN_END, 3)
+    assert result.outcome is Outcome.FAILED
+    assert (result.failure.role, result.failure.api) == ("under_test", "EndTxn")
+
+
+def test_the_step_under_test_that_holds_passes(tmp_path):
+    result = run_case(tmp_path, FakeKafka(), INIT_THEN_END, 3)
+    assert result.outcome is Outcome.PASSED, result.message
+
+
+COMMIT_THEN_CHECK = """\
+- id: commit-then-check
+  title: TxnOffsetCommit, checked with OffsetFetch
+  cites: KIP-98
+  under_test: {api: TxnOffsetCommit, versions: "3"}
+  steps:
+    - send: TxnOffsetCommit
+      fields: {transactional_id: "${txn_ids.main}", group_id: "${groups.g}", producer_id: 1, producer_epoch: 0}
+      expect: {error_code: NONE}
+    - send: OffsetFetch
+      version: 7
+      fields: {group_id: "${groups.g}", topics: null}
+      expect: {error_code: NONE}
+      VERIFIES
+"""
+
+
+@pytest.mark.parametrize("verifies, outcome, role", [(False, Outcome.BLOCKED, "check"),
+                                                      (True, Outcome.FAILED, "under_test")])
+def test_a_check_on_another_api_blocks_unless_it_verifies_the_step_under_test(tmp_path, verifies, outcome, role):
+    case = COMMIT_THEN_CHECK.replace("VERIFIES", "verifies: true" if verifies else "")
+    result = run_case(tmp_path, FakeKafka(answering({"OffsetFetch": 16})), case, 3)  # NOT_COORDINATOR
+    assert result.outcome is outcome
+    assert result.failure.role == role and result.failure.api == "OffsetFetch"
+
+
+def test_a_when_that_drops_the_step_under_test_is_an_error_not_a_pass(tmp_path):
+    case = INIT_THEN_END.rstrip("\n") + "\n      when: {versions: \"4+\"}\n"
+    result = run_case(tmp_path, FakeKafka(), case, 3)
+    assert result.outcome is Outcome.ERROR
+    assert "the step under test never ran" in result.message and "left out by when" in result.message
+
+
+def test_a_case_whose_step_under_test_checks_nothing_is_an_error(tmp_path):
+    case = INIT_THEN_END.replace("committed: true}\n      expect: {error_code: NONE}", "committed: true}")
+    result = run_case(tmp_path, FakeKafka(), case, 3)
+    assert result.outcome is Outcome.ERROR and "never ran" in result.message
+
+
+PARALLEL = """\
+- id: parallel-branches
+  title: Two branches, one never answered
+  cites: KIP-98
+  under_test: {api: EndTxn, versions: "3"}
+  steps:
+    - parallel:
+        - - send: EndTxn
+            fields: {transactional_id: a, producer_id: 1, producer_epoch: 0, committed: true}
+            expect: {error_code: NONE}
+        - - send: AddOffsetsToTxn
+            fields: {transactional_id: b, producer_id: 1, producer_epoch: 0, group_id: g}
+            timeout_ms: 30000
+            expect: {error_code: NONE}
+"""
+
+
+def test_a_parallel_branch_still_running_at_its_deadline_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(steps, "PARALLEL_DEADLINE_S", 1.0)
+    broker = FakeKafka(lambda api, version, body: SILENT if api == "AddOffsetsToTxn" else None)
+    result = run_case(tmp_path, broker, PARALLEL, 3)
+    assert result.outcome is Outcome.ERROR
+    assert "branch 2 still running" in result.message
+
+
+def test_a_missing_element_names_the_responses_own_error_first(tmp_path):
+    case = """\
+    - id: missing-element
+      title: A path into an empty answer
+      cites: KIP-98
+      under_test: {api: ListTransactions, versions: "0"}
+      steps:
+        - send: ListTransactions
+          fields: {state_filters: [], producer_id_filters: []}
+          expect: {fields: {"transaction_states[0].transaction_state": Ongoing}}
+    """
+    broker = FakeKafka(answering({"ListTransactions": 15}))
+    result = run_case(tmp_path, broker, textwrap.dedent(case), 0)
+    assert result.outcome is Outcome.FAILED
+    assert "the response says COORDINATOR_NOT_AVAILABLE" in result.message
+    assert result.message.index("COORDINATOR_NOT_AVAILABLE") < result.message.index("no element")
