@@ -90,6 +90,9 @@ def command_run(arguments, pytest_arguments: list[str]) -> int:
         options += ["--alluredir", arguments.alluredir, "--clean-alluredir"]
     exit_code = int(pytest.main([*options, *pytest_arguments]))
     print_summary(arguments.results, run_id)
+    from .report.commands import write_junit_after_run  # JUnit from the JSONL records just written
+
+    write_junit_after_run(arguments, run_id)
     return exit_code
 
 
@@ -218,6 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--alluredir", default=DEFAULT_ALLUREDIR, metavar="DIR",
                      help="Allure results folder, emptied first ('' for none)")
     run.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
+    from .report import commands as report_commands  # gate, certify, report allure; run --junit
+
+    report_commands.add_junit_option(run)
+    report_commands.register(commands)
     return parser
 
 
@@ -244,6 +251,8 @@ def dispatch(argv: list[str] | None = None) -> int:
         return command_run(arguments, pytest_arguments)
     if pytest_arguments:
         build_parser().error("arguments after -- are only for 'conformance run'")
+    if getattr(arguments, "handler", None) is not None:  # commands registered by conformance.report.commands
+        return arguments.handler(arguments)
     commands = {"targets": command_targets, "lint": command_lint, "list": command_list,
                 "deviations": command_deviations, "coverage": command_coverage, "findings": command_findings}
     return commands[arguments.command](arguments)

@@ -1,0 +1,28 @@
+"""The report commands' argparse set-up (``gate``, ``certify``, ``report allure``), kept out of cli.py.
+
+Each registers its parser with a ``handler``; cli.dispatch calls the handler of any command that has one.
+"""
+
+from __future__ import annotations
+
+
+def register(commands) -> None:
+    from . import gate
+
+    gate.register(commands)
+
+
+def add_junit_option(run_parser) -> None:
+    run_parser.add_argument("--junit", metavar="FILE",
+                            help="also write JUnit XML (a departure is a <failure>, a harness error an <error>)")
+
+
+def write_junit_after_run(arguments, run_id: str) -> None:
+    """Called by ``conformance run`` once pytest returns: JUnit from the run's own JSONL records."""
+    if not getattr(arguments, "junit", None):
+        return
+    from .junit import write_junit
+    from .results import read_results
+
+    count = write_junit(read_results(arguments.results, run_id=run_id), arguments.junit)
+    print(f"wrote {arguments.junit} ({count} test cases)")

@@ -1,0 +1,220 @@
+"""``conformance gate``: compare a run with a baseline and fail CI on regressions only.
+
+An item is one target × case × API version. It regressed when it passed in the baseline and now
+fails, errors or is blocked; a case the baseline does not have regresses when it does not pass.
+Items present on one side only are listed, never silently dropped. IMPLEMENTATION items
+(Kafka internals, not conformance) are reported as changes but never fail the gate.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import known_failures
+from .itemref import key, label, latest, reproduce, rerun_argument
+from .results import new_run_id, read_results
+
+NOT_PASSING = ("failed", "error", "blocked")
+
+
+@dataclass
+class Change:
+    kind: str  # regression, improvement, known, flaky, changed, lost, new, missing
+    record: dict  # the new record (the baseline's for "missing")
+    baseline: dict | None = None
+    note: str = ""
+
+    @property
+    def transition(self) -> str:
+        before = self.baseline.get("outcome") if self.baseline else "absent"
+        after = self.record.get("outcome") if self.kind != "missing" else "absent"
+        return f"{before} -> {after}"
+
+
+@dataclass
+class GateReport:
+    changes: list[Change] = field(default_factory=list)
+    stale: list[known_failures.Entry] = field(default_factory=list)
+    compared: int = 0
+    reruns: int = 0
+
+    def of(self, kind: str) -> list[Change]:
+        return [change for change in self.changes if change.kind == kind]
+
+    def passed(self, *, strict: bool) -> bool:
+        if self.of("regression"):
+            return False
+        return not strict or not (self.stale or self.of("missing"))
+
+
+def compare(baseline: list[dict], results: list[dict], entries: list[known_failures.Entry] = ()) -> GateReport:
+    before, after = latest(baseline), latest(results)
+    report = GateReport(compared=len(after))
+    for item, record in after.items():
+        change = _classify(before.get(item), record)
+        if change is not None:
+            report.changes.append(change)
+    report.changes += [Change("missing", record, record, "in the baseline, not in these results")
+                       for item, record in before.items() if item not in after]
+    _apply_known(report, entries)
+    report.stale = [entry for entry in entries if entry.kind == "known_failures" and _no_longer_fails(entry, after)]
+    return report
+
+
+def _classify(base: dict | None, record: dict) -> Change | None:
+    outcome = record.get("outcome")
+    informational = record.get("requirement") == "IMPLEMENTATION"
+    if base is None:
+        if outcome in NOT_PASSING and not informational:
+            return Change("regression", record, None, "a case the baseline does not have does not pass")
+        return Change("new", record, None, "not in the baseline")
+    was = base.get("outcome")
+    if was == outcome:
+        return None
+    if was == "passed" and outcome in NOT_PASSING:
+        return Change("changed" if informational else "regression", record, base,
+                      "IMPLEMENTATION detail (informational)" if informational else "")
+    if outcome == "passed":
+        return Change("improvement", record, base)
+    if was == "passed":  # now unsupported or skipped: not a departure, but a pass is gone
+        return Change("lost", record, base, "no longer runs to a verdict")
+    return Change("changed", record, base)
+
+
+def _apply_known(report: GateReport, entries) -> None:
+    for change in report.of("regression"):
+        entry = known_failures.first_match(list(entries), change.record)
+        if entry is not None:
+            change.kind = "known" if entry.kind == "known_failures" else "flaky"
+            change.note = f"listed in {entry.source}: {entry.reason}" + (f" <{entry.link}>" if entry.link else "")
+
+
+def _no_longer_fails(entry: known_failures.Entry, after: dict[tuple, dict]) -> bool:
+    """Stale: the entry's items ran and none of them fails any more (an entry matching nothing is not judged)."""
+    matched = [record for record in after.values() if entry.matches(record)]
+    return bool(matched) and not any(record.get("outcome") in NOT_PASSING for record in matched)
+
+
+# ------------------------------------------------------------------------------ reruns
+def rerun(report: GateReport, times: int, *, pytest_arguments: list[str] = ()) -> None:
+    """Rerun every regressed item ``times`` times; one that passes at least once is flaky, measured."""
+    regressions = report.of("regression")
+    if times <= 0 or not regressions:
+        return
+    by_target: dict[str, list[Change]] = defaultdict(list)
+    for change in regressions:
+        by_target[change.record.get("target")].append(change)
+    for target, changes in by_target.items():
+        passes: dict[tuple, int] = defaultdict(int)
+        for _ in range(times):
+            for record in run_items(target, [change.record for change in changes], pytest_arguments):
+                passes[key(record)] += record.get("outcome") == "passed"
+        for change in changes:
+            count = passes[key(change.record)]
+            if count:
+                change.kind = "flaky"
+                change.note = f"measured: passed {count} of {times} reruns"
+            else:
+                change.note = f"failed all {times} reruns"
+    report.reruns = times
+
+
+def run_items(target: str, records: list[dict], pytest_arguments=()) -> list[dict]:
+    """Run exactly these items once through pytest in a child process; their new records."""
+    with tempfile.TemporaryDirectory(prefix="conformance-rerun-") as scratch:
+        results = Path(scratch) / "rerun.jsonl"
+        run_id = new_run_id()
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--target", target,
+                   "--results", str(results), "--conformance-run-id", run_id,
+                   *pytest_arguments, *[rerun_argument(record) for record in records]]
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return read_results(results, run_id=run_id)
+
+
+# ------------------------------------------------------------------------------ output
+HEADINGS = [("regression", "REGRESSION"), ("flaky", "FLAKY (tolerated)"), ("known", "KNOWN FAILURE (tolerated)"),
+            ("missing", "MISSING from the results"), ("lost", "NO LONGER RUN"), ("changed", "CHANGED"),
+            ("improvement", "IMPROVEMENT"), ("new", "NEW")]
+
+
+def render(report: GateReport, *, strict: bool, show_new: bool = False) -> str:
+    lines = []
+    for kind, heading in HEADINGS:
+        changes = report.of(kind)
+        if kind == "new" and not show_new:
+            failing = [change for change in changes if change.record.get("outcome") in NOT_PASSING]
+            if changes:
+                lines.append(f"NEW: {len(changes)} items not in the baseline ({len(failing)} not passing, "
+                             "informational); --show-new lists them")
+            continue
+        for change in changes:
+            record = change.record
+            where = f"{record.get('target')} {label(record)}"
+            note = f" ({change.note})" if change.note else ""
+            lines.append(f"{heading}: {where}: {change.transition}{note}")
+            if kind != "missing" and record.get("message") and record.get("outcome") != "passed":
+                lines.append(f"    {record['message'].splitlines()[0][:300]}")
+            if kind in ("regression", "flaky", "known", "improvement", "missing"):
+                lines.append(f"    reproduce: {reproduce(record)}")
+    for entry in report.stale:
+        lines.append(f"STALE known failure{' (error with --strict)' if strict else ''}: {entry.describe()} "
+                     f"[{entry.source}]: its items no longer fail")
+    counts = {kind: len(report.of(kind)) for kind, _ in HEADINGS}
+    verdict = "PASS" if report.passed(strict=strict) else "FAIL"
+    lines.append(f"gate {verdict}: {report.compared} items compared; "
+                 + ", ".join(f"{count} {kind}" for kind, count in counts.items())
+                 + f", {len(report.stale)} stale" + (f"; regressions rerun {report.reruns}x" if report.reruns else ""))
+    return "\n".join(lines) + "\n"
+
+
+def to_json(report: GateReport, *, strict: bool) -> dict:
+    return {"passed": report.passed(strict=strict), "compared": report.compared, "reruns": report.reruns,
+            "changes": [{"kind": change.kind, "item": label(change.record), "target": change.record.get("target"),
+                         "transition": change.transition, "note": change.note,
+                         "reproduce": reproduce(change.record)} for change in report.changes],
+            "stale": [{"entry": entry.describe(), "source": entry.source} for entry in report.stale]}
+
+
+# ------------------------------------------------------------------------------ command line
+def register(commands) -> None:
+    gate = commands.add_parser("gate", help="fail (exit 1) when results regressed against a baseline")
+    gate.add_argument("--baseline", action="append", required=True, metavar="BASE.jsonl",
+                      help="results of the reference run (repeatable)")
+    gate.add_argument("--results", action="append", required=True, metavar="NEW.jsonl",
+                      help="results of the run to judge (repeatable)")
+    gate.add_argument("--known-failures", action="append", default=[], metavar="FILE.yaml",
+                      help="known failures and flaky items to tolerate (repeatable)")
+    gate.add_argument("--reruns", type=int, default=0, metavar="N",
+                      help="rerun each regressed item N times against its target; one that passes is flaky")
+    gate.add_argument("--strict", action="store_true",
+                      help="stale known failures and items missing from the results fail the gate too")
+    gate.add_argument("--show-new", action="store_true", help="list every item the baseline does not have")
+    gate.add_argument("--json", metavar="FILE", help="also write the verdict and every change as JSON")
+    gate.set_defaults(handler=command_gate)
+
+
+def command_gate(arguments) -> int:
+    try:
+        entries = known_failures.load(arguments.known_failures)
+    except known_failures.KnownFailuresError as error:
+        print(f"gate: {error}", file=sys.stderr)
+        return 2
+    baseline = [row for path in arguments.baseline for row in read_results(path)]
+    results = [row for path in arguments.results for row in read_results(path)]
+    for name, rows, paths in (("baseline", baseline, arguments.baseline), ("results", results, arguments.results)):
+        if not rows:
+            print(f"gate: no records in the {name} ({', '.join(paths)})", file=sys.stderr)
+            return 2
+    report = compare(baseline, results, entries)
+    rerun(report, arguments.reruns)
+    print(render(report, strict=arguments.strict, show_new=arguments.show_new), end="")
+    if arguments.json:
+        Path(arguments.json).write_text(json.dumps(to_json(report, strict=arguments.strict), indent=1) + "\n",
+                                        encoding="utf-8")
+    return 0 if report.passed(strict=arguments.strict) else 1

@@ -1,0 +1,132 @@
+"""JUnit XML from results records, so any CI shows a run the way it shows unit tests.
+
+CI systems tell ``<failure>`` (the test ran and found a problem) from ``<error>`` (it could not
+run properly), so the mapping keeps the harness's distinction:
+
+- failed, binding (MUST, or SHOULD/MAY with --strict): ``<failure type="departure">``
+- blocked, binding: ``<error type="blocked">`` (a step on another API departed: no verdict)
+- error: ``<error type="error">`` (harness, infrastructure or target down)
+- failed or blocked, not binding (SHOULD/MAY without --strict, IMPLEMENTATION): ``<skipped type="not-enforced">``
+- unsupported and skipped: ``<skipped>``
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ElementTree
+from collections import Counter
+from pathlib import Path
+
+from .itemref import label, reproduce
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+PROPERTY_FIELDS = ("target", "target_version", "kip", "api", "api_version", "requirement", "outcome", "verdict",
+                   "cites", "nodeid", "run_id")
+
+
+def element_for(record: dict) -> tuple[ElementTree.Element, str]:
+    """The ``<testcase>`` of one record, and what it counts as: passed, failure, error or skipped."""
+    version = record.get("api_version")
+    case = ElementTree.Element("testcase", {
+        "classname": f"{record.get('target')}.{record.get('suite')}",
+        "name": str(record.get("case")) + ("" if version is None else f"[v{version}]"),
+        "time": f"{float(record.get('duration_s') or 0):.3f}",
+        "file": str(record.get("path") or ""),
+    })
+    properties = ElementTree.SubElement(case, "properties")
+    for name in PROPERTY_FIELDS:
+        if record.get(name) is not None:
+            ElementTree.SubElement(properties, "property", {"name": name, "value": _clean(str(record[name]))})
+    ElementTree.SubElement(properties, "property", {"name": "reproduce", "value": reproduce(record)})
+
+    outcome, binding = record.get("outcome"), record.get("verdict", "failed") == "failed"
+    message = _clean(((record.get("message") or "").strip().splitlines() or [str(outcome)])[0][:500])
+    if outcome == "failed" and binding:
+        kind = "failure"
+        ElementTree.SubElement(case, "failure", {"type": "departure", "message": message}).text = _clean(
+            _details(record))
+    elif outcome == "blocked" and binding or outcome == "error":
+        kind = "error"
+        ElementTree.SubElement(case, "error", {"type": outcome, "message": message}).text = _clean(_details(record))
+    elif outcome in ("failed", "blocked"):
+        kind = "skipped"
+        ElementTree.SubElement(case, "skipped", {"type": "not-enforced",
+                                                 "message": f"{record.get('requirement')} not met: {message}"})
+    elif outcome in ("unsupported", "skipped"):
+        kind = "skipped"
+        ElementTree.SubElement(case, "skipped", {"type": outcome, "message": message})
+    else:
+        kind = "passed"
+    if kind != "passed" and record.get("transcript"):
+        ElementTree.SubElement(case, "system-out").text = _clean(_transcript_text(record["transcript"]))
+    return case, kind
+
+
+def _clean(text: str) -> str:
+    """XML 1.0 cannot carry most control characters, even escaped; decoded broker bytes may hold some."""
+    return _CONTROL.sub("\ufffd", text)
+
+
+def _details(record: dict) -> str:
+    lines = [f"{label(record)} on {record.get('target')} {record.get('target_version') or ''}".rstrip(),
+             f"requirement: {record.get('requirement')} ({record.get('kip')}): {record.get('cites')}"]
+    if record.get("step") is not None:
+        lines.append(f"step {record.get('step')} ({record.get('step_role')}, {record.get('step_api')}): "
+                     f"{record.get('step_label')}")
+    if record.get("expected") is not None or record.get("actual") is not None:
+        lines += [f"expected: {json.dumps(record.get('expected'), default=str)}",
+                  f"actual:   {json.dumps(record.get('actual'), default=str)}"]
+    lines += [f"message: {record.get('message')}", f"reproduce: {reproduce(record)}"]
+    return "\n".join(lines)
+
+
+def _transcript_text(transcript) -> str:
+    if isinstance(transcript, str):
+        return transcript
+    lines = []
+    for exchange in transcript:
+        lines.append(f"{exchange.get('step')}: {exchange.get('api')} v{exchange.get('version')} "
+                     f"-> {exchange.get('connection')}")
+        lines.append("  request:  " + json.dumps(exchange.get("request"), default=str)[:2000])
+        lines.append("  response: " + json.dumps(exchange.get("response"), default=str)[:2000])
+    return "\n".join(lines)
+
+
+def junit_tree(records: list[dict]) -> ElementTree.ElementTree:
+    """One ``<testsuite>`` per target and suite, in order of first appearance."""
+    root = ElementTree.Element("testsuites", {"name": "kafka-conformance"})
+    groups: dict[tuple, list[dict]] = {}
+    for record in records:
+        groups.setdefault((record.get("target"), record.get("suite")), []).append(record)
+    totals: Counter = Counter()
+    for (target, suite_id), rows in groups.items():
+        suite = ElementTree.SubElement(root, "testsuite", {"name": f"{target} :: {suite_id}"})
+        properties = ElementTree.SubElement(suite, "properties")
+        for name in ("target", "target_version", "run_id"):
+            ElementTree.SubElement(properties, "property", {"name": name, "value": str(rows[0].get(name))})
+        counts: Counter = Counter()
+        for record in rows:
+            case, kind = element_for(record)
+            suite.append(case)
+            counts[kind] += 1
+        _set_counts(suite, counts, sum(float(row.get("duration_s") or 0) for row in rows))
+        totals.update(counts)
+    _set_counts(root, totals, sum(float(row.get("duration_s") or 0) for row in records))
+    ElementTree.indent(root)
+    return ElementTree.ElementTree(root)
+
+
+def _set_counts(element: ElementTree.Element, counts: Counter, seconds: float) -> None:
+    element.set("tests", str(sum(counts.values())))
+    element.set("failures", str(counts["failure"]))
+    element.set("errors", str(counts["error"]))
+    element.set("skipped", str(counts["skipped"]))
+    element.set("time", f"{seconds:.3f}")
+
+
+def write_junit(records: list[dict], path: str | Path) -> int:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    junit_tree(records).write(path, encoding="utf-8", xml_declaration=True)
+    return len(records)

@@ -1,0 +1,81 @@
+"""JUnit XML: departures are failures, harness errors and blocked items errors, with KIP/API/version properties."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+
+from report_records import record
+
+from conformance.report.junit import junit_tree, write_junit
+
+
+def cases_by_name(tree):
+    return {case.get("name"): case for case in tree.getroot().iter("testcase")}
+
+
+def properties(case):
+    return {prop.get("name"): prop.get("value") for prop in case.find("properties")}
+
+
+def test_outcomes_map_to_what_ci_tells_apart():
+    tree = junit_tree([
+        record("pass", 3, "passed"), record("depart", 3, "failed"), record("down", 3, "error"),
+        record("blocked", 3, "blocked"), record("old", 0, "unsupported"), record("no-fault", 3, "skipped"),
+        record("should", 3, "failed", requirement="SHOULD"),
+    ])
+    cases = cases_by_name(tree)
+    assert list(cases["pass[v3]"]) == [cases["pass[v3]"].find("properties")]
+    failure = cases["depart[v3]"].find("failure")
+    assert failure.get("type") == "departure"
+    assert "expected INVALID_TXN_STATE" in failure.get("message")
+    assert "reproduce: python -m pytest --target kafka 'suites/kip98/transactions.yaml::depart[kafka-v3]'" in failure.text
+    assert cases["down[v3]"].find("error").get("type") == "error"
+    assert cases["blocked[v3]"].find("error").get("type") == "blocked"
+    assert cases["old[v0]"].find("skipped").get("type") == "unsupported"
+    assert cases["no-fault[v3]"].find("skipped").get("type") == "skipped"
+    assert cases["should[v3]"].find("skipped").get("type") == "not-enforced"  # SHOULD, not --strict
+    root = tree.getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("7", "1", "2", "3")
+
+
+def test_properties_carry_kip_api_version_and_requirement():
+    case = cases_by_name(junit_tree([record("depart", 3, "failed")]))["depart[v3]"]
+    props = properties(case)
+    assert {"kip": "KIP-98", "api": "EndTxn", "api_version": "3", "requirement": "MUST", "target": "kafka",
+            "outcome": "failed"}.items() <= props.items()
+    assert props["reproduce"].startswith("python -m pytest --target kafka ")
+    assert case.get("classname") == "kafka.kip98.transactions"
+
+
+def test_one_testsuite_per_target_and_suite(tmp_path):
+    path = tmp_path / "out" / "junit.xml"
+    write_junit([record("a", 1, "passed"), record("a", 1, "failed", target="tansu"),
+                 record("b", 1, "passed", suite="kip890.transaction-v2")], path)
+    root = ElementTree.parse(path).getroot()
+    assert [suite.get("name") for suite in root.iter("testsuite")] == [
+        "kafka :: kip98.transactions", "tansu :: kip98.transactions", "kafka :: kip890.transaction-v2"]
+
+
+def test_control_characters_from_broker_bytes_stay_valid_xml(tmp_path):
+    path = tmp_path / "junit.xml"
+    write_junit([record("garbage", 1, "failed", message="got \x00\x07 bytes",
+                        transcript=[{"step": "1", "api": "Produce", "version": 9, "request": {"v": "\x01"}}])], path)
+    case = ElementTree.parse(path).getroot().find(".//testcase")
+    assert "\ufffd" in case.find("failure").get("message")
+    assert "Produce v9" in case.find("system-out").text
+
+
+def test_run_writes_junit_from_its_own_records(tmp_path, capsys):
+    """``conformance run --junit``: the run's JSONL records (only this run's) become the XML."""
+    from argparse import Namespace
+
+    from report_records import write_jsonl
+
+    from conformance.report.commands import write_junit_after_run
+
+    results = write_jsonl(tmp_path / "r.jsonl", [record("a", 1, "passed", run_id="old"),
+                                                 record("a", 1, "failed", run_id="this")])
+    junit = tmp_path / "junit.xml"
+    write_junit_after_run(Namespace(junit=str(junit), results=str(results)), "this")
+    assert "1 test cases" in capsys.readouterr().out
+    assert ElementTree.parse(junit).getroot().get("failures") == "1"
