@@ -8,8 +8,10 @@ from __future__ import annotations
 
 def register(commands) -> None:
     from . import gate
+    from .certify import command as certify
 
     gate.register(commands)
+    certify.register(commands)
 
 
 def add_junit_option(run_parser) -> None:

@@ -1,0 +1,107 @@
+"""The facts of one certification (certification.json) and the folder that holds them with the page and badges."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from ..itemref import label, latest, reproduce
+from . import page, svg
+from .levels import Grade
+
+
+def harness() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = {"name": "kafka-conformance", "version": version("kafka-conformance")}
+    except PackageNotFoundError:
+        found = {"name": "kafka-conformance", "version": "unknown (source tree)"}
+    checkout = Path(__file__).resolve().parents[3]
+    if (checkout / ".git").exists():
+        try:
+            found["commit"] = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True,
+                                             text=True, timeout=10, check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return found
+
+
+def suites_digest(records: list[dict]) -> dict:
+    """sha256 of every suite file the results name, and of the templates beside them (they shape the cases too)."""
+    files: dict[str, Path] = {}
+    for record in records:
+        path = Path(record.get("path") or "")
+        if path.is_file():
+            files[_suite_name(path)] = path
+            root = next((parent for parent in path.parents if parent.name == "suites"), None)
+            for template in sorted((root / "templates").glob("*.yaml")) if root else []:
+                files[_suite_name(template)] = template
+    digests = {name: hashlib.sha256(files[name].read_bytes()).hexdigest() for name in sorted(files)}
+    overall = hashlib.sha256("".join(f"{name} {digest}\n" for name, digest in digests.items()).encode())
+    return {"digest": overall.hexdigest(), "files": digests,
+            "note": "" if digests else "suite files not found here: the digest covers nothing"}
+
+
+def _suite_name(path: Path) -> str:
+    parts = path.resolve().parts
+    return "/".join(parts[len(parts) - 1 - parts[::-1].index("suites"):]) if "suites" in parts else path.name
+
+
+def results_digest(records: list[dict]) -> str:
+    digest = hashlib.sha256()
+    for record in records:
+        digest.update(json.dumps(record, sort_keys=True, default=str).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def _item(record: dict) -> dict:
+    fields = ("suite", "case", "title", "kip", "cites", "requirement", "api", "api_version", "outcome", "step",
+              "step_label", "step_role", "step_api", "expected", "actual", "message", "nodeid")
+    return {"item": label(record), **{name: record.get(name) for name in fields}, "reproduce": reproduce(record)}
+
+
+def build(target: str, records: list[dict], grades: list[Grade], *, fingerprint: dict | None, identity: dict,
+          sources: list[str], levels_file: str) -> dict:
+    items = list(latest(records).values())
+    return {
+        "format": 1,
+        "target": target,
+        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "identity": identity,
+        "fingerprint": fingerprint,
+        "harness": harness(),
+        "suites": suites_digest(items),
+        "results": {"digest": results_digest(items), "items": len(items), "sources": sources},
+        "run_ids": sorted({str(record.get("run_id")) for record in items}),
+        "levels_file": levels_file,
+        "levels": [{"id": grade.level.id, "name": grade.level.name, "status": grade.status, "label": grade.label,
+                    "counted": grade.counted, "passed": grade.passed, "ungraded_unsupported": grade.ungraded,
+                    "reasons": grade.reasons, "departures": [label(row) for row in grade.departures],
+                    "not_advertised": [label(row) for row in grade.unadvertised],
+                    "without_verdict": [label(row) for row in grade.incomplete],
+                    "waived": [{"item": label(row), "reason": entry.reason, "link": entry.link}
+                               for row, entry in grade.waived]} for grade in grades],
+        "counts": page.outcome_counts(items),
+        "departures": [_item(record) for record in items if record.get("outcome") == "failed"],
+        "without_verdict": [_item(record) for record in items if record.get("outcome") in ("blocked", "error")],
+    }
+
+
+def write(certificate: dict, grades: list[Grade], records: list[dict], output_root: Path) -> Path:
+    """``<root>/<target>-<timestamp>/``: index.html, certification.json and badges/<level>.svg."""
+    stamp = certificate["generated_at"].replace("-", "").replace(":", "")
+    folder = Path(output_root) / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', certificate['target'])}-{stamp}"
+    (folder / "badges").mkdir(parents=True, exist_ok=True)
+    items = list(latest(records).values())
+    (folder / "index.html").write_text(page.render(certificate, grades, items), encoding="utf-8")
+    (folder / "certification.json").write_text(json.dumps(certificate, indent=1, default=str) + "\n",
+                                               encoding="utf-8")
+    for grade in grades:
+        (folder / "badges" / f"{grade.level.id}.svg").write_text(svg.badge(grade.level.name, grade.label) + "\n",
+                                                                 encoding="utf-8")
+    return folder

@@ -1,0 +1,205 @@
+"""Certification levels: loaded from levels.yaml (data, not code) and graded against results records."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from ...protocol.exceptions import SpecError
+from ...protocol.schema import VersionRange
+from .. import known_failures
+from ..itemref import key
+
+COUNTABLE = ("MUST", "SHOULD", "MAY")  # IMPLEMENTATION is informational: no level may count it
+
+REACHED, MISSED, INCOMPLETE, NOT_RUN = "reached", "missed", "incomplete", "not run"
+
+
+class LevelsError(ValueError):
+    """levels.yaml is malformed; the message names the level and key."""
+
+
+@dataclass(frozen=True)
+class Level:
+    id: str
+    name: str
+    summary: str
+    suites: tuple[str, ...] = ("*",)
+    kips: tuple[str, ...] = ()
+    apis: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    requirements: tuple[str, ...] = ("MUST",)
+    demands: dict = field(default_factory=dict)  # API -> VersionRange (None: every version)
+    features: dict = field(default_factory=dict)  # finalized feature -> minimum level
+    includes: tuple[str, ...] = ()
+    allow_known_failures: bool = False
+
+    def selects(self, record: dict) -> bool:
+        if record.get("draft") or record.get("requirement") not in self.requirements:
+            return False
+        if not any(fnmatch.fnmatchcase(str(record.get("suite")), pattern) for pattern in self.suites):
+            return False
+        if self.kips and record.get("kip") not in self.kips:
+            return False
+        if self.apis and record.get("api") not in self.apis:
+            return False
+        return not self.tags or bool(set(self.tags) & set(record.get("tags") or []))
+
+    def demanded(self, record: dict) -> bool:
+        """Whether the level requires the target to advertise this item's API version."""
+        api, version = record.get("api"), record.get("api_version")
+        if api not in self.demands:
+            return False
+        span = self.demands[api]
+        return span is None or version is None or version in span
+
+    def describe_demands(self) -> str:
+        parts = [f"{api} {'all versions' if span is None else 'v' + str(span)}" for api, span in self.demands.items()]
+        parts += [f"{name} ≥ {level}" for name, level in self.features.items()]
+        return ", ".join(parts) or "nothing beyond the items it selects"
+
+
+def default_levels_path() -> Path:
+    return Path(str(resources.files(__package__).joinpath("levels.yaml")))
+
+
+def load_levels(path: str | Path | None = None) -> list[Level]:
+    path = Path(path) if path else default_levels_path()
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    levels = [_level(raw, f"{path}: levels[{index}]") for index, raw in enumerate(data.get("levels") or [])]
+    ids = [level.id for level in levels]
+    for level in levels:
+        unknown = [name for name in level.includes if name not in ids[:ids.index(level.id)]]
+        if unknown:
+            raise LevelsError(f"{path}: level {level.id!r} includes {unknown}, not defined before it")
+    if len(set(ids)) != len(ids):
+        raise LevelsError(f"{path}: level ids repeat")
+    return levels
+
+
+def _level(raw: dict, where: str) -> Level:
+    allowed = {"id", "name", "summary", "select", "requirements", "demands", "features", "includes",
+               "allow_known_failures"}
+    if not isinstance(raw, dict) or not raw.get("id") or not raw.get("name"):
+        raise LevelsError(f"{where}: a level needs an id and a name")
+    if set(raw) - allowed:
+        raise LevelsError(f"{where}: unknown keys {sorted(set(raw) - allowed)}")
+    select = raw.get("select") or {}
+    requirements = tuple(raw.get("requirements") or ["MUST"])
+    if set(requirements) - set(COUNTABLE):
+        raise LevelsError(f"{where}: requirements may only be {', '.join(COUNTABLE)} "
+                          "(IMPLEMENTATION details never count towards a level)")
+    try:
+        demands = {api: None if span is None else VersionRange.parse(span, where=where)
+                   for api, span in (raw.get("demands") or {}).items()}
+    except SpecError as error:
+        raise LevelsError(str(error)) from None
+    return Level(id=raw["id"], name=raw["name"], summary=" ".join(str(raw.get("summary", "")).split()),
+                 suites=tuple(select.get("suites") or ["*"]), kips=tuple(select.get("kips") or ()),
+                 apis=tuple(select.get("apis") or ()), tags=tuple(select.get("tags") or ()),
+                 requirements=requirements, demands=demands, features=dict(raw.get("features") or {}),
+                 includes=tuple(raw.get("includes") or ()), allow_known_failures=bool(raw.get("allow_known_failures")))
+
+
+# ------------------------------------------------------------------------------ grading
+@dataclass
+class Grade:
+    level: Level
+    status: str
+    counted: int = 0
+    passed: int = 0
+    departures: list[dict] = field(default_factory=list)  # failed items (findings)
+    unadvertised: list[dict] = field(default_factory=list)  # demanded versions the target does not advertise
+    incomplete: list[dict] = field(default_factory=list)  # blocked, error, skipped: no verdict
+    waived: list[tuple[dict, known_failures.Entry]] = field(default_factory=list)
+    ungraded: int = 0  # unsupported versions the level does not demand
+    not_run: list[str] = field(default_factory=list)  # the level's suites absent from the results
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        if self.status == REACHED and self.waived:
+            return f"reached with {len(self.waived)} waived"
+        return self.status
+
+
+def grade(levels: list[Level], records: list[dict], features: dict[str, int] | None,
+          waivers: list[known_failures.Entry] = (), known_suites: list[str] = ()) -> list[Grade]:
+    """One grade per level, in file order (so included levels are graded first).
+
+    ``features`` is None when the fingerprint is unknown: a level demanding features is then incomplete.
+    ``known_suites`` are the suite ids that exist: a level whose suites did not all run is incomplete,
+    since a level graded on part of its suites would claim more than was checked.
+    """
+    ran = {record.get("suite") for record in records}
+    items = {key(record): record for record in records}.values()  # the last record of each item
+    grades: dict[str, Grade] = {}
+    for level in levels:
+        result = Grade(level, NOT_RUN)
+        for record in items:
+            if not level.selects(record):
+                continue
+            outcome = record.get("outcome")
+            if outcome == "unsupported":
+                if level.demanded(record):
+                    result.unadvertised.append(record)
+                    result.counted += 1
+                else:
+                    result.ungraded += 1
+                continue
+            result.counted += 1
+            if outcome == "passed":
+                result.passed += 1
+            elif outcome == "failed":
+                entry = known_failures.first_match(list(waivers), record, "known_failures")
+                if entry is not None and level.allow_known_failures:
+                    result.waived.append((record, entry))
+                else:
+                    result.departures.append(record)
+            else:
+                result.incomplete.append(record)
+        result.not_run = sorted(suite for suite in known_suites if suite not in ran and any(
+            fnmatch.fnmatchcase(suite, pattern) for pattern in level.suites))
+        result.status, result.reasons = _status(level, result, features, grades)
+        grades[level.id] = result
+    return list(grades.values())
+
+
+def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> tuple[str, list[str]]:
+    reasons, missed, incomplete = [], False, False
+    if result.departures:
+        missed = True
+        reasons.append(f"{len(result.departures)} departures from the spec")
+    if result.unadvertised:
+        missed = True
+        reasons.append(f"{len(result.unadvertised)} demanded API versions not advertised")
+    for name, minimum in level.features.items():
+        if features is None:
+            incomplete = True
+            reasons.append(f"finalized feature {name} unknown (no fingerprint)")
+        elif features.get(name, 0) < minimum:
+            missed = True
+            reasons.append(f"finalized feature {name} is {features.get(name, 'absent')}, needs ≥ {minimum}")
+    for included in level.includes:
+        status = grades[included].status if included in grades else NOT_RUN
+        if status != REACHED:
+            reasons.append(f"includes {grades[included].level.name if included in grades else included}: {status}")
+            missed = missed or status == MISSED
+            incomplete = incomplete or status != MISSED
+    if result.not_run:
+        incomplete = True
+        reasons.append(f"suites not run: {', '.join(result.not_run)}")
+    if result.incomplete:
+        incomplete = True
+        reasons.append(f"{len(result.incomplete)} items without a verdict (blocked, error or skipped)")
+    if result.counted == 0:
+        return NOT_RUN, reasons + ["no item of this level in the results"]
+    if missed:
+        return MISSED, reasons
+    if incomplete:
+        return INCOMPLETE, reasons
+    return REACHED, reasons

@@ -1,0 +1,157 @@
+"""Certification levels, fingerprint, page and badges, from hand-made records (no broker, no browser)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from report_records import record, write_jsonl
+
+from conformance.cli import main
+from conformance.report import known_failures
+from conformance.report.certify import fingerprint, levels
+from conformance.report.certify.levels import INCOMPLETE, MISSED, NOT_RUN, REACHED, Level, LevelsError, grade
+from conformance.protocol.schema import VersionRange
+
+IDEMPOTENT = Level(id="idem", name="Idempotent", summary="", suites=("kip98.idempotence",),
+                   demands={"Produce": VersionRange(3, 11)}, allow_known_failures=True)
+TXN = Level(id="txn", name="Transactions", summary="", suites=("kip98.transactions",), includes=("idem",),
+            demands={"EndTxn": None}, features={"transaction.version": 0})
+STRICT = Level(id="strict", name="Strict", summary="", requirements=("MUST", "SHOULD", "MAY"), includes=("txn",))
+FEATURES = {"transaction.version": 2}
+
+
+def produce(case, version, outcome, **extra):
+    return record(case, version, outcome, suite="kip98.idempotence", api="Produce", **extra)
+
+
+def statuses(grades):
+    return {one.level.id: one.status for one in grades}
+
+
+def test_every_must_item_passing_reaches_the_levels():
+    rows = [produce("dup", 3, "passed"), produce("dup", 11, "passed"), record("commit", 3, "passed")]
+    assert statuses(grade([IDEMPOTENT, TXN, STRICT], rows, FEATURES)) == {"idem": REACHED, "txn": REACHED,
+                                                                         "strict": REACHED}
+
+
+def test_a_departure_misses_the_level_and_the_levels_including_it():
+    rows = [produce("dup", 3, "failed"), record("commit", 3, "passed")]
+    grades = grade([IDEMPOTENT, TXN, STRICT], rows, FEATURES)
+    assert statuses(grades) == {"idem": MISSED, "txn": MISSED, "strict": MISSED}
+    assert "includes Idempotent: missed" in grades[1].reasons
+
+
+def test_blocked_and_error_items_make_a_level_incomplete_not_missed():
+    rows = [produce("dup", 3, "passed"), record("commit", 3, "blocked"), record("abort", 3, "error")]
+    grades = grade([IDEMPOTENT, TXN], rows, FEATURES)
+    assert statuses(grades) == {"idem": REACHED, "txn": INCOMPLETE}
+    assert [row["case"] for row in grades[1].incomplete] == ["commit", "abort"]
+
+
+def test_unsupported_versions_miss_a_level_only_where_it_demands_them():
+    rows = [produce("dup", 3, "passed"), produce("dup", 12, "unsupported"),  # Produce v12 is not demanded
+            record("commit", 3, "passed")]
+    assert statuses(grade([IDEMPOTENT, TXN], rows, FEATURES)) == {"idem": REACHED, "txn": REACHED}
+    rows.append(record("commit", 5, "unsupported"))  # EndTxn is demanded at every version
+    grades = grade([IDEMPOTENT, TXN], rows, FEATURES)
+    assert statuses(grades)["txn"] == MISSED and grades[1].unadvertised[0]["api_version"] == 5
+
+
+def test_implementation_and_draft_items_are_never_counted():
+    rows = [produce("dup", 3, "passed"), produce("internal", 3, "failed", requirement="IMPLEMENTATION"),
+            produce("draft", 3, "failed", draft=True), record("commit", 3, "passed")]
+    grades = grade([IDEMPOTENT, TXN, STRICT], rows, FEATURES)
+    assert statuses(grades) == {"idem": REACHED, "txn": REACHED, "strict": REACHED}
+    assert grades[2].counted == 2
+
+
+def test_should_items_count_only_where_the_level_lists_them():
+    rows = [produce("dup", 3, "passed"), produce("nice", 3, "failed", requirement="SHOULD"),
+            record("commit", 3, "passed")]
+    assert statuses(grade([IDEMPOTENT, TXN, STRICT], rows, FEATURES)) == {"idem": REACHED, "txn": REACHED,
+                                                                         "strict": MISSED}
+
+
+def test_features_are_demanded_from_the_fingerprint():
+    rows = [produce("dup", 3, "passed"), record("commit", 3, "passed")]
+    v2 = Level(id="v2", name="v2", summary="", suites=("kip98.transactions",), features={"transaction.version": 2})
+    assert statuses(grade([v2], rows, {"transaction.version": 1})) == {"v2": MISSED}
+    assert statuses(grade([v2], rows, None)) == {"v2": INCOMPLETE}  # no fingerprint: cannot tell
+
+
+def test_suites_of_a_level_that_did_not_run_make_it_incomplete():
+    rows = [produce("dup", 3, "passed")]
+    grades = grade([IDEMPOTENT], rows, FEATURES, known_suites=["kip98.idempotence", "kip98.other"])
+    assert statuses(grades) == {"idem": REACHED}  # kip98.other is not one of the level's suites
+    wide = Level(id="w", name="w", summary="", suites=("kip98.*",))
+    grades = grade([wide], rows, FEATURES, known_suites=["kip98.idempotence", "kip98.other"])
+    assert statuses(grades) == {"w": INCOMPLETE} and grades[0].not_run == ["kip98.other"]
+    assert statuses(grade([TXN], [], FEATURES)) == {"txn": NOT_RUN}
+
+
+def test_known_failures_are_waived_only_where_the_level_allows():
+    rows = [produce("dup", 3, "failed"), record("commit", 3, "passed")]
+    waivers = [known_failures.Entry("known_failures", "kip98.idempotence::dup", (), "vendor says so", None, None, "f")]
+    no_waivers = Level(id="idem2", name="Idem strict", summary="", suites=("kip98.idempotence",))
+    grades = grade([IDEMPOTENT, no_waivers], rows, FEATURES, waivers)
+    assert statuses(grades) == {"idem": REACHED, "idem2": MISSED}
+    assert grades[0].label == "reached with 1 waived"
+
+
+def test_the_bundled_levels_file_loads_and_counts_no_implementation_items():
+    bundled = levels.load_levels()
+    assert [level.id for level in bundled][:4] == ["idempotent-producer", "transactions", "exactly-once",
+                                                   "transactions-v2"]
+    assert all("IMPLEMENTATION" not in level.requirements for level in bundled)
+
+
+def test_a_level_counting_implementation_details_is_refused(tmp_path):
+    path = tmp_path / "levels.yaml"
+    path.write_text("levels:\n  - {id: x, name: X, requirements: [MUST, IMPLEMENTATION]}\n")
+    with pytest.raises(LevelsError, match="IMPLEMENTATION details never count"):
+        levels.load_levels(path)
+    path.write_text("levels:\n  - {id: x, name: X, includes: [later]}\n  - {id: later, name: L}\n")
+    with pytest.raises(LevelsError, match="not defined before it"):
+        levels.load_levels(path)
+
+
+API_VERSIONS = {"api": "ApiVersions", "version": 4, "step": "negotiate", "response": {
+    "error_code": 0, "api_keys": [{"api_key": 0, "min_version": 3, "max_version": 11},
+                                  {"api_key": 26, "min_version": 0, "max_version": 4}],
+    "supported_features": [{"name": "transaction.version", "min_version": 0, "max_version": 2}],
+    "finalized_features": [{"name": "transaction.version", "min_version_level": 2, "max_version_level": 2}]}}
+
+
+def test_fingerprint_from_the_results_transcripts():
+    found = fingerprint.from_records([record("commit", 3, "passed", transcript=[API_VERSIONS])])
+    assert found["apis"] == [{"api_key": 0, "name": "Produce", "min": 3, "max": 11},
+                             {"api_key": 26, "name": "EndTxn", "min": 0, "max": 4}]
+    assert found["finalized_features"] == {"transaction.version": 2}
+    assert "recorded in the results" in found["source"]
+    assert fingerprint.from_records([record("commit", 3, "passed")]) is None
+
+
+def test_certify_from_results_writes_page_json_and_badges(tmp_path, capsys):
+    rows = [produce("dup", 3, "passed", transcript=[API_VERSIONS]), produce("dup", 4, "failed"),
+            record("commit", 3, "blocked"), record("abort", 3, "unsupported")]
+    results = write_jsonl(tmp_path / "r.jsonl", rows)
+    out = tmp_path / "cert"
+    assert main(["certify", "--results", str(results), "-o", str(out), "--require", "idempotent-producer"]) == 1
+    assert "did not reach the required level 'idempotent-producer'" in capsys.readouterr().err
+    folder = next(out.glob("kafka-*"))
+    facts = json.loads((folder / "certification.json").read_text())
+    assert facts["fingerprint"]["finalized_features"] == {"transaction.version": 2}
+    assert len(facts["results"]["digest"]) == 64 and facts["results"]["items"] == 4
+    by_id = {level["id"]: level for level in facts["levels"]}
+    assert by_id["idempotent-producer"]["status"] == "missed"
+    assert by_id["idempotent-producer"]["departures"] == ["kip98.idempotence::dup@v4"]
+    assert facts["departures"][0]["reproduce"] == (
+        "python -m pytest --target kafka 'suites/kip98/idempotence.yaml::dup[kafka-v4]'")
+    assert facts["without_verdict"][0]["item"] == "kip98.transactions::commit@v3"
+    html = (folder / "index.html").read_text()
+    assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in html
+    assert "kip98.idempotence::dup@v4" in html and "Without a verdict (blocked or error)" in html
+    badge = (folder / "badges" / "idempotent-producer.svg").read_text()
+    assert badge.startswith("<svg") and "missed" in badge
