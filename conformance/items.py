@@ -41,6 +41,11 @@ class HarnessError(Exception):
         self.result = result
 
 
+class TargetDown(Exception):
+    """The item's target could not be used (unavailable, failed to start, stopped answering): no verdict.
+    Its message is the whole report: the first item of a target carries the diagnosis, later ones one line."""
+
+
 class SuiteLoadFailed(Exception):
     def __init__(self, errors: list[SuiteError]):
         super().__init__("\n".join(map(str, errors)))
@@ -127,15 +132,18 @@ class CaseItem(pytest.Item):
     def setup(self) -> None:
         if allure_report.enabled(self.config):
             allure_report.label_case(self.case, self.version, self.target_spec)
+        down = self.state.down.get(self.target_spec)
+        if down is not None:
+            self.state.record(self, self.result_without_run(Outcome.ERROR, f"not run: {down}"))
+            raise TargetDown(f"not run: {down.splitlines()[0]}")
         try:
             self.state.pool.acquire(self.target_spec)
-        except TargetUnavailable as unavailable:
-            reason = f"target unavailable: {unavailable}"
-            self.state.record(self, self.result_without_run(Outcome.SKIPPED, reason))
-            pytest.skip(reason)
-        except TargetStartFailed as failed:
-            self.state.record(self, self.result_without_run(Outcome.ERROR, str(failed)))
-            raise
+        except (TargetUnavailable, TargetStartFailed) as problem:
+            what = "cannot run here" if isinstance(problem, TargetUnavailable) else "did not start"
+            text = str(problem) if isinstance(problem, TargetStartFailed) else f"target {self.target_spec!r} {what}: {problem}"
+            self.state.target_down(self.target_spec, text, self.session)
+            self.state.record(self, self.result_without_run(Outcome.ERROR, text))
+            raise TargetDown(text) from None
 
     def runtest(self) -> None:
         if allure_report.enabled(self.config):
@@ -151,6 +159,9 @@ class CaseItem(pytest.Item):
             result.artifacts["pcap"] = str(path)
         self.result = result
         self.state.record(self, result)
+        runner_down = getattr(self.state.runner(self.target_spec), "down", None)
+        if runner_down and self.target_spec not in self.state.down:
+            self.state.target_down(self.target_spec, runner_down, self.session)
         conclude(result, strict=self.state.strict)
 
     def start_capture(self):
@@ -180,7 +191,9 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (ConformanceFailure, HarnessError)):
-            return text.render(excinfo.value.result, location=self.case_location())
+            return text.render(excinfo.value.result, location=self.case_location(), brief=not self.state.verbose)
+        if isinstance(excinfo.value, TargetDown):
+            return str(excinfo.value)
         return super().repr_failure(excinfo, style)
 
     def case_location(self) -> str:

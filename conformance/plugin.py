@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 import platform
+import signal
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -71,6 +73,20 @@ class RunState:
     writer: ResultsWriter
     runners: dict[str, object] = field(default_factory=dict)
     markers: set[str] = field(default_factory=set)
+    down: dict[str, str] = field(default_factory=dict)  # target spec -> why it could not be used
+    recorded: set[str] = field(default_factory=set)  # node ids with a result line from this process
+
+    @property
+    def verbose(self) -> bool:
+        """``-vv`` shows every exchange of a failing item on the terminal; otherwise its departing step's."""
+        return self.config.get_verbosity() >= 2
+
+    def target_down(self, spec: str, why: str, session: pytest.Session) -> None:
+        """Later items of this target end at once; once no target is left, the run stops."""
+        self.down.setdefault(spec, why)
+        if all(other in self.down for other in self.pool.specs):
+            session.shouldstop = "no target left to test: " + "; ".join(
+                reason.splitlines()[0] for reason in self.down.values())
 
     def runner(self, target_spec: str):
         """Built before its target starts: collection asks it which versions a case expands to."""
@@ -110,6 +126,7 @@ class RunState:
                       worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
                       recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         self.writer.append(record)
+        self.recorded.add(item.nodeid)
         item.user_properties.append(("outcome", result.outcome.value))
         if allure_report.enabled(self.config):
             allure_report.attach_result(result)
@@ -181,6 +198,9 @@ def pytest_configure(config: pytest.Config) -> None:
     _point_collection_at_suites(config, roots, explicit=bool(suites))
     results = config.getoption("conformance_results")
     results_path = (invocation_dir / results) if results else config.rootpath / DEFAULT_RESULTS
+    problem = unwritable(results_path)
+    if problem:
+        raise pytest.UsageError(f"cannot write results to {results_path}: {problem}")
     strict = config.getoption("conformance_strict")
     state = RunState(
         config=config, pool=pool, suite_roots=roots, explicit_files=explicit_files,
@@ -188,6 +208,32 @@ def pytest_configure(config: pytest.Config) -> None:
         run_id=_run_id(config), results_path=results_path, writer=ResultsWriter(results_path),
     )
     config.stash[STATE_KEY] = state
+    _stop_on_sigterm(config)
+
+
+def unwritable(path: Path) -> str | None:
+    """Why results could not be appended to ``path`` (None when they can), found before the first item."""
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if path.exists():
+        return None if path.is_file() and os.access(path, os.W_OK) else "not a writable file"
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        return f"{folder} is not a writable folder"
+    return None
+
+
+def _stop_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM (what CI runners and timeouts send) ends the run like Ctrl-C: targets stopped, results
+    flushed, summary printed. Only the main thread may install handlers; elsewhere the default stays."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
 
 
 def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
@@ -259,7 +305,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    if call.excinfo is not None and isinstance(call.excinfo.value, TargetStartFailed):
+    from .items import TargetDown
+
+    if call.excinfo is not None and isinstance(call.excinfo.value, (TargetStartFailed, TargetDown)):
         report.longrepr = str(call.excinfo.value)  # the diagnosis says it all; the traceback is noise
     return report
 
@@ -269,6 +317,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is None:
         return
+    _record_items_not_run(session, state)
     state.finish()
     if hasattr(config, "workerinput"):
         return  # the controller writes run-level files once every worker is done
@@ -281,9 +330,34 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     _call_plugins("conformance_session_finished", results_path=str(state.results_path))
 
 
+def _record_items_not_run(session: pytest.Session, state: RunState) -> None:
+    """Every collected item gets a result line: those a stop or an interrupt left unrun say so.
+    (Under pytest-xdist each worker knows only its own items, so this is for single-process runs.)"""
+    from .items import CaseItem
+    from .suite.model import Outcome
+
+    if hasattr(session.config, "workerinput") or getattr(session.config.option, "numprocesses", None):
+        return
+    why = session.shouldstop or session.shouldfail or "the run was interrupted before it"
+    for item in session.items:
+        if isinstance(item, CaseItem) and item.nodeid not in state.recorded and not _deselected_by_skip(item):
+            down = state.down.get(item.target_spec)
+            state.record(item, item.result_without_run(Outcome.ERROR, f"not run: {down or why}"))
+
+
+def _deselected_by_skip(item: pytest.Item) -> bool:
+    return item.get_closest_marker("skip") is not None
+
+
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
-    if state is not None and not hasattr(config, "workerinput") and state.results_path.exists():
+    if state is None or hasattr(config, "workerinput"):
+        return
+    for spec in state.pool.specs:  # a matrix says which targets ran
+        if spec in state.down:
+            terminalreporter.write_line(f"conformance target {spec}: DOWN: {state.down[spec].splitlines()[0]}",
+                                        red=True, bold=True)
+    if state.results_path.exists():
         terminalreporter.write_line(f"conformance results: {state.results_path} (run {state.run_id})")
 
 

@@ -337,19 +337,29 @@ def test_runner_skip_is_a_pytest_skip_with_its_reason(suites, outcomes):
 
 
 # ------------------------------------------------------------------------------ targets
-def test_unavailable_target_skips_its_items_with_the_reason_and_is_tried_once(suites):
-    result = run(suites, "--target", "fake", "--target", "fake-unavailable", "-rs")
-    result.assert_outcomes(passed=5, skipped=5)
-    result.stdout.fnmatch_lines(["SKIPPED *target unavailable: no fake engine on this machine"])
+def test_an_unavailable_target_of_a_matrix_errors_its_items_and_says_so_while_the_others_run(suites):
+    result = run(suites, "--target", "fake", "--target", "fake-unavailable")
+    result.assert_outcomes(passed=5, errors=5)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # a target that could not run is never green
+    result.stdout.fnmatch_lines(["*target 'fake-unavailable' cannot run here: no fake engine on this machine*",
+                                 "conformance target fake-unavailable: DOWN: *no fake engine on this machine"])
     assert FakeTarget.events.count("start fake-unavailable") == 1
+    outcomes = [record["outcome"] for record in read_results(suites.path / "reports/results.jsonl")
+                if record["target"] == "fake-unavailable"]
+    assert outcomes == ["error"] * 5
 
 
-def test_target_that_fails_to_start_errors_its_items_with_the_log_tail(suites):
+def test_a_run_whose_only_target_fails_to_start_stops_at_once_with_the_diagnosis(suites):
     result = run(suites, "--target", "fake-broken")
-    result.assert_outcomes(errors=5)
+    result.assert_outcomes(errors=1)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*target 'fake-broken' failed to start: RuntimeError: fake broker exited*",
-                                 "*ERROR fatal: address already in use*"])
+                                 "*ERROR fatal: address already in use*",
+                                 "*no target left to test: target 'fake-broken' failed to start*"])
     assert FakeTarget.events.count("start fake-broken") == 1
+    records = read_results(suites.path / "reports/results.jsonl")
+    assert len(records) == 5 and {record["outcome"] for record in records} == {"error"}
+    assert sum(record["message"].startswith("not run: ") for record in records) == 4
 
 
 def test_unknown_target_spec_is_a_usage_error(suites):
@@ -380,7 +390,7 @@ def test_results_file_has_one_line_per_item_and_keeps_earlier_runs(suites, outco
     by_verdict = {}
     for record in first:
         by_verdict.setdefault(record["verdict"], []).append(record["nodeid"].split("::")[1])
-    assert sorted(by_verdict) == ["failed", "passed", "skipped"]
+    assert sorted(by_verdict) == ["error", "failed", "passed"]  # the unavailable target errors, never skips
     assert sorted(by_verdict["failed"]) == [f"{COMMIT}[fake-v{version}]" for version in range(3)]
     failed = next(record for record in first if record["verdict"] == "failed")
     assert (failed["expected"], failed["actual"], failed["target_version"]) == ("NONE", "INVALID_TXN_STATE", "9.9.9")
@@ -504,4 +514,4 @@ def test_conformance_run_runs_the_suites_and_prints_a_summary_per_target(suites,
     output = capsys.readouterr().out
     assert "run cli-run (reports/results.jsonl)" in output
     assert "fake\t2\t3\t0\t0\t0\t0\t5" in output
-    assert "fake-unavailable\t0\t0\t0\t0\t5\t5" in output
+    assert "fake-unavailable\t0\t0\t0\t5\t0\t0\t5" in output

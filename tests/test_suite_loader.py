@@ -44,7 +44,7 @@ def test_bad_files_do_not_stop_the_others():
     suites, errors = load_suites([BROKEN, ROOT / "suites" / "kip98"])
     assert {suite.id for suite in suites} >= {"kip98.transactions", "kip98.idempotence"}
     assert {Path(error.path).name for error in errors} == {
-        "unknown-key.yaml", "bad-error-name.yaml", "bad-yaml.yaml", "unknown-api-and-template.yaml"}
+        "unknown-key.yaml", "bad-error-name.yaml", "bad-yaml.yaml", "unknown-api-and-template.yaml", "typos.yaml"}
 
 
 def test_bundled_suites_are_clean():

@@ -12,7 +12,7 @@ from conformance.suite.model import Outcome
 from conformance.suite.runner import Runner
 from conformance.targets.hostport import HostPortTarget
 
-from fake_kafka import SILENT, FakeKafka
+from fake_kafka import DIE, SILENT, FakeKafka
 
 HEADER = """\
 suite: verdicts
@@ -163,3 +163,60 @@ def test_a_missing_element_names_the_responses_own_error_first(tmp_path):
     assert result.outcome is Outcome.FAILED
     assert "the response says COORDINATOR_NOT_AVAILABLE" in result.message
     assert result.message.index("COORDINATOR_NOT_AVAILABLE") < result.message.index("no element")
+
+
+# ------------------------------------------------------------------------------ targets that die or hang
+ROUGH = """\
+- id: rough
+  title: A request the broker answers by closing
+  cites: KIP-98
+  steps:
+    - send: DescribeProducers
+      fields: {topics: []}
+      expect: {disconnect: true}
+"""
+
+
+def runner_for(broker: FakeKafka, timeout: float = 1.0) -> Runner:
+    target = HostPortTarget(broker.address)
+    target.start()
+    return Runner(target, run_id="liveness", timeout=timeout)
+
+
+def load_cases(tmp_path, *cases: str):
+    path = tmp_path / "liveness.yaml"
+    path.write_text(HEADER + "".join(textwrap.indent(textwrap.dedent(case), "  ") for case in cases))
+    suite, errors = load_suite_file(path)
+    assert not errors, errors
+    return suite.cases
+
+
+def test_the_case_after_which_the_target_stops_answering_fails_and_later_items_end_at_once(tmp_path):
+    rough, plain = load_cases(tmp_path, ROUGH, INIT_THEN_END)
+    # The request the rough case sends crashes the broker: it closes the connection and stops listening.
+    broker = FakeKafka(lambda api, version, body: DIE if api == "DescribeProducers" else None)
+    runner = runner_for(broker)
+    assert runner.run(plain, 3).outcome is Outcome.PASSED  # it answered before
+    killed = runner.run(rough, None)
+    assert killed.outcome is Outcome.FAILED  # a crash is never a pass, though the case saw the disconnect it wanted
+    assert killed.message.startswith("the target stopped answering after this case")
+    later = [runner.run(plain, 3) for _ in range(5)]
+    assert {result.outcome for result in later} == {Outcome.ERROR}
+    assert all(result.message.startswith(f"not run: target {broker.address} stopped answering after verdicts::rough")
+               for result in later)
+    assert all(result.duration_s < 0.1 for result in later)  # no connection attempted
+
+
+@pytest.mark.parametrize("mode, says", [("hang", "no response within"), ("http", "an http server listens on this port"),
+                                        ("truncate", "closed the connection")])
+def test_a_target_that_does_not_speak_kafka_ends_the_run_after_one_item(tmp_path, mode, says):
+    [case] = load_cases(tmp_path, INIT_THEN_END)
+    broker = FakeKafka(mode=mode)
+    runner = runner_for(broker, timeout=1.0)
+    first = runner.run(case, 3)
+    assert first.outcome is Outcome.ERROR
+    assert first.message.startswith(f"target {broker.address} does not answer like a Kafka broker")
+    assert says in first.message.lower()
+    rest = [runner.run(case, 3) for _ in range(50)]
+    assert {result.outcome for result in rest} == {Outcome.ERROR}
+    assert all("not run: " in result.message and result.duration_s < 0.1 for result in rest)

@@ -178,7 +178,8 @@ class Connection:
             if size < 0 or size > MAX_FRAME:
                 self._fail(waiting, GarbageResponse, f"impossible frame size {size} "
                                                      f"(first bytes {bytes(self._buffer[:16]).hex()})"
-                                                     f"{_tls_hint(self._buffer, self.ssl_context)}")
+                                                     f"{_tls_hint(self._buffer, self.ssl_context)}"
+                                                     f"{_text_hint(self._buffer)}")
         return frames.split_frames(self._buffer)
 
     def _dispatch(self, payload: bytes, waiting: Exchange) -> None:
@@ -220,4 +221,14 @@ def _tls_hint(received: bytes | bytearray, ssl_context) -> str:
     """A TLS record (alert 0x15 or handshake 0x16, version 3.x) where a Kafka frame was due."""
     if ssl_context is None and len(received) >= 2 and received[0] in (0x15, 0x16) and received[1] == 3:
         return ": the broker speaks TLS on this port (security.protocol=SSL or SASL_SSL in --client-config)"
+    return ""
+
+
+def _text_hint(received: bytes | bytearray) -> str:
+    """Readable text where a Kafka frame was due: another protocol (an HTTP server, a banner) on this port."""
+    head = bytes(received[:40])
+    if len(head) >= 4 and all(32 <= byte < 127 or byte in (9, 10, 13) for byte in head):
+        first_line = head.decode("ascii").splitlines()[0]
+        kind = "an HTTP server" if first_line.startswith("HTTP/") else "not a Kafka broker"
+        return f": the answer is text ({first_line!r}): {kind} listens on this port"
     return ""

@@ -88,21 +88,38 @@ class Transcript:
         with self._lock:
             return [exchange.to_json() for exchange in self.exchanges]
 
-    def render(self) -> str:
-        """A human-readable transcript for failure reports and Allure attachments."""
+    def render(self, focus: str | None = None) -> str:
+        """A human-readable transcript for failure reports and Allure attachments.
+
+        With ``focus`` (a step label), only that step's exchanges show their bodies; the others are one
+        line each and ApiVersions negotiations a count: a terminal shows the evidence, the files keep all.
+        """
         lines = []
-        origin = self.exchanges[0].sent_at if self.exchanges else time.time()
-        for exchange in list(self.exchanges):
+        exchanges = list(self.exchanges)
+        origin = exchanges[0].sent_at if exchanges else time.time()
+        if focus is not None and not any(exchange.step == focus for exchange in exchanges):
+            focus_index = len(exchanges) - 1  # no exchange of that step: the last one is the evidence
+        else:
+            focus_index = None
+        negotiations = 0
+        for index, exchange in enumerate(exchanges):
+            full = focus is None or exchange.step == focus or index == focus_index
+            if not full and exchange.api == "ApiVersions" and not exchange.problem:
+                negotiations += 1
+                continue
             offset = (exchange.sent_at - origin) * 1000
             status = exchange.problem or f"{exchange.elapsed_ms} ms"
             step = f" [{exchange.step}]" if exchange.step else ""
             lines.append(f"+{offset:8.1f} ms {exchange.connection} {exchange.api} v{exchange.version} "
                          f"corr={exchange.correlation_id}{step} -> {status}")
-            lines.append(f"    request:  {_short(jsonable(exchange.request))}")
-            if exchange.response is not None:
-                lines.append(f"    response: {_short(jsonable(exchange.response))}")
+            if full:
+                lines.append(f"    request:  {_short(jsonable(exchange.request))}")
+                if exchange.response is not None:
+                    lines.append(f"    response: {_short(jsonable(exchange.response))}")
             if exchange.diagnosis:
                 lines.append(f"    problem:  {exchange.diagnosis}")
+        if negotiations:
+            lines.append(f"({negotiations} ApiVersions exchanges not shown)")
         return "\n".join(lines)
 
 

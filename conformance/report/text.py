@@ -36,8 +36,9 @@ def summary(result: CaseResult) -> str:
     return reason
 
 
-def render(result: CaseResult, *, location: str = "") -> str:
-    """The full report of one result; ``location`` is ``path:line`` of the case when known."""
+def render(result: CaseResult, *, location: str = "", brief: bool = False) -> str:
+    """The report of one result; ``location`` is ``path:line`` of the case when known. ``brief`` shows
+    only the departing step's exchanges in full (the results file and Allure keep the whole transcript)."""
     version = "" if result.version is None else f" v{result.version}"
     target = result.target + (f" ({result.target_version})" if result.target_version else "")
     lines = [
@@ -57,7 +58,12 @@ def render(result: CaseResult, *, location: str = "") -> str:
             lines.append(_field("why", result.failure.message))
     if "\n" in result.message.strip():  # the headline showed only its first line
         lines.append(_field("message", result.message.strip()))
-    if result.rendered_transcript():
+    source = result.transcript_source
+    if brief and source is not None and getattr(source, "exchanges", None):
+        focus = result.failure.step_label if result.failure is not None else None
+        lines += ["", "transcript (the departing step in full; every exchange is in the results file):",
+                  source.render(focus=focus or "").rstrip()]
+    elif result.rendered_transcript():
         lines += ["", "transcript:", result.rendered_transcript().rstrip()]
     return "\n".join(lines)
 

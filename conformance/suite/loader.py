@@ -8,6 +8,7 @@ never stops the other files from loading.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from functools import lru_cache
@@ -17,7 +18,7 @@ import yaml
 
 from ..protocol.errors import error_by_name
 from ..protocol.exceptions import SpecError
-from ..protocol.schema import VersionRange
+from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
 from . import expressions
 from .model import Case, Requirement, Suite
 
@@ -26,6 +27,9 @@ STEP_ACTIONS = ("send", "produce", "fetch", "use", "wait", "until", "parallel", 
 TEMPLATE_DIR = "templates"
 BUNDLED_TEMPLATES = Path(__file__).resolve().parents[2] / "suites" / TEMPLATE_DIR  # in a checkout
 LAST_STEP_KEYS = ("expect", "save", "retry", "timeout_ms")  # given on a `use:` step, they apply to its last step
+TEMPLATE_KEYS = ("params", "steps")
+USE_STEP_KEYS = ("use", "with", "when", "label", *LAST_STEP_KEYS)  # anything else on a `use:` step would be dropped
+SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response")  # fetch steps may also check their summary
 
 
 class SuiteError(Exception):
@@ -38,6 +42,11 @@ class SuiteError(Exception):
 class _Mapping(dict):
     line = 0
     key_lines: dict
+    # On an expanded step: where the suite wrote it (a template's steps: the `use:` step), the template
+    # it comes from, and the keys the suite's `use:` step gave it (the schema checked those already).
+    origin: list | None = None
+    template: str | None = None
+    given: frozenset = frozenset()
 
 
 class _Sequence(list):
@@ -117,11 +126,20 @@ def load_templates(directory: Path) -> tuple[dict[str, dict], list[SuiteError]]:
         if not isinstance(document, dict) or not isinstance(document.get("templates"), dict):
             errors.append(SuiteError(str(path), 1, "templates", "a template file holds a 'templates' mapping"))
             continue
+        for key in document:
+            if key != "templates":
+                errors.append(SuiteError(str(path), line_of(document, [key]), str(key),
+                                         "unknown key (a template file holds only 'templates')"))
         for name, template in document["templates"].items():
             if not isinstance(template, dict) or not isinstance(template.get("steps"), list):
                 errors.append(SuiteError(str(path), line_of(document, ["templates", name]), f"templates.{name}",
                                          "a template needs 'steps' (a list)"))
                 continue
+            for key in template:
+                if key not in TEMPLATE_KEYS:
+                    errors.append(SuiteError(str(path), line_of(document, ["templates", name, key]),
+                                             f"templates.{name}.{key}",
+                                             f"unknown key (a template takes: {', '.join(TEMPLATE_KEYS)})"))
             templates[name] = {"params": list(template.get("params", [])), "steps": template["steps"],
                                "path": str(path), "line": line_of(document, ["templates", name])}
     return templates, errors
@@ -159,19 +177,34 @@ def substitute_params(value, params: dict):
     return value
 
 
-def expand_templates(steps: list, templates: dict, report, path: list, depth: int = 0) -> list:
+def _located(step: dict, origin: list, template: str | None) -> _Mapping:
+    """A copy of an expanded step that knows where the suite wrote it, for the lines of later errors."""
+    located = _Mapping(step)
+    located.line, located.key_lines = getattr(step, "line", 0), getattr(step, "key_lines", {})
+    located.origin, located.template, located.given = origin, template, getattr(step, "given", frozenset())
+    return located
+
+
+def expand_templates(steps: list, templates: dict, report, path: list, depth: int = 0,
+                     origin: list | None = None, within: str | None = None) -> list:
+    """Steps with every ``use:`` replaced by its template's steps.
+
+    ``origin`` is the suite's step a template body comes from: a template has no lines of its own in
+    the suite, so its steps' errors point there. ``within`` names the template being expanded."""
     expanded = []
     for index, step in enumerate(steps):
-        where = [*path, index]
+        where = origin or [*path, index]
         if not isinstance(step, dict):
             expanded.append(step)
             continue
         if "parallel" in step and isinstance(step["parallel"], list):
             step = dict(step)
-            step["parallel"] = [expand_templates(branch, templates, report, [*where, "parallel", n], depth)
+            step["parallel"] = [expand_templates(branch, templates, report, [*where, "parallel", n], depth,
+                                                 origin, within)
                                 for n, branch in enumerate(step["parallel"]) if isinstance(branch, list)]
         if "until" in step and isinstance(step["until"], dict) and isinstance(step["until"].get("step"), dict):
-            inner = expand_templates([step["until"]["step"]], templates, report, [*where, "until"], depth)
+            inner = expand_templates([step["until"]["step"]], templates, report, [*where, "until"], depth,
+                                     origin or [*where, "until", "step"], within)
             step = dict(step)
             # a template expanding to several steps is repeated as a whole sequence
             step["until"] = {**{k: v for k, v in step["until"].items() if k != "step"},
@@ -179,11 +212,15 @@ def expand_templates(steps: list, templates: dict, report, path: list, depth: in
         elif "until" in step and isinstance(step["until"], dict) and isinstance(step["until"].get("steps"), list):
             step = dict(step)
             step["until"] = {**step["until"], "steps": expand_templates(
-                step["until"]["steps"], templates, report, [*where, "until", "steps"], depth)}
+                step["until"]["steps"], templates, report, [*where, "until", "steps"], depth, origin, within)}
         if "use" not in step:
-            expanded.append(step)
+            expanded.append(_located(step, where, within))
             continue
         name = step["use"]
+        for key in step:
+            if key not in USE_STEP_KEYS:
+                report([*where, key], f"unknown key on a use: step: the template's steps never see it (a use: step "
+                                      f"takes {', '.join(USE_STEP_KEYS)}; put {key} in the template)")
         template = templates.get(name)
         if template is None:
             report(where + ["use"], f"unknown step template {name!r}; known: {', '.join(sorted(templates)) or 'none'}")
@@ -199,19 +236,25 @@ def expand_templates(steps: list, templates: dict, report, path: list, depth: in
         if depth > 8:
             report(where + ["use"], f"template {name!r} nests too deep (a template using itself?)")
             continue
-        body = expand_templates(substitute_params(template["steps"], arguments), templates, report, where, depth + 1)
+        body = expand_templates(substitute_params(template["steps"], arguments), templates, report, where,
+                                depth + 1, where, name)
         if not body:
             continue
-        # What the using step says about the outcome applies to the template's last step.
+        # What the using step says about the outcome applies to the template's last step. The body's
+        # steps are fresh copies (see _located), so they are updated in place.
         overrides = {key: step[key] for key in LAST_STEP_KEYS if key in step}
-        if overrides and isinstance(body[-1], dict):
+        if overrides and isinstance(body[-1], _Mapping):
             last = body[-1]
             if isinstance(last.get("save"), dict) and isinstance(overrides.get("save"), dict):
                 overrides["save"] = {**last["save"], **overrides["save"]}  # add names, keep the template's
-            body[-1] = {**last, **overrides}
+            last.update(overrides)
+            if within is None:  # a use: step of the suite itself
+                last.given = last.given | set(overrides)
         for inner in body:
-            if isinstance(inner, dict) and "when" in step:
-                inner = {**inner, "when": step["when"]}
+            if isinstance(inner, _Mapping) and "when" in step:
+                inner["when"] = step["when"]
+                if within is None:
+                    inner.given = inner.given | {"when"}
             expanded.append(inner)
     return expanded
 
@@ -262,9 +305,128 @@ def _plugin_step_kinds() -> set[str]:
     return set(merged_mapping("conformance_step_kinds"))
 
 
-def check_steps(steps, report, path, api_names: dict[str, list[int]] | None) -> None:
+def _known_matchers() -> set[str]:
+    from ..plugins import merged_mapping
+    from .matchers import BUILTIN_MATCHERS
+
+    return {*BUILTIN_MATCHERS, *merged_mapping("conformance_matchers")}
+
+
+def _did_you_mean(name, choices) -> str:
+    close = difflib.get_close_matches(str(name), sorted(map(str, choices)), n=1)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _check_matchers(expected, known: set[str], report, where) -> None:
+    """``{matcher: argument}`` values (or per-version maps of them) name known matchers only."""
+    if not isinstance(expected, dict):
+        return
+    if is_version_map(expected):
+        for key, item in expected.items():
+            _check_matchers(item, known, report, [*where, key])
+        return
+    for name in expected:
+        if name not in known:
+            report([*where, name], f"unknown matcher {name!r}{_did_you_mean(name, known)} "
+                                   f"(known: {', '.join(sorted(known))})")
+
+
+def _check_expect_fields(fields, known: set[str], report, where) -> None:
+    if is_version_map(fields):  # {"0-3": {path: matcher}, "4+": {...}}
+        for key, item in fields.items():
+            if isinstance(item, dict):
+                _check_expect_fields(item, known, report, [*where, key])
+        return
+    for path, expected in fields.items():
+        _check_matchers(expected, known, report, [*where, path])
+
+
+def _span(versions: list[int]) -> str:
+    return f"v{versions[0]}" if len(versions) == 1 else f"v{versions[0]}-v{versions[-1]}"
+
+
+def _check_request_fields(values: dict, fields: list[FieldSpec], spec: MessageSpec, versions: list[int],
+                          report, where) -> None:
+    """Every name in ``values`` is a field of ``spec`` in at least one of ``versions``, nested structs too.
+
+    The codec ignores names it does not know, so a misspelt field would be sent with its default."""
+    for name, value in values.items():
+        at = [*where, name]
+        named = [field for field in fields if field.attribute == name]
+        present = [field for field in named if any(version in field.versions for version in versions)]
+        if not present:
+            if named:
+                report(at, f"{spec.name} has {name} only in versions "
+                           f"{', '.join(str(field.versions) for field in named)}, not in {_span(versions)} "
+                           "that this step sends")
+            else:
+                report(at, f"unknown field of {spec.name}{_did_you_mean(name, {f.attribute for f in fields})}")
+            continue
+        field = present[0]
+        if not field.is_struct:
+            continue
+        children = field.fields if field.fields is not None else spec.struct(field.element_type, name).fields
+        inner_versions = [version for version in versions if version in field.versions]
+        items = enumerate(value) if field.is_array and isinstance(value, list) else [(None, value)]
+        for item_index, item in items:
+            # {hex: ...} and {raw_hex: ...} stand for the encoded value itself, not for a struct
+            if isinstance(item, dict) and set(item) not in ({"hex"}, {"raw_hex"}):
+                _check_request_fields(item, children, spec, inner_versions, report,
+                                      at if item_index is None else [*at, item_index])
+
+
+def _sent_versions(step: dict, api: str, spec: MessageSpec, under_test) -> list[int]:
+    """The versions of ``api`` this send step can go out at."""
+    versions = spec.versions()
+    wanted = step.get("version")
+    if isinstance(wanted, int) and not isinstance(wanted, bool):
+        return [wanted] if wanted in versions else []  # a version beyond the specs is reported elsewhere
+    if wanted is None and under_test is not None and under_test[0] == api:
+        return [version for version in versions if version in under_test[1]]
+    return versions  # the client's choice, or min/max/an expression
+
+
+@lru_cache(maxsize=1)
+def _step_validator():
+    """The schema of one step, for the steps templates add (template files are not checked by the schema)."""
+    import jsonschema
+
+    schema = _validator().schema
+    return jsonschema.Draft202012Validator({"$schema": schema["$schema"], "$defs": schema["$defs"],
+                                            "$ref": "#/$defs/step"})
+
+
+def _report_schema_errors(validator, instance, report, base: list) -> None:
+    for error in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path))):
+        where = [*base, *error.absolute_path]
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set(error.schema.get("properties", {}))
+            for key in error.instance:
+                if key not in allowed:
+                    report([*where, key], f"unknown key (allowed: {', '.join(sorted(allowed))})")
+            continue
+        report(where, error.message)
+
+
+def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
+                requests: dict[str, MessageSpec] | None = None, under_test: tuple | None = None,
+                in_template_step: bool = False) -> None:
+    """What the schema cannot check in (expanded) steps. ``requests`` holds the request spec of each API
+    for checking field names; ``under_test`` is the case's (API, VersionRange). ``in_template_step``: the
+    steps are inside a template's until or parallel step, whose schema check covered them."""
+    suite_report = report
     for index, step in enumerate(steps):
-        where = [*path, index]
+        where = getattr(step, "origin", None) or [*path, index]
+        template = getattr(step, "template", None)
+        given: frozenset = getattr(step, "given", frozenset())
+
+        def report(at, message, template=template, given=given, where=where):  # noqa: E306
+            # Keys the template wrote are not on the suite's line: say which template they come from.
+            inner = at[len(where):]
+            if template is not None and not (inner and inner[0] in given):
+                message = f"{message} (in template {template!r})"
+            suite_report(at, message)
+
         if not isinstance(step, dict):
             report(where, "a step must be a mapping")
             continue
@@ -273,13 +435,31 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None) -> 
         for key in step:
             if key not in known:
                 report([*where, key], f"unknown key (a step takes: {', '.join(sorted(known))})")
+        if template is not None and not in_template_step:  # the suite's own steps went through the schema
+            _report_schema_errors(_step_validator(), {k: v for k, v in step.items() if k not in given and k in known},
+                                  report, where)
         actions = [key for key in step if key in STEP_ACTIONS or key in plugin_kinds]
         if len(actions) != 1:
             report(where, f"a step needs exactly one action of {', '.join(STEP_ACTIONS)} "
                           f"(or a plugin step kind); found {', '.join(actions) or 'none'}")
         if "send" in step and api_names is not None and step["send"] not in api_names:
             report([*where, "send"], f"unknown API {step['send']!r}")
+        elif "send" in step and requests is not None and step["send"] in requests \
+                and isinstance(step.get("fields"), dict):
+            spec = requests[step["send"]]
+            versions = _sent_versions(step, step["send"], spec, under_test)
+            if versions:  # none: the case's versions are beyond the loaded specs, reported with the case
+                _check_request_fields(step["fields"], spec.fields, spec, versions, report, [*where, "fields"])
         expect = step.get("expect") or {}
+        if isinstance(expect, dict) and ("send" in step or "produce" in step):
+            # the schema knows one expect for all steps; what only a fetch's summary has is refused here
+            fetch_only = set(_validator().schema["$defs"]["expect"]["properties"]) - set(SEND_EXPECT_KEYS)
+            for key in expect:
+                if key in fetch_only:
+                    report([*where, "expect", key], f"unknown key for a send or produce step (its expect takes: "
+                                                    f"{', '.join(SEND_EXPECT_KEYS)}; {key} is for fetch steps)")
+        if isinstance(expect, dict) and isinstance(expect.get("fields"), dict):
+            _check_expect_fields(expect["fields"], _known_matchers(), report, [*where, "expect", "fields"])
         if isinstance(expect, dict) and "error_code" in expect:
             _check_error_names(expect["error_code"], report, [*where, "expect", "error_code"])
         for key, matcher in (expect.get("fields") or {}).items() if isinstance(expect, dict) else ():
@@ -293,12 +473,13 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None) -> 
             _check_versions(when["versions"], report, [*where, "when", "versions"])
         for problem in expressions.check(step):
             report(where, problem)
+        nested = (api_names, requests, under_test, in_template_step or template is not None)
         for branch_index, branch in enumerate(step.get("parallel") or []):
-            check_steps(branch, report, [*where, "parallel", branch_index], api_names)
+            check_steps(branch, suite_report, [*where, "parallel", branch_index], *nested)
         if isinstance(step.get("until"), dict) and isinstance(step["until"].get("step"), dict):
-            check_steps([step["until"]["step"]], report, [*where, "until", "step"], api_names)
+            check_steps([step["until"]["step"]], suite_report, [*where, "until", "step"], *nested)
         if isinstance(step.get("until"), dict) and isinstance(step["until"].get("steps"), list):
-            check_steps(step["until"]["steps"], report, [*where, "until", "steps"], api_names)
+            check_steps(step["until"]["steps"], suite_report, [*where, "until", "steps"], *nested)
 
 
 # ------------------------------------------------------------------------------ files
@@ -315,7 +496,8 @@ def _read_yaml(path: Path):
         return None, SuiteError(str(path), line, "(yaml)", str(getattr(error, "problem", error)))
 
 
-def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, template_cache=None) -> tuple[Suite | None, list[SuiteError]]:
+def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, template_cache=None,
+                    requests: dict[str, MessageSpec] | None = None) -> tuple[Suite | None, list[SuiteError]]:
     path = Path(path)
     document, problem = _read_yaml(path)
     if problem:
@@ -328,18 +510,7 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
     if not isinstance(document, dict):
         report([], "a suite file is a mapping with suite, title, spec and cases")
         return None, errors
-    for error in sorted(_validator().iter_errors(document), key=lambda e: list(map(str, e.absolute_path))):
-        where = list(error.absolute_path)
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            allowed = set(error.schema.get("properties", {}))
-            for key in error.instance:
-                if key not in allowed:
-                    report([*where, key], f"unknown key (allowed: {', '.join(sorted(allowed))})")
-            continue
-        if error.validator == "required":
-            report(where, error.message)
-            continue
-        report(where, error.message)
+    _report_schema_errors(_validator(), document, report, [])
     schema_failed = bool(errors)
     if not isinstance(document.get("cases"), list) or not all(
             isinstance(key, str) for key in ("suite", "title", "spec")) or schema_failed and not all(
@@ -371,8 +542,11 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
             known = api_names[api]
             report([*where, "under_test", "versions"], f"{api} has no version {versions_text} in the loaded specs "
                    f"(v{known[0]}-v{known[-1]}); a draft's versions come with its plugin's specs")
+        requires = raw.get("requires") if isinstance(raw.get("requires"), dict) else {}
+        for name, expected in (requires.get("config") or {}).items() if isinstance(requires.get("config"), dict) else ():
+            _check_matchers(expected, _known_matchers(), report, [*where, "requires", "config", name])
         steps = expand_templates(raw["steps"], templates, report, [*where, "steps"])
-        check_steps(steps, report, [*where, "steps"], api_names)
+        check_steps(steps, report, [*where, "steps"], api_names, requests, (api, versions) if api and versions else None)
         if schema_failed:
             continue  # problems are reported; no Case is built from a file that failed the schema
         suite.cases.append(Case(
@@ -397,13 +571,17 @@ def suite_files(paths) -> list[Path]:
 
 
 def load_suites(paths, api_names: dict[str, list[int]] | None = None) -> tuple[list[Suite], list[SuiteError]]:
+    """Given ``api_names`` (name -> versions), request field names are not checked: that needs the specs."""
+    requests = None
     if api_names is None:
         from ..plugins import codec_with_plugins
 
-        api_names = {api.name: api.versions() for api in codec_with_plugins().registry.apis()}
+        apis = list(codec_with_plugins().registry.apis())
+        api_names = {api.name: api.versions() for api in apis}
+        requests = {api.name: api.request for api in apis}
     suites, errors, cache = [], [], {}
     for path in suite_files(paths):
-        suite, problems = load_suite_file(path, api_names, cache)
+        suite, problems = load_suite_file(path, api_names, cache, requests)
         errors.extend(problems)
         if suite is not None:
             suites.append(suite)

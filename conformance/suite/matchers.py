@@ -81,6 +81,10 @@ def match_error(actual: int, expected) -> str | None:
     return f"expected {wanted}, got {error_name(actual)} ({actual})"
 
 
+# The names a suite may use in ``expect.fields`` besides plugin matchers (the loader checks them).
+BUILTIN_MATCHERS = ("eq", "ne", "gt", "ge", "lt", "le", "any_of", "not_null", "len", "contains", "matches", "present")
+
+
 def _compare(operator: str, actual, argument) -> str | None:
     checks = {
         "eq": lambda: actual == argument, "ne": lambda: actual != argument,

@@ -70,6 +70,13 @@ class Case:
         return sorted(set(re.findall(r'"as": "([^"]+)"', json.dumps(self.steps, default=str))))
 
     @functools.cached_property
+    def rough(self) -> bool:
+        """Whether the case treats the target roughly (malformed frames, expected disconnects or silence):
+        the target is checked to still answer after each of its items, even a passing one."""
+        text = json.dumps(self.steps, default=str)
+        return any(f'"{key}"' in text for key in ("malform", "disconnect", "no_response", "raw_hex", "fault"))
+
+    @functools.cached_property
     def topics_used(self) -> list[str]:
         """The suite's topics this case's steps name (``${topics.x}``, ``${topic_ids.x}``): only
         those are created for it, since creating and deleting topics is most of a short case's time."""

@@ -17,7 +17,12 @@ from .model import Case, CaseResult, Outcome, StepFailure
 from .resources import Resources
 
 
+LIVENESS_TIMEOUT_S = 5.0
+
+
 class Runner:
+    """Runs cases on one target and watches that target: once it stops answering, later items end at once."""
+
     def __init__(self, target: Target, *, run_id: str, strict: bool = False, codec: Codec | None = None,
                  timeout: float = 10.0):
         from ..plugins import codec_with_plugins, merged_mapping
@@ -31,6 +36,8 @@ class Runner:
         self.matchers = merged_mapping("conformance_matchers")
         self._counter = itertools.count(1)
         self._probe: Cluster | None = None
+        self.down: str | None = None  # why the target no longer answers; None while it does
+        self._answered = False  # the target answered ApiVersions at least once
 
     # ---------------------------------------------------------------------- versions
     def case_versions(self, case: Case) -> list[int | None]:
@@ -50,14 +57,69 @@ class Runner:
         if self._probe is not None:
             self._probe.close()
 
+    # ---------------------------------------------------------------------- liveness
+    def alive(self) -> str | None:
+        """None when a fresh connection gets an ApiVersions answer, else what the target did instead."""
+        cluster = Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=min(self.timeout, LIVENESS_TIMEOUT_S),
+                          security=getattr(self.target, "security", None))
+        try:
+            cluster.api_versions()
+            return None
+        except (ClientError, ClusterError, ProtocolError, OSError) as error:
+            return str(error).splitlines()[0] if str(error) else type(error).__name__
+        finally:
+            cluster.close()
+
+    def _restarted(self) -> bool:
+        """Brings a provisioned target back where it can restart; False where it cannot or did not come back."""
+        if "restart" not in self.target.capabilities:
+            return False
+        try:
+            self.target.restart()
+        except Exception:  # noqa: BLE001 - a failed restart leaves the target down, which is what gets reported
+            return False
+        if self._probe is not None:
+            self._probe.close()
+            self._probe = None
+        return self.alive() is None
+
     # ---------------------------------------------------------------------- running
     def run(self, case: Case, version: int | None) -> CaseResult:
+        """Runs one item; after one that may have hurt the target, checks the target still answers."""
+        if self.down is not None:
+            result = self._result(case, version, Transcript(), time.monotonic())
+            return self._finish(result, Outcome.ERROR, time.monotonic(), Transcript(), f"not run: {self.down}")
+        result = self._run(case, version)
+        if result.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED, Outcome.SKIPPED) and not case.rough:
+            self._answered = True
+            return result
+        problem = self.alive()
+        if problem is None:
+            self._answered = True
+            return result
+        if not self._answered:  # it never answered: nothing this case did is to blame
+            self.down = f"target {self.target.spec} does not answer like a Kafka broker: {problem}"
+            result.outcome, result.message = Outcome.ERROR, f"{self.down}\n{result.message}".strip()
+            return result
+        where = f"{case.full_id}" + ("" if version is None else f" v{version}")
+        if self._restarted():
+            note = f"the target stopped answering after this case ({problem}); the harness restarted it"
+        else:
+            self.down = f"target {self.target.spec} stopped answering after {where}: {problem}"
+            note = f"the target stopped answering after this case: {problem}"
+        # A crash is never a pass: the case that took the target down fails, whatever its steps saw.
+        result.outcome = Outcome.FAILED
+        result.message = note + (f"\n{result.message}" if result.message else "")
+        return result
+
+    def _run(self, case: Case, version: int | None) -> CaseResult:
         started = time.monotonic()
         transcript = Transcript()
         result = self._result(case, version, transcript, started)
         try:
             if case.api is not None and version is not None:
                 found = self.advertised(case.api)
+                self._answered = True
                 if found is None or not found[0] <= version <= found[1]:
                     shown = "not at all" if found is None else f"v{found[0]}-v{found[1]}"
                     return self._finish(result, Outcome.UNSUPPORTED, started, transcript,
@@ -78,6 +140,7 @@ class Runner:
         try:
             names = resources.names()
             cluster.api_versions()
+            self._answered = True
             resources.create_topics({short: names["topics"][short] for short in case.topics_used})
             names["topic_ids"] = {short: resources.topic_ids.get(full) for short, full in names["topics"].items()}
             context = steps.Context(cluster, self.target, version, case.api,

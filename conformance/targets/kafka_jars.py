@@ -140,7 +140,7 @@ def _copy_dependencies(workdir: Path, artifacts: list[tuple[str, str, str, bool]
     workdir.mkdir(parents=True)
     (workdir / "pom.xml").write_text(_throwaway_pom(artifacts))
     command = [
-        "mvn", "-q", "-B", "-f", str(workdir / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+        "mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(workdir / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
         "-DincludeScope=runtime", f"-DoutputDirectory={output}",
     ]  # fmt: skip
     try:
@@ -148,8 +148,19 @@ def _copy_dependencies(workdir: Path, artifacts: list[tuple[str, str, str, bool]
     except subprocess.TimeoutExpired:
         raise TargetUnavailable(f"Maven took over {DOWNLOAD_TIMEOUT_SECONDS} s to fetch {artifacts}") from None
     if finished.returncode != 0:
-        tail = (finished.stdout + finished.stderr)[-3000:]
-        raise TargetUnavailable(f"Maven could not fetch {artifacts}:\n{tail}")
+        raise TargetUnavailable(maven_failure(finished.stdout + finished.stderr, artifacts))
+
+
+def maven_failure(output: str, artifacts) -> str:
+    """One line a person can act on: the artifact Maven could not find, else Maven's first error."""
+    output = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    missing = re.search(r"Could not find artifact (\S+)", output)
+    if missing:
+        group, artifact, _, version = (missing.group(1).split(":") + ["", "", "", ""])[:4]
+        return f"{artifact} {version} is not on Maven Central ({missing.group(1)} not found): no such Kafka release?"
+    errors = [line.removeprefix("[ERROR]").strip() for line in output.splitlines() if line.startswith("[ERROR]")]
+    first = next((line for line in errors if line), output.strip().splitlines()[-1] if output.strip() else "no output")
+    return f"Maven could not fetch {', '.join(':'.join(a[:3]) for a in artifacts)}: {first}"
 
 
 def _throwaway_pom(artifacts: list[tuple[str, str, str, bool]]) -> str:

@@ -57,6 +57,9 @@ class TargetPool:
                 slot.problem = TargetStartFailed(diagnosis(spec, slot.target, error))
                 _stop_quietly(slot.target)
                 raise slot.problem from error
+            except BaseException:  # Ctrl-C or SIGTERM mid-start: leave no half-started broker behind
+                _stop_quietly(slot.target)
+                raise
             slot.started = True
         return slot.target
 
