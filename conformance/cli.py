@@ -182,11 +182,13 @@ def command_findings(arguments) -> int:
     from .report.documents import findings_markdown
     from .report.results import read_results
 
+    from .report.documents import latest_runs
+
     rows = [row for path in arguments.results for row in read_results(path)]
     if not rows:
         print("no results in " + ", ".join(arguments.results), file=sys.stderr)
         return 1
-    _write_or_print(findings_markdown(rows), arguments.output)
+    _write_or_print(findings_markdown(rows if arguments.all_runs else latest_runs(rows)), arguments.output)
     return 0
 
 
@@ -209,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     findings = commands.add_parser("findings", help="outcome matrix and departures per target, from results")
     findings.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
     findings.add_argument("-o", "--output", metavar="FILE", help="write Markdown here instead of stdout")
+    findings.add_argument("--all-runs", action="store_true",
+                          help="count every run in the files (default: each target's latest run only)")
     run = commands.add_parser("run", help="run suites with pytest (arguments after -- go to pytest)")
     run.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
     run.add_argument("--target", action="append", metavar="SPEC",

@@ -262,7 +262,8 @@ def _point_collection_at_suites(config: pytest.Config, roots: list[Path], *, exp
     if config.args_source is not pytest.Config.ArgsSource.ARGS:
         missing = [root for root in roots if not root.exists()]
         if missing:
-            raise pytest.UsageError(f"no suites at {', '.join(map(str, missing))}; pass --suite PATH")
+            raise pytest.UsageError(f"no suites at {', '.join(map(str, missing))}; name suite files or folders "
+                                    "(pytest: --suite PATH; conformance run: PATH arguments)")
         config.args[:] = [str(root) for root in roots]
     elif explicit:
         config.args.extend(str(root) for root in roots if str(root) not in config.args)

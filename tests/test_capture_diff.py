@@ -118,6 +118,20 @@ def test_lists_of_structs_are_matched_by_identity():
     assert kinds_and_paths(result) == {("ordering", "response.topics[name=t].partitions")}
 
 
+def test_the_order_of_api_versions_entries_is_not_a_difference_but_their_ranges_are():
+    keys = [{"api_key": key, "min_version": 0, "max_version": 4} for key in (0, 1, 18, 22)]
+    features = [{"name": name, "min_version": 0, "max_version": 2} for name in ("transaction.version", "kraft.version")]
+
+    def versions(entries, supported):
+        return [exchange("ApiVersions", {}, {"error_code": 0, "api_keys": entries, "supported_features": supported})]
+
+    assert diff_exchanges(versions(keys, features), versions(keys[::-1], features[::-1])).differences == []
+    changed = [*keys[:-1], {**keys[-1], "max_version": 5}]
+    result = diff_exchanges(versions(keys, features), versions(changed[::-1], features))
+    assert [difference.kind for difference in result.differences] == ["value"]
+    assert "max_version" in result.differences[0].path
+
+
 def test_server_closes_are_compared_client_closes_are_not():
     a = run("a-1", 1, 1)
     b = run("b-1", 1, 1)

@@ -88,3 +88,38 @@ def test_run_passes_drafts_strict_targets_and_paths_to_pytest(monkeypatch, tmp_p
     assert {"--conformance-drafts", "--conformance-strict", "-x"} <= set(seen)
     assert seen[seen.index("--target") + 1] == "tansu" and seen[seen.index("--suite") + 1] == "suites/kip447"
     assert "--alluredir" not in seen
+
+
+def test_findings_count_each_targets_latest_run_unless_asked_for_all(tmp_path, capsys):
+    from conformance.cli import main
+    from conformance.report.results import ResultsWriter
+
+    results = tmp_path / "results.jsonl"
+    writer = ResultsWriter(results)
+    for run_id, outcome in (("20260101T000000Z-aaaaaa", "failed"), ("20260102T000000Z-bbbbbb", "passed")):
+        for case in ("a", "b"):
+            writer.append({"run_id": run_id, "target": "kafka", "target_version": "4.4.0", "suite": "s",
+                           "case": case, "outcome": outcome, "api_version": 1, "cites": "KIP-98"})
+    writer.append({"run_id": "20260101T000000Z-cccccc", "target": "tansu", "suite": "s", "case": "a",
+                   "outcome": "blocked", "api_version": 1, "step_label": "1 send InitProducerId",
+                   "step_api": "InitProducerId", "actual": "COORDINATOR_NOT_AVAILABLE"})
+    assert main(["findings", str(results)]) == 0
+    latest = capsys.readouterr().out
+    assert "| kafka | 4.4.0 | 2 | 0 | 0 | 0 | 0 | 0 |" in latest  # the older kafka run is not counted
+    assert "| tansu |  | 0 | 0 | 1 | 0 | 0 | 0 |" in latest
+    assert "step 1 send InitProducerId (InitProducerId): COORDINATOR_NOT_AVAILABLE" in latest
+    assert main(["findings", "--all-runs", str(results)]) == 0
+    assert "| kafka | 4.4.0 | 2 | 2 | 0 | 0 | 0 | 0 |" in capsys.readouterr().out
+
+
+def test_conformance_run_without_suites_names_its_own_way_to_give_them(tmp_path, monkeypatch):
+    import pytest
+
+    from conformance.plugin import _point_collection_at_suites
+
+    class Config:
+        args_source = pytest.Config.ArgsSource.TESTPATHS
+        args: list = []
+
+    with pytest.raises(pytest.UsageError, match="conformance run: PATH arguments"):
+        _point_collection_at_suites(Config(), [tmp_path / "nowhere"], explicit=False)

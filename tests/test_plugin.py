@@ -515,3 +515,11 @@ def test_conformance_run_runs_the_suites_and_prints_a_summary_per_target(suites,
     assert "run cli-run (reports/results.jsonl)" in output
     assert "fake\t2\t3\t0\t0\t0\t0\t5" in output
     assert "fake-unavailable\t0\t0\t0\t5\t0\t0\t5" in output
+
+
+def test_an_unwritable_results_path_is_one_usage_error_before_any_item(suites):
+    (suites.path / "a-file").write_text("not a folder")
+    result = run(suites, "--target", "fake", "--results", str(suites.path / "a-file" / "results.jsonl"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot write results to */a-file/results.jsonl: */a-file is not a writable folder"])
+    assert "start fake" not in FakeTarget.events

@@ -43,6 +43,9 @@ DEFAULT_ORDINAL = [
     "group_id", "groups", "member_id", "group_instance_id", "key", "coordinator_keys",
 ]
 DEFAULT_PRESENCE = ["error_message", "*_error_message", "message"]
+# Lists whose order carries no meaning, and the field each is sorted by before comparing: brokers
+# list their ApiVersions entries and features in whatever order their registry keeps.
+DEFAULT_UNORDERED = {"api_keys": "api_key", "supported_features": "name", "finalized_features": "name"}
 # Kafka's broker sends itself WriteTxnMarkers and AddPartitionsToTxn over the client listener:
 # broker-internal traffic that other implementations need not reproduce on the wire.
 DEFAULT_IGNORE_CLIENT_IDS = ["broker-*-txn-marker-sender", "AddPartitionsManager-*"]
@@ -57,6 +60,7 @@ class Rules:
     ignore_steps: list[str] = field(default_factory=list)  # patterns over step labels ("* negotiate")
     ignore_client_ids: list[str] = field(default_factory=lambda: list(DEFAULT_IGNORE_CLIENT_IDS))
     compare_problems: bool = True
+    unordered: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_UNORDERED))
 
     @classmethod
     def load(cls, path: str | Path) -> Rules:
@@ -158,6 +162,9 @@ class Normaliser:
             return self._ordinal(name, value)
         if name == "records" and isinstance(value, (bytes, bytearray)):
             return summarise_records(bytes(value))
+        key = self.rules.unordered.get(name)
+        if key and isinstance(value, list) and all(isinstance(item, dict) and key in item for item in value):
+            value = sorted(value, key=lambda item: str(item[key]))
         return self.value(value, name, path)
 
     def _mode(self, name: str, path: str) -> str | None:

@@ -262,8 +262,18 @@ def coverage_markdown(suites: list[Suite], codec: Codec | None = None, catalogue
 
 
 # ------------------------------------------------------------------------------ findings
+def latest_runs(results: list[dict]) -> list[dict]:
+    """Only each target's latest run (run ids sort by start time): a results file that several runs
+    appended to must not count them as one."""
+    latest: dict[str, str] = {}
+    for row in results:
+        latest[row["target"]] = max(latest.get(row["target"], ""), row.get("run_id", ""))
+    return [row for row in results if row.get("run_id", "") == latest[row["target"]]]
+
+
 def findings_markdown(results: list[dict]) -> str:
-    """The matrix of outcomes per target and suite, and every departure a target showed."""
+    """The matrix of outcomes per target and suite, and every departure a target showed.
+    The caller picks the runs (``latest_runs`` unless every run is wanted)."""
     by_target: dict[str, Counter] = defaultdict(Counter)
     matrix: dict[tuple[str, str], Counter] = defaultdict(Counter)
     versions: dict[str, str] = {}
@@ -272,7 +282,7 @@ def findings_markdown(results: list[dict]) -> str:
         matrix[(row["suite"], row["target"])][row["outcome"]] += 1
         versions[row["target"]] = row.get("target_version") or ""
     targets = sorted(by_target)
-    outcomes = ["passed", "failed", "error", "unsupported", "skipped"]
+    outcomes = ["passed", "failed", "blocked", "error", "unsupported", "skipped"]
     runs = sorted({row.get("run_id", "") for row in results})
     lines = ["# Findings", "", "Generated from harness results by `conformance findings` "
              f"(runs: {', '.join(runs)}).", "",
@@ -280,27 +290,37 @@ def findings_markdown(results: list[dict]) -> str:
              "|---|---|" + "---|" * len(outcomes)]
     for target in targets:
         lines.append(f"| {target} | {versions[target]} | " + " | ".join(str(by_target[target][o]) for o in outcomes) + " |")
-    lines += ["", "## Per suite (passed / failed / error / unsupported)", "",
+    lines += ["", "## Per suite (passed / failed / blocked / error / unsupported)", "",
               "| Suite | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
     for suite in sorted({suite for suite, _ in matrix}):
         cells = []
         for target in targets:
             count = matrix.get((suite, target), Counter())
-            cells.append(f"{count['passed']} / {count['failed']} / {count['error']} / {count['unsupported']}")
+            cells.append(f"{count['passed']} / {count['failed']} / {count['blocked']} / {count['error']} / "
+                         f"{count['unsupported']}")
         lines.append(f"| {suite} | " + " | ".join(cells) + " |")
-    lines += ["", "## Departures", "",
-              "One row per target and case; the versions where it departed, and what it did at the first of them.", "",
-              "| Target | Case | Versions | Expected | Observed | Citation |", "|---|---|---|---|---|---|"]
+    lines += departures(results, "failed", "Departures",
+                        "One row per target and case; the versions where it departed, and what it did at the first of them.")
+    lines += departures(results, "blocked", "Blocked items (no verdict on the API under test)",
+                        "A set-up or check step on another API departed; the step is named in Observed.")
+    return "\n".join(lines) + "\n"
+
+
+def departures(results: list[dict], outcome: str, title: str, intro: str) -> list[str]:
+    lines = ["", f"## {title}", "", intro, "",
+             "| Target | Case | Versions | Expected | Observed | Citation |", "|---|---|---|---|---|---|"]
     grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in results:
-        if row["outcome"] == "failed":
+        if row["outcome"] == outcome:
             grouped[(row["target"], f"{row['suite']}::{row['case']}")].append(row)
     for (target, case), rows in sorted(grouped.items()):
         rows.sort(key=lambda r: -1 if r.get("api_version") is None else r["api_version"])
         first = rows[0]
         versions = ", ".join("-" if r.get("api_version") is None else str(r["api_version"]) for r in rows)
         observed = first.get("actual") if first.get("actual") is not None else first.get("message", "")
+        if outcome == "blocked":
+            observed = f"step {first.get('step_label')} ({first.get('step_api')}): {_cell(observed)}"
         lines.append(f"| {target} | {case} | {versions} | {_cell(first.get('expected'))[:200]} | "
                      f"{_cell(observed)[:300]} | {_cell(first.get('cites', ''))[:160]} |")
-    lines += ["", f"{sum(len(rows) for rows in grouped.values())} failed items in {len(grouped)} target × case pairs."]
-    return "\n".join(lines) + "\n"
+    lines += ["", f"{sum(len(rows) for rows in grouped.values())} {outcome} items in {len(grouped)} target × case pairs."]
+    return lines
