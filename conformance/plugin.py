@@ -47,6 +47,7 @@ FIXED_MARKERS = {
     "must": "conformance cases of MUST requirements",
     "should": "conformance cases of SHOULD requirements",
     "may": "conformance cases of MAY requirements",
+    "implementation": "cases of what Apache Kafka does where the KIPs leave it open (never conformance)",
     "draft": "conformance cases that check a draft KIP text",
     "serial": "conformance cases that must not run alongside others",
 }

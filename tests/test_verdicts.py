@@ -220,3 +220,48 @@ def test_a_target_that_does_not_speak_kafka_ends_the_run_after_one_item(tmp_path
     rest = [runner.run(case, 3) for _ in range(50)]
     assert {result.outcome for result in rest} == {Outcome.ERROR}
     assert all("not run: " in result.message and result.duration_s < 0.1 for result in rest)
+
+
+# ------------------------------------------------------------------------------ settings a case relies on
+NEEDS_SETTINGS = """\
+- id: needs-settings
+  title: A case that relies on the broker's transaction timeout limit
+  cites: KIP-98
+  under_test: {api: InitProducerId, versions: "4"}
+  requires: {config: {transaction.max.timeout.ms: {le: 900000}}}
+  steps:
+    - send: InitProducerId
+      fields: {transactional_id: "${txn_ids.main}", transaction_timeout_ms: "${config.transaction_max_timeout_ms}",
+               producer_id: -1, producer_epoch: -1}
+      expect: {error_code: NONE}
+"""
+
+
+def broker_settings(settings: dict[str, str], seen: list):
+    def handler(api, version, body):
+        if api == "DescribeConfigs":
+            return {"results": [{"resource_type": 4, "resource_name": "1", "configs": [
+                {"name": name, "value": value} for name, value in settings.items()]}]}
+        if api == "InitProducerId":
+            seen.append(body["transactional_id"] and body["transaction_timeout_ms"])
+        return None
+    return handler
+
+
+def test_a_case_reads_the_settings_it_relies_on_from_the_target_and_uses_them(tmp_path):
+    seen: list = []
+    broker = FakeKafka(broker_settings({"transaction.max.timeout.ms": "600000"}, seen))
+    result = run_case(tmp_path, broker, NEEDS_SETTINGS, 4)
+    assert result.outcome is Outcome.PASSED, result.message
+    assert seen == [600000]
+
+
+@pytest.mark.parametrize("settings, why", [
+    ({"transaction.max.timeout.ms": "3600000"}, "needs transaction.max.timeout.ms le 900000; "),
+    ({}, "needs broker setting transaction.max.timeout.ms, which"),
+])
+def test_a_target_configured_otherwise_skips_the_case_with_the_value_it_has(tmp_path, settings, why):
+    seen: list = []
+    result = run_case(tmp_path, FakeKafka(broker_settings(settings, seen)), NEEDS_SETTINGS, 4)
+    assert result.outcome is Outcome.SKIPPED and result.message.startswith(why)
+    assert seen == []  # skipped before its first step

@@ -556,6 +556,7 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
             tags=[*suite.tags, *(raw.get("tags") or [])], draft=bool(raw.get("draft", False)),
             deviations=list(raw.get("deviations") or []), line=line_of(document, where),
             serial=bool(raw.get("serial", False)),
+            requires_config=dict((raw.get("requires") or {}).get("config") or {}),
         ))
     return (None if errors else suite), errors
 

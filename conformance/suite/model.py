@@ -55,6 +55,8 @@ class Case:
     deviations: list[dict] = field(default_factory=list)  # documented departures from the KIP text
     line: int = 0
     serial: bool = False  # must not run alongside other cases (restarts the broker, long waits)
+    # Broker settings the case relies on: {name: matcher}; read from the target, ${config.name_with_underscores}
+    requires_config: dict = field(default_factory=dict)
 
     @property
     def full_id(self) -> str:

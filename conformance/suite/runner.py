@@ -12,7 +12,7 @@ from ..client.transcript import Transcript
 from ..protocol.codec import Codec
 from ..protocol.exceptions import ProtocolError
 from ..targets.base import CapabilityMissing, Target
-from . import steps
+from . import broker_config, steps
 from .model import Case, CaseResult, Outcome, StepFailure
 from .resources import Resources
 
@@ -38,6 +38,7 @@ class Runner:
         self._probe: Cluster | None = None
         self.down: str | None = None  # why the target no longer answers; None while it does
         self._answered = False  # the target answered ApiVersions at least once
+        self._settings: dict | None = None  # the broker's settings, read when a case requires some
 
     # ---------------------------------------------------------------------- versions
     def case_versions(self, case: Case) -> list[int | None]:
@@ -141,6 +142,8 @@ class Runner:
             names = resources.names()
             cluster.api_versions()
             self._answered = True
+            if case.requires_config:
+                names["config"] = self._config_for(case, cluster)
             resources.create_topics({short: names["topics"][short] for short in case.topics_used})
             names["topic_ids"] = {short: resources.topic_ids.get(full) for short, full in names["topics"].items()}
             context = steps.Context(cluster, self.target, version, case.api,
@@ -177,6 +180,15 @@ class Runner:
                 context.close()
             resources.delete_topics()
             cluster.close()
+
+    def _config_for(self, case: Case, cluster: Cluster) -> dict:
+        """The settings the case requires, read from the target once; Skip when they do not allow it."""
+        try:
+            if self._settings is None:
+                self._settings = broker_config.read_broker_config(cluster)
+            return broker_config.check(case.requires_config, self._settings, self.target.spec)
+        except broker_config.ConfigUnmet as unmet:
+            raise steps.Skip(str(unmet)) from None
 
     def _result(self, case: Case, version, transcript: Transcript, started: float) -> CaseResult:
         return CaseResult(
