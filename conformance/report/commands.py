@@ -12,6 +12,10 @@ def register(commands) -> None:
 
     gate.register(commands)
     certify.register(commands)
+    from . import allure_html
+
+    report = commands.add_parser("report", help="build reports from results (see: conformance report --help)")
+    allure_html.register(report.add_subparsers(dest="report_kind", required=True))
 
 
 def add_junit_option(run_parser) -> None:

@@ -1,0 +1,171 @@
+"""``conformance report allure RESULTS_DIR -o OUT``: the Allure HTML report, built offline.
+
+The pytest plugin writes the Allure *results* during a run; this builds the *report* from them
+with Allure 2 (npm ``allure-commandline``, which bundles Allure's jars and needs only Java). The
+results folder is copied first and never changed: the copy gets the categories, the executor,
+environment entries (target features from the JSONL results), and the history of the previous
+report in OUT, so Allure's trend charts carry on across runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# First match wins (Allure matches messageRegex against the whole message, so every pattern is anchored
+# with .*). The harness's statuses: a departure is "failed", a harness or infrastructure error
+# "broken", unsupported versions and missing capabilities "skipped".
+CATEGORIES = [
+    {"name": "Timeout", "matchedStatuses": ["failed", "broken"],
+     "messageRegex": r"(?is).*(timed out|timeout|no response within).*",
+     "description": "A request got no answer in time: the target stalled, or the harness waited too little."},
+    {"name": "Blocked: a set-up or check step on another API departed", "matchedStatuses": ["failed", "skipped"],
+     "messageRegex": r"(?is).*blocked, no verdict.*",
+     "description": "No verdict on the API under test; never a pass."},
+    {"name": "Departure from the spec", "matchedStatuses": ["failed"],
+     "description": "The API under test departs from what the KIP requires (MUST, or SHOULD/MAY with --strict)."},
+    {"name": "Harness or infrastructure error", "matchedStatuses": ["broken"],
+     "description": "Not a verdict on the target: the harness, the network or the broker process failed."},
+    {"name": "Unsupported by the target", "matchedStatuses": ["skipped"],
+     "messageRegex": r"(?is).*unsupported: .*",
+     "description": "The target does not advertise the API version under test: never a failure."},
+    {"name": "SHOULD/MAY not met (not enforced)", "matchedStatuses": ["skipped"],
+     "messageRegex": r"(?is).*(SHOULD|MAY) not met.*"},
+]
+
+
+class AllureUnavailable(RuntimeError):
+    """No Allure command line or no Java here; the message says how to get them."""
+
+
+def allure_command() -> list[str]:
+    """$ALLURE_BIN, then the checkout's node_modules (npm ci), then ``allure`` on PATH."""
+    if os.environ.get("ALLURE_BIN"):
+        return [os.environ["ALLURE_BIN"]]
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        local = root / "node_modules" / ".bin" / "allure"
+        if local.is_file():
+            return [str(local)]
+    found = shutil.which("allure")
+    if found:
+        return [found]
+    raise AllureUnavailable("no Allure command line: run `npm ci` in the checkout (package.json pins "
+                            "allure-commandline), or set ALLURE_BIN")
+
+
+def prepare(results: Path, staging: Path, *, previous_report: Path | None, executor: dict,
+            environment: dict[str, object]) -> None:
+    """Copy the results into ``staging`` and add categories, executor, environment and history."""
+    shutil.copytree(results, staging, dirs_exist_ok=True)
+    (staging / "categories.json").write_text(json.dumps(CATEGORIES, indent=1), encoding="utf-8")
+    (staging / "executor.json").write_text(json.dumps(executor, indent=1), encoding="utf-8")
+    if environment:
+        existing = staging / "environment.properties"
+        lines = existing.read_text(encoding="utf-8").splitlines() if existing.is_file() else []
+        known = {line.split("=", 1)[0] for line in lines}
+        lines += [f"{_key(name)}={_value(value)}" for name, value in environment.items() if _key(name) not in known]
+        existing.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    history = previous_report / "history" if previous_report else None
+    if history is not None and history.is_dir():
+        shutil.copytree(history, staging / "history", dirs_exist_ok=True)
+
+
+def _key(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("=", "\\=").replace(":", "\\:").replace(" ", "\\ ")
+
+
+def _value(value: object) -> str:
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def environment_from_results(paths: list[str]) -> dict[str, object]:
+    """Per target: its version and finalized features, from the JSONL results (their ApiVersions answers)."""
+    from .certify.fingerprint import from_records
+    from .results import read_results
+
+    records = [row for path in paths for row in read_results(path)]
+    found: dict[str, object] = {}
+    for target in dict.fromkeys(row.get("target") for row in records):
+        rows = [row for row in records if row.get("target") == target]
+        found[f"target.{target}"] = next((row.get("target_version") for row in rows if row.get("target_version")), "")
+        fingerprint = from_records(rows)
+        if fingerprint is not None:
+            features = fingerprint["finalized_features"]
+            found[f"features.{target}"] = ", ".join(f"{name}={level}" for name, level in sorted(features.items())) \
+                or "none finalized"
+    return found
+
+
+def harness_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kafka-conformance")
+    except PackageNotFoundError:
+        return "unknown (source tree)"
+
+
+def build(results: Path, output: Path, *, executor: dict, environment: dict[str, object],
+          previous_report: Path | None = None, single_file: bool = False, timeout: float = 300) -> Path:
+    """Generate the report into ``output`` (replaced); history comes from ``previous_report`` (default: output)."""
+    if not results.is_dir() or not any(results.glob("*-result.json")):
+        raise FileNotFoundError(f"{results}: no Allure results (*-result.json) there")
+    command = allure_command()
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise AllureUnavailable("Allure 2 needs Java (java on PATH or JAVA_HOME)")
+    previous = previous_report if previous_report is not None else output
+    with tempfile.TemporaryDirectory(prefix="allure-results-") as scratch:
+        staging = Path(scratch) / "results"
+        prepare(results, staging, previous_report=previous, executor=executor,
+                environment={"harness": harness_version(), **environment})
+        # The report would otherwise load Google Analytics; Allure reads the flag with Boolean.parseBoolean.
+        env = {**os.environ, "ALLURE_NO_ANALYTICS": "true"}
+        arguments = [*command, "generate", str(staging), "-o", str(output), "--clean"]
+        if single_file:
+            arguments.append("--single-file")
+        done = subprocess.run(arguments, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"allure generate failed ({done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
+    return output
+
+
+def register(report_kinds) -> None:
+    allure = report_kinds.add_parser("allure", help="build the Allure HTML report offline (Allure 2 via npm, Java)")
+    allure.add_argument("results_dir", metavar="RESULTS_DIR", help="Allure results folder (conformance run --alluredir)")
+    allure.add_argument("-o", "--output", default="reports/allure-report", metavar="OUT",
+                        help="report folder, replaced; its history/ carries trends to the next build "
+                             "(default: reports/allure-report)")
+    allure.add_argument("--history-from", metavar="REPORT", help="take the trend history from this earlier report "
+                                                                 "(default: OUT itself)")
+    allure.add_argument("--results", action="append", default=[], metavar="FILE.jsonl",
+                        help="JSONL results of the same run: target versions and finalized features for the "
+                             "Environment widget")
+    allure.add_argument("--single-file", action="store_true", help="one index.html with everything inlined")
+    allure.add_argument("--executor-name", default=os.environ.get("CI_NAME") or ("CI" if os.environ.get("CI")
+                                                                                 else "local"))
+    allure.add_argument("--build-name", default=os.environ.get("GITHUB_RUN_ID") or "", metavar="NAME")
+    allure.add_argument("--build-url", default="", metavar="URL")
+    allure.set_defaults(handler=command_allure)
+
+
+def command_allure(arguments) -> int:
+    executor = {"name": arguments.executor_name, "type": "kafka-conformance",
+                "buildName": arguments.build_name or f"conformance {harness_version()}",
+                "reportName": "Kafka transaction protocol conformance"}
+    if arguments.build_url:
+        executor["buildUrl"] = arguments.build_url
+    try:
+        output = build(Path(arguments.results_dir), Path(arguments.output), executor=executor,
+                       environment=environment_from_results(arguments.results),
+                       previous_report=Path(arguments.history_from) if arguments.history_from else None,
+                       single_file=arguments.single_file)
+    except (AllureUnavailable, FileNotFoundError, RuntimeError) as error:
+        print(f"report allure: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {output / 'index.html'}")
+    return 0
