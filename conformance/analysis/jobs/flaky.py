@@ -1,0 +1,40 @@
+"""Items whose outcome differs across runs of the same target, target version and harness version.
+
+``flaky_rate`` is the share of runs that disagree with the item's most common outcome;
+``flips`` counts outcome changes from one run to the next (a rate of 0.5 with one flip is a
+change of behaviour, with many flips it is noise).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from ..layout import OUTCOMES
+from .runs import with_run_start
+
+GROUP = ["target", "target_version", "harness_version"]
+
+
+def run(tables, *, min_runs: int = 2, **_) -> dict[str, DataFrame]:
+    items = with_run_start(tables.items).withColumn("harness_version", F.coalesce("harness_version", F.lit("")))
+    ordered = Window.partitionBy(*GROUP, "item").orderBy("run_started", "run_id")
+    flips = (items.withColumn("_previous", F.lag("outcome").over(ordered))
+             .withColumn("_flip", (F.col("_previous").isNotNull() & (F.col("_previous") != F.col("outcome")))
+                         .cast("int")))
+    per_item = (flips.groupBy(*GROUP, "item")
+                .agg(F.countDistinct("run_id").alias("runs"), F.count("*").alias("rows"),
+                     F.sum("_flip").alias("flips"),
+                     *[F.sum((F.col("outcome") == outcome).cast("int")).alias(outcome) for outcome in OUTCOMES])
+                .where(F.col("runs") >= min_runs))
+    modal = F.greatest(*[F.col(outcome) for outcome in OUTCOMES])
+    distinct = sum(((F.col(outcome) > 0).cast("int") for outcome in OUTCOMES), F.lit(0))
+    scored = (per_item.withColumn("outcomes", distinct)
+              .withColumn("flaky_rate", F.round(1 - modal / F.col("rows"), 4)))
+    flaky = scored.where(F.col("outcomes") > 1).orderBy(F.desc("flaky_rate"), F.desc("flips"), *GROUP, "item")
+    summary = (scored.groupBy(*GROUP)
+               .agg(F.count("*").alias("items_seen_twice"), F.sum((F.col("outcomes") > 1).cast("int")).alias("flaky"),
+                    F.max("runs").alias("runs"))
+               .withColumn("flaky_share", F.round(F.col("flaky") / F.col("items_seen_twice"), 4))
+               .orderBy(*GROUP))
+    return {"flaky": flaky, "flaky_summary": summary}

@@ -1,0 +1,122 @@
+"""A small HTML page with PNG plots of a job's results, for people rather than tools.
+
+Only aggregates reach the driver (a few hundred rows at most): latency histograms are bucketed
+in Spark, so plotting costs the same for ten exchanges or ten million.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "blocked": "#ef6c00", "error": "#6a1b9a",
+           "unsupported": "#9e9e9e", "skipped": "#cfd8dc"}
+TABLE_ROWS = 200  # rows of each table shown on the page; the Parquet beside it has them all
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: files only
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def latency_histograms(exchanges, path: Path, *, top: int = 8) -> Path | None:
+    """Log-scale latency histograms of the busiest APIs, one line per target and source."""
+    timed = exchanges.where((F.col("kind") == "exchange") & (F.col("latency_ms") > 0))
+    busiest = [row.api for row in timed.groupBy("api").count().orderBy(F.desc("count")).limit(top).collect()]
+    if not busiest:
+        return None
+    bucket = F.floor(F.log10("latency_ms") * 10)  # ten buckets per decade
+    rows = (timed.where(F.col("api").isin(busiest)).withColumn("bucket", bucket)
+            .groupBy("api", "target", "source", "bucket").count().collect())
+    plt = _pyplot()
+    columns = min(4, len(busiest))
+    lines = math.ceil(len(busiest) / columns)
+    figure, axes = plt.subplots(lines, columns, figsize=(4 * columns, 3 * lines), squeeze=False)
+    for index, api in enumerate(busiest):
+        axis = axes[index // columns][index % columns]
+        series: dict[tuple, dict[int, int]] = {}
+        for row in rows:
+            if row.api == api:
+                series.setdefault((row.target, row.source), {})[row.bucket] = row["count"]
+        for (target, source), counts in sorted(series.items()):
+            buckets = sorted(counts)
+            axis.step([10 ** (b / 10) for b in buckets], [counts[b] for b in buckets], where="mid",
+                      label=f"{target} ({source})")
+        axis.set_xscale("log")
+        axis.set_title(api, fontsize=10)
+        axis.set_xlabel("latency (ms)", fontsize=8)
+        axis.tick_params(labelsize=7)
+        axis.legend(fontsize=6)
+    for index in range(len(busiest), lines * columns):
+        axes[index // columns][index % columns].axis("off")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
+
+
+def outcomes_over_time(runs, path: Path) -> Path | None:
+    """Stacked outcome counts per run, a panel per target: the matrix over time."""
+    from .layout import OUTCOMES
+
+    rows = runs.orderBy("target", "run_started").collect()
+    if not rows:
+        return None
+    targets = list(dict.fromkeys(row.target for row in rows))
+    plt = _pyplot()
+    figure, axes = plt.subplots(len(targets), 1, figsize=(8, 2.6 * len(targets)), squeeze=False)
+    for axis, target in zip([line[0] for line in axes], targets):
+        mine = [row for row in rows if row.target == target]
+        labels = [row.run_started.strftime("%m-%d %H:%M") if row.run_started else row.run_id for row in mine]
+        bottom = [0] * len(mine)
+        for outcome in OUTCOMES:
+            values = [row[outcome] for row in mine]
+            axis.bar(range(len(mine)), values, bottom=bottom, color=COLOURS[outcome], label=outcome)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        axis.set_xticks(range(len(mine)), labels, rotation=30, fontsize=7)
+        axis.set_title(target, fontsize=10)
+        axis.set_ylabel("items", fontsize=8)
+        axis.legend(fontsize=6, ncols=3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
+
+
+def table_html(title: str, frame) -> str:
+    rows = frame.limit(TABLE_ROWS + 1).collect()
+    header = "".join(f"<th>{html.escape(name)}</th>" for name in frame.columns)
+    body = []
+    for row in rows[:TABLE_ROWS]:
+        cells = []
+        for name in frame.columns:
+            value = row[name]
+            style = f' style="color:{COLOURS[value]}"' if isinstance(value, str) and value in COLOURS else ""
+            cells.append(f"<td{style}>{html.escape('' if value is None else str(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = f"<p>first {TABLE_ROWS} rows; all of them in the Parquet output</p>" if len(rows) > TABLE_ROWS else ""
+    return (f"<h2>{html.escape(title)}</h2><table><thead><tr>{header}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>{more}")
+
+
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>{title}</title><style>
+body{{font-family:sans-serif;margin:1.5em;color:#222}} table{{border-collapse:collapse;font-size:12px;margin-bottom:1em}}
+td,th{{border:1px solid #ccc;padding:2px 6px;text-align:left}} th{{background:#eee}} img{{max-width:100%}}
+</style></head><body><h1>{title}</h1>{body}</body></html>
+"""
+
+
+def write_page(folder: Path, title: str, tables: dict, images: list[Path]) -> Path:
+    """``folder/index.html``: the plots first, then every table of the job's results."""
+    parts = [f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">' for image in images]
+    parts += [table_html(name, frame) for name, frame in tables.items()]
+    page = folder / "index.html"
+    page.write_text(PAGE.format(title=html.escape(title), body="\n".join(parts)), encoding="utf-8")
+    return page

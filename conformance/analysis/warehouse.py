@@ -1,0 +1,83 @@
+"""The two tables, built from raw inputs or read from a warehouse, and ingestion into one.
+
+Jobs take :class:`Tables` however they were made: from results files and captures read on the
+spot (nothing written), from a warehouse folder, or both at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from . import captures, results
+from .inputs import Inputs
+from .layout import EXCHANGE_COLUMNS, EXCHANGES, EXCHANGES_SCHEMA, ITEM_COLUMNS, ITEMS, PARTITIONS
+
+
+@dataclass
+class Tables:
+    items: DataFrame
+    exchanges: DataFrame
+
+
+def empty_exchanges(spark: SparkSession) -> DataFrame:
+    return spark.createDataFrame([], EXCHANGES_SCHEMA)
+
+
+def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, decode: bool = True,
+          partitions: int | None = None) -> Tables:
+    """Tables from every input; ``transcripts``/``decode`` turn off either source of exchanges."""
+    item_frames, exchange_frames = [], []
+    if inputs.results:
+        lines = results.read_lines(spark, inputs.results)
+        item_frames.append(results.items(lines))
+        if transcripts:
+            exchange_frames.append(results.transcript_exchanges(lines))
+    for folder in inputs.warehouses:
+        item_frames.append(spark.read.parquet(str(Path(folder) / ITEMS)).select(*ITEM_COLUMNS))
+        if (Path(folder) / EXCHANGES).is_dir():
+            exchange_frames.append(spark.read.parquet(str(Path(folder) / EXCHANGES)).select(*EXCHANGE_COLUMNS))
+    items = _union(item_frames) if item_frames else None
+    if inputs.captures and decode:
+        exchange_frames.append(captures.capture_exchanges(spark, inputs.captures, items, partitions=partitions))
+    if items is None:
+        items = results.items(spark.createDataFrame([], results.RESULTS_LINE)
+                              .withColumn("source_file", F.lit(None).cast("string")))
+    return Tables(items, _union(exchange_frames) if exchange_frames else empty_exchanges(spark))
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    first, *rest = frames
+    for frame in rest:
+        first = first.unionByName(frame)
+    return first
+
+
+def ingest(spark: SparkSession, tables: Tables, warehouse: str | Path) -> dict[str, int]:
+    """Write both tables into ``warehouse``, merged with what its touched partitions already hold.
+
+    Rows of a run already there are replaced by the new ones (ingesting a file twice changes
+    nothing); other runs in the same (target, date) partitions are kept. Returns rows written.
+    """
+    warehouse = Path(warehouse)
+    written = {}
+    keys = {ITEMS: ["run_id", "nodeid", "item", "target"], EXCHANGES: None}
+    for name, frame in ((ITEMS, tables.items), (EXCHANGES, tables.exchanges)):
+        path = warehouse / name
+        new_runs = frame.select("run_id").distinct()
+        merged = frame
+        if path.is_dir():
+            touched = frame.select(*PARTITIONS).distinct()
+            kept = (spark.read.parquet(str(path)).join(F.broadcast(touched), PARTITIONS, "left_semi")
+                    .join(F.broadcast(new_runs), "run_id", "left_anti"))
+            merged = frame.unionByName(kept.select(*frame.columns))
+        if keys[name]:
+            merged = merged.dropDuplicates(keys[name])
+        # Materialised before writing: dynamic overwrite deletes the partitions this plan reads.
+        merged = merged.localCheckpoint(eager=True)
+        written[name] = merged.count()
+        merged.write.mode("overwrite").partitionBy(*PARTITIONS).parquet(str(path))
+    return written

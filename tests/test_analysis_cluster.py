@@ -1,0 +1,49 @@
+"""A job on a real Spark standalone cluster: a master and a worker on loopback, started from
+pyspark's own distribution, ``conformance analyze`` run against them, both stopped after.
+
+The command runs in a child process with ``--master spark://...``: it is what a user types, and
+its driver is not this process's local session (one JVM holds one SparkContext).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from conformance.analysis.cluster import StandaloneCluster  # noqa: E402
+
+from analysis_captures import write_capture  # noqa: E402
+
+
+@pytest.mark.broker
+def test_job_runs_on_a_standalone_cluster(tmp_path):
+    captures = tmp_path / "captures" / "run-1"
+    captures.mkdir(parents=True)
+    pcap = captures / "case_t-v3_.pcapng"
+    write_capture(pcap)
+    record = {"schema_version": 2, "run_id": "run-1", "target": "t", "suite": "s", "case": "case", "kip": "KIP-98",
+              "api": "EndTxn", "api_version": 3, "outcome": "failed", "requirement": "MUST",
+              "recorded_at": "2026-11-24T08:00:00Z", "nodeid": "s::case[t-v3]", "artifacts": {"pcap": str(pcap)}}
+    (tmp_path / "results.jsonl").write_text(json.dumps(record) + "\n")
+    out = tmp_path / "out"
+    cluster = StandaloneCluster(cores=1, memory="1g")
+    with cluster:
+        completed = subprocess.run(
+            [sys.executable, "-m", "conformance.analysis", "latency", str(tmp_path / "results.jsonl"),
+             str(tmp_path / "captures"), "--master", cluster.url, "--out", str(out), "--no-html"],
+            capture_output=True, text=True, timeout=600)
+        assert completed.returncode == 0, completed.stderr[-3000:] + cluster.logs()
+        applications = cluster.state().get("completedapps", [])
+        daemons = list(cluster.processes)
+    assert f"on {cluster.url}" in completed.stderr
+    # The application ran on the cluster's worker: the master lists it as finished.
+    assert [(app["name"], app["state"]) for app in applications] == [("conformance-analysis", "FINISHED")]
+    # The capture was decoded by the worker's executor, and matched to its results record.
+    assert "EndTxn" in completed.stdout and "INVALID_TXN_STATE" in completed.stdout
+    assert (out / "latency" / "error_codes").is_dir()
+    assert all(process.poll() is not None for process in daemons)  # no daemon left behind
