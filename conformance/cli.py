@@ -192,6 +192,12 @@ def command_findings(arguments) -> int:
     return 0
 
 
+def command_analyze(arguments) -> int:
+    from .analysis.cli import command_analyze as analyze
+
+    return analyze(arguments)
+
+
 # ------------------------------------------------------------------------------ parsing
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0])
@@ -225,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--alluredir", default=DEFAULT_ALLUREDIR, metavar="DIR",
                      help="Allure results folder, emptied first ('' for none)")
     run.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
+    from .analysis.cli import register as register_analyze  # no Spark import until the command runs
+
+    register_analyze(commands)
     from .report import commands as report_commands  # gate, certify, report allure; run --junit
 
     report_commands.add_junit_option(run)
@@ -258,7 +267,8 @@ def dispatch(argv: list[str] | None = None) -> int:
     if getattr(arguments, "handler", None) is not None:  # commands registered by conformance.report.commands
         return arguments.handler(arguments)
     commands = {"targets": command_targets, "lint": command_lint, "list": command_list,
-                "deviations": command_deviations, "coverage": command_coverage, "findings": command_findings}
+                "deviations": command_deviations, "coverage": command_coverage, "findings": command_findings,
+                "analyze": command_analyze}
     return commands[arguments.command](arguments)
 
 
