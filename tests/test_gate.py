@@ -165,3 +165,23 @@ def test_rerun_measures_a_real_item_on_kafka(tmp_path):
     report = gate.compare([{**item, "outcome": "passed"}], [item])
     gate.rerun(report, 1)
     assert [(change.kind, change.note) for change in report.changes] == [("flaky", "measured: passed 1 of 1 reruns")]
+
+
+def test_save_baseline_keeps_the_last_record_of_each_item_without_transcripts(tmp_path):
+    results = write_jsonl(tmp_path / "r.jsonl", [record("commit", 3, "failed", transcript=[{"api": "EndTxn"}]),
+                                                 record("commit", 3, "passed", run_id="b"), record("abort", 3, "failed")])
+    baseline = tmp_path / "base.jsonl"
+    assert main(["gate", "--results", str(results), "--save-baseline", str(baseline)]) == 0
+    rows = [json.loads(line) for line in baseline.read_text().splitlines()]
+    assert [(row["case"], row["outcome"]) for row in rows] == [("abort", "failed"), ("commit", "passed")]
+    assert "transcript" not in rows[0] and rows[0]["message"].startswith("2 send EndTxn")
+    assert main(["gate", "--baseline", str(baseline), "--results", str(results)]) == 0
+
+
+def test_the_example_known_failures_files_load():
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "fixtures" / "known-failures"
+    entries = known_failures.load(sorted(folder.glob("*.yaml")))
+    assert {entry.target for entry in entries} >= {"tansu", "rdkafka-mock"}
+    assert all(entry.reason for entry in entries)

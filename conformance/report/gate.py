@@ -181,10 +181,28 @@ def to_json(report: GateReport, *, strict: bool) -> dict:
             "stale": [{"entry": entry.describe(), "source": entry.source} for entry in report.stale]}
 
 
+# ------------------------------------------------------------------------------ baselines
+BASELINE_FIELDS = ("schema_version", "run_id", "target", "target_version", "suite", "case", "kip", "api",
+                   "api_version", "outcome", "requirement", "draft", "verdict", "step_label", "nodeid")
+
+
+def save_baseline(records: list[dict], path: str | Path) -> int:
+    """The last record of each item, without transcripts, paths or timings: small, and stable in a diff."""
+    rows = sorted(latest(records).values(), key=lambda row: tuple(str(part) for part in key(row)))
+    lines = []
+    for row in rows:
+        kept = {name: row.get(name) for name in BASELINE_FIELDS}
+        kept["message"] = (row.get("message") or "").splitlines()[0][:200] if row.get("message") else ""
+        lines.append(json.dumps(kept, separators=(",", ":")) + "\n")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("".join(lines), encoding="utf-8")
+    return len(lines)
+
+
 # ------------------------------------------------------------------------------ command line
 def register(commands) -> None:
     gate = commands.add_parser("gate", help="fail (exit 1) when results regressed against a baseline")
-    gate.add_argument("--baseline", action="append", required=True, metavar="BASE.jsonl",
+    gate.add_argument("--baseline", action="append", metavar="BASE.jsonl",
                       help="results of the reference run (repeatable)")
     gate.add_argument("--results", action="append", required=True, metavar="NEW.jsonl",
                       help="results of the run to judge (repeatable)")
@@ -196,6 +214,8 @@ def register(commands) -> None:
                       help="stale known failures and items missing from the results fail the gate too")
     gate.add_argument("--show-new", action="store_true", help="list every item the baseline does not have")
     gate.add_argument("--json", metavar="FILE", help="also write the verdict and every change as JSON")
+    gate.add_argument("--save-baseline", metavar="BASE.jsonl",
+                      help="instead of judging, write the results as a baseline to commit (no transcripts)")
     gate.set_defaults(handler=command_gate)
 
 
@@ -205,8 +225,15 @@ def command_gate(arguments) -> int:
     except known_failures.KnownFailuresError as error:
         print(f"gate: {error}", file=sys.stderr)
         return 2
-    baseline = [row for path in arguments.baseline for row in read_results(path)]
     results = [row for path in arguments.results for row in read_results(path)]
+    if arguments.save_baseline:
+        count = save_baseline(results, arguments.save_baseline)
+        print(f"wrote {arguments.save_baseline} ({count} items)")
+        return 0 if count else 2
+    if not arguments.baseline:
+        print("gate: --baseline is required (or --save-baseline to make one)", file=sys.stderr)
+        return 2
+    baseline = [row for path in arguments.baseline for row in read_results(path)]
     for name, rows, paths in (("baseline", baseline, arguments.baseline), ("results", results, arguments.results)):
         if not rows:
             print(f"gate: no records in the {name} ({', '.join(paths)})", file=sys.stderr)
