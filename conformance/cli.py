@@ -29,7 +29,7 @@ def default_suites_path() -> Path:
 
 # ------------------------------------------------------------------------------ commands
 def command_targets(arguments) -> int:
-    from .plugins import target_kinds
+    from .wiring import target_kinds
 
     rows = []
     for kind in target_kinds():
@@ -46,12 +46,14 @@ def command_lint(arguments) -> int:
     from .suite.loader import lint, load_suites
 
     paths = arguments.paths or [default_suites_path()]
-    errors = lint(paths)
+    from .wiring import components
+
+    errors = lint(paths, components())
     for error in errors:
         print(error)
     if errors:
         return 1
-    suites, _ = load_suites(paths)
+    suites, _ = load_suites(paths, components=components())
     print(f"{len(suites)} suites, {sum(len(suite.cases) for suite in suites)} cases OK")
     return 0
 
@@ -59,7 +61,9 @@ def command_lint(arguments) -> int:
 def command_list(arguments) -> int:
     from .suite.loader import load_suites
 
-    suites, errors = load_suites(arguments.paths or [default_suites_path()])
+    from .wiring import components
+
+    suites, errors = load_suites(arguments.paths or [default_suites_path()], components=components())
     for error in errors:
         print(error, file=sys.stderr)
     rows = [[suite.id, case.id, case.api or "-", str(case.versions) if case.api else "-", case.requirement.value,
@@ -158,7 +162,9 @@ def _write_or_print(text: str, output: str | None) -> None:
 def _suites_or_fail(paths):
     from .suite.loader import load_suites
 
-    suites, errors = load_suites(paths or [default_suites_path()])
+    from .wiring import components
+
+    suites, errors = load_suites(paths or [default_suites_path()], components=components())
     for error in errors:
         print(error, file=sys.stderr)
     return suites

@@ -17,12 +17,13 @@ import pytest
 from .report import allure as allure_report
 from .report import text
 from .suite.loader import SuiteError, load_suites
-from .suite.model import Case, CaseResult, Outcome, Requirement
+from .suite.model import Case, CaseResult, Outcome
 from .targets.base import TargetUnavailable
+from .verdicts import binding
 from .targets.pool import TargetStartFailed
 
 if TYPE_CHECKING:
-    from .plugin import RunState
+    from .run_state import RunState
 
 
 class ConformanceFailure(AssertionError):
@@ -89,7 +90,7 @@ class SuiteFile(pytest.File):
         self.state = state
 
     def collect(self):
-        suites, errors = load_suites([self.path])
+        suites, errors = load_suites([self.path], components=self.state.components)
         if errors:
             raise SuiteLoadFailed(errors)
         for suite in suites:
@@ -111,7 +112,7 @@ class SuiteFile(pytest.File):
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, SuiteLoadFailed):
             return f"malformed suite file ({len(excinfo.value.errors)} problems):\n{excinfo.value}"
-        return super().repr_failure(excinfo, style)
+        return super().repr_failure(excinfo)
 
 
 def item_name(case: Case, target_spec: str, version: int | None) -> str:
@@ -225,18 +226,3 @@ def conclude(result: CaseResult, *, strict: bool) -> None:
     if result.outcome is Outcome.SKIPPED:
         pytest.skip(result.message or "skipped by the runner")
     raise HarnessError(result)
-
-
-def binding(result: CaseResult, *, strict: bool) -> bool:
-    """Whether a departure fails the build: MUST always, SHOULD and MAY under strict, IMPLEMENTATION never."""
-    if result.requirement is Requirement.IMPLEMENTATION:
-        return False
-    return strict or result.requirement is Requirement.MUST
-
-
-def verdict(result: CaseResult, *, strict: bool) -> str:
-    """The pytest verdict :func:`conclude` gives, as a word for the results file."""
-    if result.outcome in (Outcome.FAILED, Outcome.BLOCKED):
-        return "failed" if binding(result, strict=strict) else "xfailed"
-    return {Outcome.PASSED: "passed", Outcome.UNSUPPORTED: "skipped", Outcome.SKIPPED: "skipped"}.get(
-        result.outcome, "error")

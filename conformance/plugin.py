@@ -20,11 +20,8 @@ import os
 import platform
 import signal
 import threading
-import time
-import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -32,13 +29,14 @@ from .report.results import ResultsWriter, new_run_id, read_results
 from .targets.pool import TargetPool, TargetStartFailed
 
 if TYPE_CHECKING:  # the rest is imported once the plugin is active: a dormant plugin costs next to nothing
-    from .items import CaseItem
-    from .suite.model import CaseResult
+    from .run_state import RunState
 
 DEFAULT_TARGET = "kafka"
 DEFAULT_RESULTS = "reports/results.jsonl"
 TARGET_ENVIRONMENT_VARIABLE = "CONFORMANCE_TARGET"
 RUN_ID_ENVIRONMENT_VARIABLE = "CONFORMANCE_RUN_ID"
+
+STATE_KEY = pytest.StashKey["RunState"]()
 
 FIXED_MARKERS = {
     "kip(name)": "the KIP or specification a conformance case checks: -m \"kip(name='KIP-98')\"",
@@ -53,97 +51,11 @@ FIXED_MARKERS = {
 }
 
 
-def make_runner(target, *, run_id: str, strict: bool):
+def make_runner(target, *, run_id: str, strict: bool, components=None):
     """The runner for one target (a seam: the plugin's own tests replace it with a fake)."""
     from .suite.runner import Runner
 
-    return Runner(target, run_id=run_id, strict=strict)
-
-
-@dataclass
-class RunState:
-    """Everything the plugin keeps for one session (in ``config.stash``, never in globals)."""
-
-    config: pytest.Config
-    pool: TargetPool
-    suite_roots: list[Path]
-    explicit_files: set[Path]
-    strict: bool
-    run_id: str
-    results_path: Path
-    writer: ResultsWriter
-    runners: dict[str, object] = field(default_factory=dict)
-    markers: set[str] = field(default_factory=set)
-    down: dict[str, str] = field(default_factory=dict)  # target spec -> why it could not be used
-    recorded: set[str] = field(default_factory=set)  # node ids with a result line from this process
-
-    @property
-    def verbose(self) -> bool:
-        """``-vv`` shows every exchange of a failing item on the terminal; otherwise its departing step's."""
-        return self.config.get_verbosity() >= 2
-
-    def target_down(self, spec: str, why: str, session: pytest.Session) -> None:
-        """Later items of this target end at once; once no target is left, the run stops."""
-        self.down.setdefault(spec, why)
-        if all(other in self.down for other in self.pool.specs):
-            session.shouldstop = "no target left to test: " + "; ".join(
-                reason.splitlines()[0] for reason in self.down.values())
-
-    def runner(self, target_spec: str):
-        """Built before its target starts: collection asks it which versions a case expands to."""
-        if target_spec not in self.runners:
-            self.runners[target_spec] = make_runner(self.pool.target(target_spec), run_id=self.run_id,
-                                                    strict=self.strict)
-        return self.runners[target_spec]
-
-    def is_suite_file(self, path: Path) -> bool:
-        from .suite.loader import TEMPLATE_DIR
-
-        if path.suffix != ".yaml":
-            return False
-        path = path.resolve()
-        if path in self.explicit_files:
-            return True
-        for root in self.suite_roots:
-            if path == root:
-                return True
-            if root in path.parents:
-                return TEMPLATE_DIR not in path.relative_to(root).parts[:-1]
-        return False
-
-    def register_markers(self, names: Iterable[str]) -> None:
-        """KIP, API and tag markers are only known once suites load; strict markers need them declared."""
-        for name in names:
-            if name not in self.markers:
-                self.markers.add(name)
-                self.config.addinivalue_line("markers", f"{name}: conformance cases marked {name}")
-
-    def record(self, item: "CaseItem", result: "CaseResult") -> None:
-        from .items import verdict
-        from .report import allure as allure_report
-
-        record = result.to_json()
-        record.update(nodeid=item.nodeid, verdict=verdict(result, strict=self.strict), strict=self.strict,
-                      worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
-                      recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        self.writer.append(record)
-        self.recorded.add(item.nodeid)
-        item.user_properties.append(("outcome", result.outcome.value))
-        if allure_report.enabled(self.config):
-            allure_report.attach_result(result)
-        _call_plugins("conformance_result_recorded", result=result)
-
-    def finish(self) -> None:
-        for spec, runner in self.runners.items():
-            try:
-                runner.close()
-            except Exception as error:  # noqa: BLE001 - every target must still be stopped
-                warnings.warn(f"closing the runner of {spec!r} failed: {error}", stacklevel=1)
-        for problem in self.pool.stop_all():
-            warnings.warn(problem, stacklevel=1)
-
-
-STATE_KEY = pytest.StashKey[RunState]()
+    return Runner(target, run_id=run_id, strict=strict, components=components)
 
 
 # ------------------------------------------------------------------------------------ options
@@ -182,7 +94,8 @@ def pytest_configure(config: pytest.Config) -> None:
     suites = config.getoption("conformance_suites")
     if not targets and not suites:
         return
-    from .plugins import target_kinds
+    from .run_state import RunState
+    from .wiring import components, target_kinds
 
     invocation_dir = config.invocation_params.dir
     try:
@@ -204,7 +117,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"cannot write results to {results_path}: {problem}")
     strict = config.getoption("conformance_strict")
     state = RunState(
-        config=config, pool=pool, suite_roots=roots, explicit_files=explicit_files,
+        config=config, pool=pool, suite_roots=roots, explicit_files=explicit_files, components=components(),
+        runner_factory=lambda target, **options: make_runner(target, **options),  # looked up late: a test seam
         strict=bool(config.getini("conformance_strict") if strict is None else strict),
         run_id=_run_id(config), results_path=results_path, writer=ResultsWriter(results_path),
     )
@@ -329,7 +243,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if allure_directory is not None:
         allure_report.write_environment(allure_directory, _environment(state))
         allure_report.write_categories(allure_directory)
-    _call_plugins("conformance_session_finished", results_path=str(state.results_path))
+    from .wiring import notify
+
+    notify("conformance_session_finished", results_path=str(state.results_path))
 
 
 def _record_items_not_run(session: pytest.Session, state: RunState) -> None:
@@ -382,13 +298,3 @@ def _harness_version() -> str:
         return version("kafka-conformance")
     except PackageNotFoundError:
         return "unknown (source tree)"
-
-
-def _call_plugins(hook_name: str, **arguments) -> None:
-    """A failing third-party reporter is a warning: it must not turn a verdict into an error."""
-    from .plugins import plugin_manager
-
-    try:
-        getattr(plugin_manager().hook, hook_name)(**arguments)
-    except Exception as error:  # noqa: BLE001
-        warnings.warn(f"a conformance plugin failed in {hook_name}: {error}", stacklevel=2)

@@ -36,11 +36,13 @@ def plugin_manager() -> pluggy.PluginManager:
             manager.register(entry_point.load(), name=entry_point.name)
         except Exception as error:  # noqa: BLE001 - any import failure of a plugin is reported, not fatal
             warnings.warn(f"conformance plugin {entry_point.name!r} failed to load: {error}", stacklevel=2)
-    if manager.get_plugin("bundled-targets") is None and not manager.is_blocked("bundled-targets"):
-        # Running from a source tree that was never pip-installed: entry points are missing.
-        from .targets import bundled
+    from .suite import bundled as bundled_steps
+    from .targets import bundled as bundled_targets
 
-        manager.register(bundled, name="bundled-targets")
+    for name, module in (("bundled-targets", bundled_targets), ("bundled-steps", bundled_steps)):
+        # Running from a source tree that was never pip-installed: entry points are missing.
+        if manager.get_plugin(name) is None and not manager.is_blocked(name):
+            manager.register(module, name=name)
     manager.check_pending()
     return manager
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import wiring
 from conformance.plugins import codec_with_plugins, plugin_manager
 from conformance.protocol import frames
 from conformance.protocol.exceptions import SpecError
@@ -88,10 +89,10 @@ def test_overlays_leave_the_bundled_codec_alone():
 ])
 def test_draft_suite_loads_only_with_its_plugin(folder, cases):
     with registered(folder):
-        suites, errors = load_suites([folder / "suites"])
+        suites, errors = load_suites([folder / "suites"], components=wiring.components())
     assert errors == []
     assert {case.id for case in suites[0].cases} == cases and all(case.draft for case in suites[0].cases)
-    _, errors = load_suites([folder / "suites"])
+    _, errors = load_suites([folder / "suites"], components=wiring.components())
     assert errors and all("TxnHeartbeat" in str(error) or "no version 7+" in str(error) for error in errors)
 
 
@@ -102,8 +103,8 @@ class AdvertisesUpToV6:
 
 def test_draft_versions_are_unsupported_where_not_advertised(monkeypatch):
     with registered(KIP447):
-        suites, _ = load_suites([KIP447 / "suites"])
-        runner = Runner(AdvertisesUpToV6(), run_id="draft-test")
+        suites, _ = load_suites([KIP447 / "suites"], components=wiring.components())
+        runner = Runner(AdvertisesUpToV6(), run_id="draft-test", components=wiring.components())
         monkeypatch.setattr(runner, "advertised", lambda api: (0, 6))
         case = suites[0].cases[0]
         assert runner.case_versions(case) == [7]

@@ -148,8 +148,8 @@ def outcomes(monkeypatch):
     chosen: dict[str, Outcome] = {}
     monkeypatch.setattr(FakeRunner, "outcomes", chosen)
     monkeypatch.setattr(conformance_plugin, "make_runner",
-                        lambda target, *, run_id, strict: FakeRunner(target, run_id=run_id, strict=strict,
-                                                                     codec=shared_codec()))
+                        lambda target, *, run_id, strict, components: FakeRunner(
+                            target, run_id=run_id, strict=strict, components=components, codec=shared_codec()))
     return chosen
 
 

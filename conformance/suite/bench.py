@@ -13,8 +13,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ..plugins import target_kinds
 from ..targets.registry import resolve
+from ..wiring import components, target_kinds
 from .loader import load_suites
 from .parallel import items_of, run_items
 from .runner import Runner
@@ -28,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drafts", action="store_true", help="include draft-KIP cases (skipped by default, as in a run)")
     arguments = parser.parse_args(argv)
 
-    suites, errors = load_suites(arguments.paths)
+    parts = components()
+    suites, errors = load_suites(arguments.paths, components=parts)
     for error in errors:
         print(error)
     target = resolve(arguments.target, target_kinds())
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rows = []
         for label, workers in (("sequential", 1), (f"{arguments.workers} workers", arguments.workers)):
-            runner = Runner(target, run_id=f"bench{workers:03d}")
+            runner = Runner(target, run_id=f"bench{workers:03d}", components=parts)
             items = items_of(runner, [case for suite in suites for case in suite.cases
                                       if arguments.drafts or not case.draft])
             begin = time.monotonic()

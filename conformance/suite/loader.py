@@ -20,10 +20,10 @@ from ..protocol.errors import error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
 from . import expressions
+from .components import Components
 from .model import Case, Requirement, Suite
 
 SCHEMA_PATH = Path(__file__).with_name("suite.schema.json")
-STEP_ACTIONS = ("send", "produce", "fetch", "use", "wait", "until", "parallel", "fault")
 TEMPLATE_DIR = "templates"
 BUNDLED_TEMPLATES = Path(__file__).resolve().parents[2] / "suites" / TEMPLATE_DIR  # in a checkout
 LAST_STEP_KEYS = ("expect", "save", "retry", "timeout_ms")  # given on a `use:` step, they apply to its last step
@@ -186,7 +186,7 @@ def _located(step: dict, origin: list, template: str | None) -> _Mapping:
 
 
 def expand_templates(steps: list, templates: dict, report, path: list, depth: int = 0,
-                     origin: list | None = None, within: str | None = None) -> list:
+                     origin: list | None = None, within: str | None = None, kinds: dict | None = None) -> list:
     """Steps with every ``use:`` replaced by its template's steps.
 
     ``origin`` is the suite's step a template body comes from: a template has no lines of its own in
@@ -197,22 +197,14 @@ def expand_templates(steps: list, templates: dict, report, path: list, depth: in
         if not isinstance(step, dict):
             expanded.append(step)
             continue
-        if "parallel" in step and isinstance(step["parallel"], list):
-            step = dict(step)
-            step["parallel"] = [expand_templates(branch, templates, report, [*where, "parallel", n], depth,
-                                                 origin, within)
-                                for n, branch in enumerate(step["parallel"]) if isinstance(branch, list)]
-        if "until" in step and isinstance(step["until"], dict) and isinstance(step["until"].get("step"), dict):
-            inner = expand_templates([step["until"]["step"]], templates, report, [*where, "until"], depth,
-                                     origin or [*where, "until", "step"], within)
-            step = dict(step)
-            # a template expanding to several steps is repeated as a whole sequence
-            step["until"] = {**{k: v for k, v in step["until"].items() if k != "step"},
-                             **({"step": inner[0]} if len(inner) == 1 else {"steps": inner})}
-        elif "until" in step and isinstance(step["until"], dict) and isinstance(step["until"].get("steps"), list):
-            step = dict(step)
-            step["until"] = {**step["until"], "steps": expand_templates(
-                step["until"]["steps"], templates, report, [*where, "until", "steps"], depth, origin, within)}
+        kind = next((kinds[key] for key in step if key in kinds), None) if kinds else None
+        nested = kind.nested(step) if kind is not None else []
+        if nested:  # templates inside parallel branches and until bodies expand too
+            step = kind.with_nested(step, [
+                # a lone nested step (until: {step: ...}) has no list index of its own: errors point at it
+                expand_templates(body, templates, report, [*where, *inner], depth,
+                                 origin or ([*where, *inner] if inner[-1] == "step" else None), within, kinds)
+                for inner, body in nested])
         if "use" not in step:
             expanded.append(_located(step, where, within))
             continue
@@ -237,7 +229,7 @@ def expand_templates(steps: list, templates: dict, report, path: list, depth: in
             report(where + ["use"], f"template {name!r} nests too deep (a template using itself?)")
             continue
         body = expand_templates(substitute_params(template["steps"], arguments), templates, report, where,
-                                depth + 1, where, name)
+                                depth + 1, where, name, kinds)
         if not body:
             continue
         # What the using step says about the outcome applies to the template's last step. The body's
@@ -299,17 +291,10 @@ def _check_error_names(value, report, where) -> None:
             report(where, str(error.args[0] if error.args else error))
 
 
-def _plugin_step_kinds() -> set[str]:
-    from ..plugins import merged_mapping
-
-    return set(merged_mapping("conformance_step_kinds"))
-
-
-def _known_matchers() -> set[str]:
-    from ..plugins import merged_mapping
+def _known_matchers(components: Components) -> set[str]:
     from .matchers import BUILTIN_MATCHERS
 
-    return {*BUILTIN_MATCHERS, *merged_mapping("conformance_matchers")}
+    return {*BUILTIN_MATCHERS, *components.matchers}
 
 
 def _did_you_mean(name, choices) -> str:
@@ -410,7 +395,7 @@ def _report_schema_errors(validator, instance, report, base: list) -> None:
 
 def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
                 requests: dict[str, MessageSpec] | None = None, under_test: tuple | None = None,
-                in_template_step: bool = False) -> None:
+                in_template_step: bool = False, components: Components | None = None) -> None:
     """What the schema cannot check in (expanded) steps. ``requests`` holds the request spec of each API
     for checking field names; ``under_test`` is the case's (API, VersionRange). ``in_template_step``: the
     steps are inside a template's until or parallel step, whose schema check covered them."""
@@ -430,18 +415,20 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
         if not isinstance(step, dict):
             report(where, "a step must be a mapping")
             continue
-        plugin_kinds = _plugin_step_kinds()
-        known = set(_validator().schema["$defs"]["step"]["properties"]) | plugin_kinds
+        kinds = components.step_kinds
+        known = set(_validator().schema["$defs"]["step"]["properties"]) | set(kinds)
         for key in step:
             if key not in known:
                 report([*where, key], f"unknown key (a step takes: {', '.join(sorted(known))})")
         if template is not None and not in_template_step:  # the suite's own steps went through the schema
             _report_schema_errors(_step_validator(), {k: v for k, v in step.items() if k not in given and k in known},
                                   report, where)
-        actions = [key for key in step if key in STEP_ACTIONS or key in plugin_kinds]
+        actions = [key for key in step if key in kinds]
         if len(actions) != 1:
-            report(where, f"a step needs exactly one action of {', '.join(STEP_ACTIONS)} "
-                          f"(or a plugin step kind); found {', '.join(actions) or 'none'}")
+            report(where, f"a step needs exactly one action of {', '.join(kinds)} "
+                          f"(or use:); found {', '.join(actions) or 'none'}")
+        for key in actions:
+            kinds[key].check(step, report, where)
         if "send" in step and api_names is not None and step["send"] not in api_names:
             report([*where, "send"], f"unknown API {step['send']!r}")
         elif "send" in step and requests is not None and step["send"] in requests \
@@ -459,7 +446,7 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
                     report([*where, "expect", key], f"unknown key for a send or produce step (its expect takes: "
                                                     f"{', '.join(SEND_EXPECT_KEYS)}; {key} is for fetch steps)")
         if isinstance(expect, dict) and isinstance(expect.get("fields"), dict):
-            _check_expect_fields(expect["fields"], _known_matchers(), report, [*where, "expect", "fields"])
+            _check_expect_fields(expect["fields"], _known_matchers(components), report, [*where, "expect", "fields"])
         if isinstance(expect, dict) and "error_code" in expect:
             _check_error_names(expect["error_code"], report, [*where, "expect", "error_code"])
         for key, matcher in (expect.get("fields") or {}).items() if isinstance(expect, dict) else ():
@@ -473,13 +460,10 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
             _check_versions(when["versions"], report, [*where, "when", "versions"])
         for problem in expressions.check(step):
             report(where, problem)
-        nested = (api_names, requests, under_test, in_template_step or template is not None)
-        for branch_index, branch in enumerate(step.get("parallel") or []):
-            check_steps(branch, suite_report, [*where, "parallel", branch_index], *nested)
-        if isinstance(step.get("until"), dict) and isinstance(step["until"].get("step"), dict):
-            check_steps([step["until"]["step"]], suite_report, [*where, "until", "step"], *nested)
-        if isinstance(step.get("until"), dict) and isinstance(step["until"].get("steps"), list):
-            check_steps(step["until"]["steps"], suite_report, [*where, "until", "steps"], *nested)
+        nested = (api_names, requests, under_test, in_template_step or template is not None, components)
+        for key in actions:
+            for inner, body in kinds[key].nested(step):
+                check_steps(body, suite_report, [*where, *inner], *nested)
 
 
 # ------------------------------------------------------------------------------ files
@@ -497,8 +481,14 @@ def _read_yaml(path: Path):
 
 
 def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, template_cache=None,
-                    requests: dict[str, MessageSpec] | None = None) -> tuple[Suite | None, list[SuiteError]]:
+                    requests: dict[str, MessageSpec] | None = None,
+                    components: Components | None = None) -> tuple[Suite | None, list[SuiteError]]:
+    """``components`` (the composition root's; the bundled ones by default) name the step kinds, matchers and,
+    unless ``api_names`` is given, the APIs and their request specs."""
     path = Path(path)
+    components = components or Components.bundled()
+    if api_names is None:
+        api_names, requests = components.api_names, components.requests
     document, problem = _read_yaml(path)
     if problem:
         return None, [problem]
@@ -544,9 +534,10 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
                    f"(v{known[0]}-v{known[-1]}); a draft's versions come with its plugin's specs")
         requires = raw.get("requires") if isinstance(raw.get("requires"), dict) else {}
         for name, expected in (requires.get("config") or {}).items() if isinstance(requires.get("config"), dict) else ():
-            _check_matchers(expected, _known_matchers(), report, [*where, "requires", "config", name])
-        steps = expand_templates(raw["steps"], templates, report, [*where, "steps"])
-        check_steps(steps, report, [*where, "steps"], api_names, requests, (api, versions) if api and versions else None)
+            _check_matchers(expected, _known_matchers(components), report, [*where, "requires", "config", name])
+        steps = expand_templates(raw["steps"], templates, report, [*where, "steps"], kinds=components.step_kinds)
+        check_steps(steps, report, [*where, "steps"], api_names, requests, (api, versions) if api and versions else None,
+                    components=components)
         if schema_failed:
             continue  # problems are reported; no Case is built from a file that failed the schema
         suite.cases.append(Case(
@@ -571,18 +562,13 @@ def suite_files(paths) -> list[Path]:
     return found
 
 
-def load_suites(paths, api_names: dict[str, list[int]] | None = None) -> tuple[list[Suite], list[SuiteError]]:
+def load_suites(paths, api_names: dict[str, list[int]] | None = None,
+                components: Components | None = None) -> tuple[list[Suite], list[SuiteError]]:
     """Given ``api_names`` (name -> versions), request field names are not checked: that needs the specs."""
-    requests = None
-    if api_names is None:
-        from ..plugins import codec_with_plugins
-
-        apis = list(codec_with_plugins().registry.apis())
-        api_names = {api.name: api.versions() for api in apis}
-        requests = {api.name: api.request for api in apis}
+    components = components or Components.bundled()
     suites, errors, cache = [], [], {}
     for path in suite_files(paths):
-        suite, problems = load_suite_file(path, api_names, cache, requests)
+        suite, problems = load_suite_file(path, api_names, cache, None, components)
         errors.extend(problems)
         if suite is not None:
             suites.append(suite)
@@ -598,5 +584,5 @@ def _unique(errors: list[SuiteError]) -> list[SuiteError]:
     return unique
 
 
-def lint(paths) -> list[SuiteError]:
-    return load_suites(paths)[1]
+def lint(paths, components: Components | None = None) -> list[SuiteError]:
+    return load_suites(paths, components=components)[1]

@@ -13,6 +13,7 @@ from ..protocol.codec import Codec
 from ..protocol.exceptions import ProtocolError
 from ..targets.base import CapabilityMissing, Target
 from . import broker_config, steps
+from .components import Components
 from .model import Case, CaseResult, Outcome, StepFailure
 from .resources import Resources
 
@@ -23,17 +24,18 @@ LIVENESS_TIMEOUT_S = 5.0
 class Runner:
     """Runs cases on one target and watches that target: once it stops answering, later items end at once."""
 
-    def __init__(self, target: Target, *, run_id: str, strict: bool = False, codec: Codec | None = None,
-                 timeout: float = 10.0):
-        from ..plugins import codec_with_plugins, merged_mapping
-
+    def __init__(self, target: Target, *, run_id: str, strict: bool = False, components: Components | None = None,
+                 codec: Codec | None = None, timeout: float = 10.0):
+        """``components`` come from the composition root (``conformance.wiring``); without them, the
+        bundled ones (no plugins). ``codec`` replaces only the codec."""
+        components = components or Components.bundled()
         self.target = target
         self.run_id = run_id
         self.strict = strict
-        self.codec = codec or codec_with_plugins()
+        self.codec = codec or components.codec
         self.timeout = timeout
-        self.step_kinds = merged_mapping("conformance_step_kinds")
-        self.matchers = merged_mapping("conformance_matchers")
+        self.step_kinds = dict(components.step_kinds)
+        self.matchers = dict(components.matchers)
         self._counter = itertools.count(1)
         self._probe: Cluster | None = None
         self.down: str | None = None  # why the target no longer answers; None while it does

@@ -19,6 +19,7 @@ from ..protocol.primitives import Raw
 from ..protocol.schema import VersionRange
 from ..targets.base import CapabilityMissing, Target
 from . import expressions, matchers
+from .kinds import StepKind
 
 TRANSACTION_APIS = {"InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "DescribeTransactions"}
 GROUP_APIS = {"TxnOffsetCommit", "OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat",
@@ -128,14 +129,17 @@ class Context:
                        self.step_kinds, self.matchers, self.sequences, self.lock, progress=self.progress)
 
 
-def label(step: dict, index: str) -> str:
+def kind_of(step: dict, kinds: dict) -> StepKind | None:
+    return next((kinds[key] for key in step if key in kinds), None)
+
+
+def label(step: dict, index: str, kinds: dict) -> str:
     if "label" in step:
         return f"{index} {step['label']}"
-    for action in ("send", "produce", "fetch", "wait", "until", "parallel", "fault"):
-        if action in step:
-            detail = step[action] if isinstance(step[action], str) else ""
-            return f"{index} {action} {detail}".rstrip()
-    return f"{index} {next(iter(step), '?')}"
+    kind = kind_of(step, kinds)
+    if kind is None:
+        return f"{index} {next(iter(step), '?')}"
+    return f"{index} {kind.keyword} {kind.describe(step)}".rstrip()
 
 
 # ------------------------------------------------------------------------------ dispatch
@@ -147,11 +151,15 @@ def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
 def run_step(context: Context, step: dict, index: str) -> None:
     if not applies(context, step.get("when")):
         if step.get("send") == context.api and "version" not in step:
-            context.progress.left_out.append(f"step {label(step, index)} left out by when: {dict(step['when'])}")
+            context.progress.left_out.append(f"step {label(step, index, context.step_kinds)} left out by when: "
+                                             f"{dict(step['when'])}")
         return
-    name = label(step, index)
+    name = label(step, index, context.step_kinds)
+    kind = kind_of(step, context.step_kinds)
+    if kind is None:
+        raise ValueError(f"step {name}: no step kind handles {sorted(step)}")
     try:
-        _dispatch(context, step, index, name)
+        kind.run(context, step, index, name)
     except Deviation as deviation:
         if deviation.role is None:  # the innermost step that departed decides
             deviation.role = blame(context, step, deviation)
@@ -164,29 +172,6 @@ def blame(context: Context, step: dict, deviation: Deviation) -> str:
     if context.progress.tested:
         return "under_test" if step.get("verifies") else "check"
     return "setup"
-
-
-def _dispatch(context: Context, step: dict, index: str, name: str) -> None:
-    if "send" in step:
-        send_step(context, step, name)
-    elif "produce" in step:
-        produce_step(context, step, name)
-    elif "fetch" in step:
-        fetch_step(context, step, name)
-    elif "wait" in step:
-        wait = step["wait"]
-        time.sleep((wait if isinstance(wait, int) else int(wait.get("ms", 0))) / 1000)
-    elif "until" in step:
-        until_step(context, step, index)
-    elif "parallel" in step:
-        parallel_step(context, step, index)
-    elif "fault" in step:
-        fault_step(context, step)
-    else:
-        kind = next((key for key in step if key in context.step_kinds), None)
-        if kind is None:
-            raise ValueError(f"step {name}: no step kind handles {sorted(step)}")
-        context.step_kinds[kind](expressions.resolve(step, context.variables), context)
 
 
 def applies(context: Context, when: dict | None) -> bool:
@@ -419,7 +404,7 @@ def retrying(context: Context, step: dict, attempt):
         time.sleep(retry.get("interval_ms", 100) / 1000)
 
 
-def send_step(context: Context, step: dict, name: str) -> None:
+def send_step(context: Context, step: dict, index: str, name: str) -> None:
     api = context.cluster.codec.registry.api_name(step["send"])
     version = step_version(context, step, api)
     fields = expressions.resolve(step.get("fields") or {}, {**context.variables, "version": version})
@@ -467,7 +452,7 @@ def _records(spec) -> list[records.Record]:
     return built
 
 
-def produce_step(context: Context, step: dict, name: str) -> None:
+def produce_step(context: Context, step: dict, index: str, name: str) -> None:
     """Build a RecordBatch v2 and send it in a Produce request; expectations are per partition."""
     spec = expressions.resolve(step["produce"], context.variables)
     topic, partition = spec["topic"], int(spec.get("partition", 0))
@@ -546,7 +531,7 @@ def visible_records(batches: list, aborted: list[dict], isolation: int) -> list[
     return visible
 
 
-def fetch_step(context: Context, step: dict, name: str) -> None:
+def fetch_step(context: Context, step: dict, index: str, name: str) -> None:
     version = step_version(context, {**step, "version": step["fetch"].get("version", step.get("version"))}, "Fetch")
     with attributed("Fetch", version):
         _fetch(context, step, name, version)
@@ -610,7 +595,12 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
 
 
 # ------------------------------------------------------------------------------ control flow
-def until_step(context: Context, step: dict, index: str) -> None:
+def wait_step(context: Context, step: dict, index: str, name: str) -> None:
+    wait = step["wait"]
+    time.sleep((wait if isinstance(wait, int) else int(wait.get("ms", 0))) / 1000)
+
+
+def until_step(context: Context, step: dict, index: str, name: str) -> None:
     """Repeat a step until its expectations hold, or fail with its last deviation."""
     until = step["until"]
     deadline = time.monotonic() + until.get("for_ms", 5_000) / 1000
@@ -627,7 +617,7 @@ def until_step(context: Context, step: dict, index: str) -> None:
             time.sleep(until.get("interval_ms", 200) / 1000)
 
 
-def parallel_step(context: Context, step: dict, index: str) -> None:
+def parallel_step(context: Context, step: dict, index: str, name: str) -> None:
     branches = step["parallel"]
     failures: list[BaseException] = []
     contexts = [context.branch() for _ in branches]
@@ -656,7 +646,7 @@ def parallel_step(context: Context, step: dict, index: str) -> None:
                          f"{PARALLEL_DEADLINE_S:.0f}s; its steps were not all checked")
 
 
-def fault_step(context: Context, step: dict) -> None:
+def fault_step(context: Context, step: dict, index: str, name: str) -> None:
     fault = expressions.resolve(step["fault"], context.variables)
     name, arguments = (fault, {}) if isinstance(fault, str) else (fault["name"], dict(fault.get("args") or {}))
     try:
@@ -669,3 +659,42 @@ def fault_step(context: Context, step: dict) -> None:
             context.target.fault(name, **arguments)
     except CapabilityMissing as error:
         raise Skip(str(error)) from None
+
+
+# ------------------------------------------------------------------------------ the built-in kinds
+def _until_nested(step: dict):
+    until = step["until"] if isinstance(step.get("until"), dict) else {}
+    if isinstance(until.get("step"), dict):
+        return [(("until", "step"), [until["step"]])]
+    if isinstance(until.get("steps"), list):
+        return [(("until", "steps"), until["steps"])]
+    return []
+
+
+def _until_with(step: dict, expanded: list[list]) -> dict:
+    until = {key: value for key, value in step["until"].items() if key not in ("step", "steps")}
+    [body] = expanded
+    # a template that expands to several steps is repeated as a whole sequence
+    until.update({"step": body[0]} if "step" in step["until"] and len(body) == 1 else {"steps": body})
+    return {**step, "until": until}
+
+
+def _parallel_nested(step: dict):
+    branches = step["parallel"] if isinstance(step.get("parallel"), list) else []
+    return [(("parallel", number), branch) for number, branch in enumerate(branches) if isinstance(branch, list)]
+
+
+def _named(key: str):
+    return lambda step: step[key] if isinstance(step.get(key), str) else ""
+
+
+BUILTIN_STEP_KINDS = {kind.keyword: kind for kind in [
+    StepKind("send", send_step, describe=_named("send")),
+    StepKind("produce", produce_step),
+    StepKind("fetch", fetch_step),
+    StepKind("wait", wait_step),
+    StepKind("until", until_step, nested=_until_nested, with_nested=_until_with),
+    StepKind("parallel", parallel_step, nested=_parallel_nested,
+             with_nested=lambda step, expanded: {**step, "parallel": expanded}),
+    StepKind("fault", fault_step, describe=_named("fault")),
+]}

@@ -10,7 +10,7 @@ import argparse
 import statistics
 import time
 
-from ..plugins import target_kinds
+from ..wiring import target_kinds
 from .registry import resolve
 
 DEFAULT_SPECS = ["kafka", "kafka:3.9.1", "tansu", "rdkafka-mock"]

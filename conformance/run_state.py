@@ -1,0 +1,105 @@
+"""What the pytest plugin keeps for one session: targets, runners, results, which targets are down."""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+import pytest
+
+from .report.results import ResultsWriter
+from .suite.components import Components
+from .targets.pool import TargetPool
+from .verdicts import verdict
+
+if TYPE_CHECKING:
+    from .suite.model import CaseResult
+
+
+@dataclass
+class RunState:
+    """Everything the plugin keeps for one session (in ``config.stash``, never in globals)."""
+
+    config: pytest.Config
+    pool: TargetPool
+    suite_roots: list[Path]
+    explicit_files: set[Path]
+    strict: bool
+    run_id: str
+    results_path: Path
+    writer: ResultsWriter
+    components: Components
+    runner_factory: Callable  # (target, run_id=, strict=, components=) -> a Runner
+    runners: dict[str, object] = field(default_factory=dict)
+    markers: set[str] = field(default_factory=set)
+    down: dict[str, str] = field(default_factory=dict)  # target spec -> why it could not be used
+    recorded: set[str] = field(default_factory=set)  # node ids with a result line from this process
+
+    @property
+    def verbose(self) -> bool:
+        """``-vv`` shows every exchange of a failing item on the terminal; otherwise its departing step's."""
+        return self.config.get_verbosity() >= 2
+
+    def target_down(self, spec: str, why: str, session: pytest.Session) -> None:
+        """Later items of this target end at once; once no target is left, the run stops."""
+        self.down.setdefault(spec, why)
+        if all(other in self.down for other in self.pool.specs):
+            session.shouldstop = "no target left to test: " + "; ".join(
+                reason.splitlines()[0] for reason in self.down.values())
+
+    def runner(self, target_spec: str):
+        """Built before its target starts: collection asks it which versions a case expands to."""
+        if target_spec not in self.runners:
+            self.runners[target_spec] = self.runner_factory(self.pool.target(target_spec), run_id=self.run_id,
+                                                            strict=self.strict, components=self.components)
+        return self.runners[target_spec]
+
+    def is_suite_file(self, path: Path) -> bool:
+        from .suite.loader import TEMPLATE_DIR
+
+        if path.suffix != ".yaml":
+            return False
+        path = path.resolve()
+        if path in self.explicit_files:
+            return True
+        for root in self.suite_roots:
+            if path == root:
+                return True
+            if root in path.parents:
+                return TEMPLATE_DIR not in path.relative_to(root).parts[:-1]
+        return False
+
+    def register_markers(self, names: Iterable[str]) -> None:
+        """KIP, API and tag markers are only known once suites load; strict markers need them declared."""
+        for name in names:
+            if name not in self.markers:
+                self.markers.add(name)
+                self.config.addinivalue_line("markers", f"{name}: conformance cases marked {name}")
+
+    def record(self, item: pytest.Item, result: "CaseResult") -> None:
+        from .report import allure as allure_report
+        from .wiring import notify
+
+        record = result.to_json()
+        record.update(nodeid=item.nodeid, verdict=verdict(result, strict=self.strict), strict=self.strict,
+                      worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                      recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        self.writer.append(record)
+        self.recorded.add(item.nodeid)
+        item.user_properties.append(("outcome", result.outcome.value))
+        if allure_report.enabled(self.config):
+            allure_report.attach_result(result)
+        notify("conformance_result_recorded", result=result)
+
+    def finish(self) -> None:
+        for spec, runner in self.runners.items():
+            try:
+                runner.close()
+            except Exception as error:  # noqa: BLE001 - every target must still be stopped
+                warnings.warn(f"closing the runner of {spec!r} failed: {error}", stacklevel=1)
+        for problem in self.pool.stop_all():
+            warnings.warn(problem, stacklevel=1)

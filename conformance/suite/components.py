@@ -1,0 +1,37 @@
+"""What the suite layer works with: a codec, step kinds and matchers, handed to it from above.
+
+The composition root (``conformance.wiring``) builds them from the plugins; the suite layer never
+reaches up to the plugin manager. ``Components.bundled()`` is the harness without any plugin.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from ..protocol.codec import Codec, default_codec
+from .kinds import StepKind
+
+
+@dataclass(frozen=True)
+class Components:
+    codec: Codec
+    step_kinds: Mapping[str, StepKind]
+    matchers: Mapping[str, Callable] = field(default_factory=dict)  # extra matchers, by name
+
+    @classmethod
+    def bundled(cls) -> "Components":
+        from .steps import BUILTIN_STEP_KINDS
+
+        return cls(default_codec(), BUILTIN_STEP_KINDS)
+
+    @functools.cached_property
+    def api_names(self) -> dict[str, list[int]]:
+        """Every API the codec knows, with its versions."""
+        return {api.name: api.versions() for api in self.codec.registry.apis()}
+
+    @functools.cached_property
+    def requests(self) -> dict:
+        """The request spec of every API, for checking the field names suites send."""
+        return {api.name: api.request for api in self.codec.registry.apis()}

@@ -1,0 +1,54 @@
+"""Step kinds: everything the harness knows about one kind of suite step, in one object.
+
+The loader asks a kind for the step lists nested in a step (to expand templates in them and check
+them) and for its own semantic checks; the runner asks it to run the step; reports ask it for a
+short description. The built-in kinds (send, produce, fetch, wait, until, parallel, fault) register
+through the ``conformance_step_kinds`` hook like a plugin's, and the JSON Schema still describes
+every kind's keys for editors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+# (path inside the step, the step list there): the lists a loader expands and checks
+Nested = list[tuple[tuple, list]]
+
+
+def _none(step: dict) -> Nested:
+    return []
+
+
+def _unchanged(step: dict, expanded: list[list]) -> dict:
+    return step
+
+
+def _nothing_to_check(step: dict, report: Callable, where: list) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class StepKind:
+    keyword: str  # the key that makes a step this kind (``send: EndTxn``)
+    run: Callable  # run(context, step, index, label): raises Deviation, Skip or Incomplete
+    describe: Callable[[dict], str] = lambda step: ""  # the detail after the keyword in a step's label
+    nested: Callable[[dict], Nested] = _none
+    with_nested: Callable[[dict, list[list]], dict] = _unchanged  # the step with its nested lists replaced
+    check: Callable[[dict, Callable, list], None] = _nothing_to_check  # check(step, report(where, message), where)
+
+
+def as_step_kind(keyword: str, provided) -> StepKind:
+    """A plugin's step kind: a StepKind, or (older plugins) a plain ``callable(step, context)`` that gets the
+    step with its expressions resolved."""
+    if isinstance(provided, StepKind):
+        return provided
+    if not callable(provided):
+        raise TypeError(f"step kind {keyword!r} is neither a StepKind nor callable: {provided!r}")
+
+    def run(context, step, index, label):
+        from . import expressions
+
+        provided(expressions.resolve(step, context.variables), context)
+
+    return StepKind(keyword=keyword, run=run)
