@@ -159,6 +159,7 @@ class CaseItem(pytest.Item):
         if path is not None:
             result.artifacts["pcap"] = str(path)
         self.result = result
+        self.state.ran.add(self.target_spec)
         self.state.record(self, result)
         runner_down = getattr(self.state.runner(self.target_spec), "down", None)
         if runner_down and self.target_spec not in self.state.down:

@@ -275,6 +275,8 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         if spec in state.down:
             terminalreporter.write_line(f"conformance target {spec}: DOWN: {state.down[spec].splitlines()[0]}",
                                         red=True, bold=True)
+        elif spec in state.ran:
+            terminalreporter.write_line(f"conformance target {spec}: ran")
     if state.results_path.exists():
         terminalreporter.write_line(f"conformance results: {state.results_path} (run {state.run_id})")
 

@@ -38,6 +38,7 @@ class RunState:
     markers: set[str] = field(default_factory=set)
     down: dict[str, str] = field(default_factory=dict)  # target spec -> why it could not be used
     recorded: set[str] = field(default_factory=set)  # node ids with a result line from this process
+    ran: set[str] = field(default_factory=set)  # targets that ran at least one item
 
     @property
     def verbose(self) -> bool:

@@ -265,3 +265,14 @@ def test_a_target_configured_otherwise_skips_the_case_with_the_value_it_has(tmp_
     result = run_case(tmp_path, FakeKafka(broker_settings(settings, seen)), NEEDS_SETTINGS, 4)
     assert result.outcome is Outcome.SKIPPED and result.message.startswith(why)
     assert seen == []  # skipped before its first step
+
+
+def test_a_failure_on_the_terminal_shows_the_departing_exchange_not_every_negotiation(tmp_path):
+    from conformance.report.text import render
+
+    result = run_case(tmp_path, FakeKafka(answering({"EndTxn": 48})), INIT_THEN_END, 3)
+    brief, full = render(result, brief=True), render(result)
+    assert "api_keys" in full and "api_keys" not in brief  # ApiVersions bodies stay in the results file
+    assert "ApiVersions exchanges not shown" in brief
+    assert '"error_code":48' in brief.replace(" ", "")  # the departing answer, in full
+    assert len(brief) < len(full) / 3
