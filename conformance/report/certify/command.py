@@ -31,6 +31,8 @@ def register(commands) -> None:
                          help="certify earlier results instead of running the suites (repeatable)")
     certify.add_argument("--bootstrap", metavar="HOST:PORT",
                          help="with --results: ask the running target at this address for its fingerprint")
+    certify.add_argument("--ask-target", action="store_true",
+                         help="with --results: start (or attach to) the target only to ask it for its fingerprint")
     certify.add_argument("--client-config", metavar="FILE", help="Kafka client properties for HOST:PORT targets")
     certify.add_argument("--known-failures", action="append", default=[], metavar="FILE.yaml",
                          help="waive these departures in the levels that allow it (listed on the page)")
@@ -80,6 +82,8 @@ def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments) -> 
     if target in probes:
         return probes[target]
     identity = fingerprint.identity(rows)
+    if arguments.ask_target:
+        return _start_and_ask(arguments, rows, target)
     if arguments.bootstrap:
         try:
             return fingerprint.probe(arguments.bootstrap, identity=None), identity
@@ -147,22 +151,24 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
     return records, [str(results)], capture.found
 
 
-def _start_and_ask(arguments, records: list[dict]) -> tuple[dict | None, dict]:
-    """The run started its target elsewhere (xdist workers): start it here once more, only to ask it."""
+def _start_and_ask(arguments, records: list[dict], spec: str | None = None) -> tuple[dict | None, dict]:
+    """Start (or attach to) the target only to ask it: the run started it elsewhere (xdist workers),
+    or the results came from an earlier run (--ask-target)."""
     from ...plugins import target_kinds
     from ...targets.pool import TargetPool
 
-    pool = TargetPool([arguments.target], target_kinds())
+    spec = spec or arguments.target
+    rows = [row for row in records if row.get("target") == spec]
+    pool = TargetPool([spec], target_kinds())
     try:
-        if arguments.client_config and hasattr(pool.target(arguments.target), "use_client_config"):
+        if arguments.client_config and hasattr(pool.target(spec), "use_client_config"):
             from ...targets.kafka_config import read_properties
 
-            pool.target(arguments.target).use_client_config(read_properties(arguments.client_config))
-        target = pool.acquire(arguments.target)
-        return _ask(target, [row for row in records if row.get("target") == arguments.target])
-    except Exception as error:  # noqa: BLE001
-        identity = fingerprint.identity(records)
-        identity["fingerprint_problem"] = f"starting {arguments.target} to ask it failed: {error}"
-        return fingerprint.from_records(records), identity
+            pool.target(spec).use_client_config(read_properties(arguments.client_config))
+        return _ask(pool.acquire(spec), rows)
+    except Exception as error:  # noqa: BLE001 - reported on the page; the results' copy is used instead
+        identity = fingerprint.identity(rows)
+        identity["fingerprint_problem"] = f"starting {spec} to ask it failed: {error}"
+        return fingerprint.from_records(rows), identity
     finally:
         pool.stop_all()

@@ -24,6 +24,7 @@ pre{background:#f6f8fa;padding:6px;white-space:pre-wrap;word-break:break-all;mar
 .departure{border-left:4px solid #d73a49;padding-left:10px;margin:14px 0}
 .incomplete{border-left:4px solid #e36209;padding-left:10px;margin:14px 0}
 .matrix-box{overflow-x:auto;border:1px solid #d0d7de;padding:8px}
+.apis{columns:4 220px;font-size:12px} .api{break-inside:avoid;padding:1px 0}
 """
 
 
@@ -147,15 +148,15 @@ def _fingerprint(fingerprint: dict | None, identity: dict) -> str:
     features = "".join(f"<tr><td>{escape(name)}</td><td>{level}</td><td>"
                        f"{escape(str(fingerprint.get('supported_features', {}).get(name, '')))}</td></tr>"
                        for name, level in sorted(fingerprint.get("finalized_features", {}).items()))
-    apis = "".join(f"<tr><td>{entry['api_key']}</td><td>{escape(entry['name'])}</td><td>{entry['min']}–{entry['max']}"
-                   "</td></tr>" for entry in fingerprint.get("apis", []))
+    apis = "".join(f"<div class='api'><code>{entry['api_key']:>3}</code> {escape(entry['name'])} "
+                   f"<b>v{entry['min']}–v{entry['max']}</b></div>" for entry in fingerprint.get("apis", []))
     return (f"<h2 id='fingerprint'>Target fingerprint</h2><table>{said}</table>"
             f"<p class='meta'>Source: {escape(fingerprint.get('source', ''))}</p>"
             "<h3>Finalized features</h3>"
             + (f"<table><tr><th>feature</th><th>finalized level</th><th>supported</th></tr>{features}</table>"
                if features else "<p>None reported.</p>")
-            + "<h3>Advertised API versions</h3><table><tr><th>key</th><th>API</th><th>versions</th></tr>"
-            f"{apis}</table>")
+            + "<h3>Advertised API versions</h3><p class='meta'>API key, name (a key the bundled specs do not "
+            f"describe is shown by number), version range.</p><div class='apis'>{apis}</div>")
 
 
 def _provenance(certificate: dict) -> str:

@@ -34,7 +34,7 @@ def matrix(records: list[dict]) -> str:
     height = top + len(ordered) * (cell + gap) + 40
     parts = [f"<svg xmlns='http://www.w3.org/2000/svg' class='matrix' width='{width}' height='{height}' "
              f"viewBox='0 0 {width} {height}' role='img' aria-label='outcome matrix' {FONT} font-size='11'>",
-             f"<text x='4' y='14' font-weight='bold'>KIP · suite · API under test</text>",
+             "<text x='4' y='14' font-weight='bold'>KIP · suite · API under test</text>",
              f"<text x='{left}' y='14' font-weight='bold'>version</text>"]
     for column, version in enumerate(versions):
         x = left + column * (cell + gap)
