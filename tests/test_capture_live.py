@@ -19,7 +19,7 @@ from conformance.capture.tshark import tshark_available, tshark_dissects, tshark
 from conformance.client.cluster import Cluster
 from conformance.protocol.records import Record, RecordBatch, decode_batches, encode_batch
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.broker]
 
 PAYLOAD_BYTES = 4 << 20
 

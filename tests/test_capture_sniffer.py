@@ -49,7 +49,7 @@ def client_bytes(path, port: int) -> bytes:
     return b"".join(received)
 
 
-@pytest.mark.parametrize("backend", ["dumpcap", "scapy"])
+@pytest.mark.parametrize("backend", [pytest.param("dumpcap", marks=pytest.mark.broker), "scapy"])
 def test_backend_captures_a_4_mib_stream_completely(tmp_path, backend):
     reason = capture_available()
     if reason:

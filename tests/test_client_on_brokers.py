@@ -18,6 +18,8 @@ from conformance.plugins import target_kinds
 from conformance.protocol import records
 from conformance.targets.registry import resolve
 
+pytestmark = pytest.mark.broker  # Kafka, Tansu and librdkafka's mock cluster, each started here
+
 RETRIABLE_COORDINATOR_ERRORS = {14, 15, 16, 51}  # load in progress, not available, not coordinator, concurrent
 
 

@@ -107,6 +107,7 @@ def run_case(target: HostPortTarget, case_id: str = "commit-one-partition"):
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_sasl_plain_runs_a_case_and_keeps_the_password_out_of_the_transcript(secured_kafka):
     _, ports, _ = secured_kafka
     target = HostPortTarget(f"127.0.0.1:{ports['SASL_PLAINTEXT']}", security={
@@ -118,6 +119,7 @@ def test_sasl_plain_runs_a_case_and_keeps_the_password_out_of_the_transcript(sec
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_a_wrong_password_is_an_error_naming_the_failure(secured_kafka):
     _, ports, _ = secured_kafka
     target = HostPortTarget(f"127.0.0.1:{ports['SASL_PLAINTEXT']}", security={
@@ -127,6 +129,7 @@ def test_a_wrong_password_is_an_error_naming_the_failure(secured_kafka):
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_tls_with_the_brokers_ca_runs_a_case(secured_kafka):
     _, ports, ca = secured_kafka
     target = HostPortTarget(f"127.0.0.1:{ports['SSL']}", security={"security.protocol": "SSL",
@@ -136,6 +139,7 @@ def test_tls_with_the_brokers_ca_runs_a_case(secured_kafka):
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_tls_with_an_unknown_ca_is_an_error_naming_the_certificate(secured_kafka):
     _, ports, _ = secured_kafka
     target = HostPortTarget(f"127.0.0.1:{ports['SSL']}", security={"security.protocol": "SSL"})
@@ -144,6 +148,7 @@ def test_tls_with_an_unknown_ca_is_an_error_naming_the_certificate(secured_kafka
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_plaintext_on_a_tls_port_says_the_broker_speaks_tls(secured_kafka):
     _, ports, _ = secured_kafka
     result = run_case(HostPortTarget(f"127.0.0.1:{ports['SSL']}"))

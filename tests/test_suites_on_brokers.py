@@ -64,6 +64,7 @@ def describe(results) -> str:
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 @pytest.mark.parametrize("spec, minimum_passed", [("kafka", 700), ("kafka:3.9.1", 550)])
 def test_every_bundled_case_passes_on_apache_kafka(spec, minimum_passed):
     results = run_suites(spec, [ROOT / "suites"])
@@ -81,6 +82,7 @@ def pinned(kind: str) -> dict[str, str]:
     return {entry["item"]: entry["outcome"] for entry in data["deviations"]}
 
 
+@pytest.mark.broker
 @pytest.mark.parametrize("spec, kind", [("tansu", "tansu"), ("rdkafka-mock", "rdkafka-mock")])
 def test_known_deviations_of_other_implementations_are_pinned(spec, kind):
     paths = [ROOT / "suites" / name for name in json.loads((PINS / f"{kind}.json").read_text())["suites"]]

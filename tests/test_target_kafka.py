@@ -116,6 +116,7 @@ def test_read_properties_skips_comments_and_splits_on_the_first_separator(tmp_pa
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_broker_accepts_tcp_connections(broker):
     host, port = broker.bootstrap.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=5):
@@ -124,12 +125,14 @@ def test_broker_accepts_tcp_connections(broker):
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_admin_client_creates_and_lists_a_topic_with_three_partitions(broker):
     create_topic(broker, "three-partitions", partitions=3)
     assert partition_counts(broker)["three-partitions"] == 3
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_broker_knows_every_setting_of_the_profile(broker):
     # Kafka prints its known settings with their values at start-up; an unknown name never appears.
     logs = broker.logs()
@@ -138,6 +141,7 @@ def test_broker_knows_every_setting_of_the_profile(broker):
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_topics_and_records_survive_a_restart_on_the_same_port(broker):
     topic = f"survives-restart-{uuid.uuid4().hex[:8]}"
     create_topic(broker, topic, partitions=3)
@@ -159,6 +163,7 @@ def test_topics_and_records_survive_a_restart_on_the_same_port(broker):
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_kafka_3_9_starts_creates_a_topic_and_stops_without_leftovers():
     skip_unless_kafka_can_run()
     target = KafkaTarget("kafka:3.9.1")
@@ -175,6 +180,7 @@ def test_kafka_3_9_starts_creates_a_topic_and_stops_without_leftovers():
 
 
 @pytest.mark.kafka
+@pytest.mark.broker
 def test_a_broker_that_cannot_start_says_why_and_leaves_nothing_behind(tmp_path, monkeypatch):
     skip_unless_kafka_can_run()
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))

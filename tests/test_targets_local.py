@@ -43,12 +43,14 @@ def mock():
 # rdkafka-mock ------------------------------------------------------------------------------
 
 
+@pytest.mark.broker
 def test_mock_listens_on_loopback_and_accepts_a_message(mock):
     assert re.fullmatch(r"127\.0\.0\.1:\d+", mock.bootstrap)
     assert mock.version.startswith("librdkafka 2.")
     assert produce_one({"bootstrap.servers": mock.bootstrap}) is None
 
 
+@pytest.mark.broker
 def test_mock_with_three_brokers():
     with RdkafkaMockTarget("rdkafka-mock:3") as target:
         assert len(target.bootstrap.split(",")) == 3
@@ -56,12 +58,14 @@ def test_mock_with_three_brokers():
         assert sorted(metadata.brokers) == [1, 2, 3]
 
 
+@pytest.mark.broker
 def test_injected_produce_error_reaches_the_producer(mock):
     mock.fault("request_errors", api="Produce", errors=["TOPIC_AUTHORIZATION_FAILED"])
     error = produce_one({"bootstrap.servers": mock.bootstrap})
     assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
 
 
+@pytest.mark.broker
 def test_idempotent_producer_retries_through_injected_produce_errors(mock):
     mock.start_request_tracking()
     mock.fault("request_errors", api=0, errors=["NOT_LEADER_OR_FOLLOWER", 6, "REQUEST_TIMED_OUT"])
@@ -70,6 +74,7 @@ def test_idempotent_producer_retries_through_injected_produce_errors(mock):
     assert len(produce_requests) == 4  # three answered with the injected errors, then the one that succeeded
 
 
+@pytest.mark.broker
 def test_broker_down_times_produce_out_until_broker_up(mock):
     config = {"bootstrap.servers": mock.bootstrap, "message.timeout.ms": 1000, "retry.backoff.ms": 50}
     assert produce_one(config) is None
@@ -80,6 +85,7 @@ def test_broker_down_times_produce_out_until_broker_up(mock):
     assert produce_one(config) is None
 
 
+@pytest.mark.broker
 def test_mock_topic_and_cluster_faults(mock):
     mock.fault("topic_create", topic="four-partitions", partitions=4, replication=1)
     metadata = AdminClient({"bootstrap.servers": mock.bootstrap}).list_topics(timeout=5)
@@ -108,6 +114,7 @@ def test_fault_arguments_take_names_or_numbers():
 # tansu -------------------------------------------------------------------------------------
 
 
+@pytest.mark.broker
 def test_tansu_creates_a_topic_and_accepts_a_message():
     reason = tansu_target_kind().availability()
     if reason:
@@ -131,6 +138,7 @@ def test_tansu_creates_a_topic_and_accepts_a_message():
 # container ---------------------------------------------------------------------------------
 
 
+@pytest.mark.broker
 def test_container_target_runs_kafka_or_declines_with_a_docker_reason():
     began = time.monotonic()
     reason = container_target_kind().availability()
@@ -158,6 +166,7 @@ def test_container_spec_gives_image_version_and_capabilities():
 # HOST:PORT ---------------------------------------------------------------------------------
 
 
+@pytest.mark.broker
 def test_hostport_attaches_to_a_running_broker_and_leaves_it_running(mock):
     port = mock.bootstrap.rsplit(":", 1)[1]
     target = HostPortTarget(f"127.0.0.1:{port}")
