@@ -276,3 +276,26 @@ def test_a_failure_on_the_terminal_shows_the_departing_exchange_not_every_negoti
     assert "ApiVersions exchanges not shown" in brief
     assert '"error_code":48' in brief.replace(" ", "")  # the departing answer, in full
     assert len(brief) < len(full) / 3
+
+
+def test_verifies_on_an_enclosing_until_blames_the_step_under_test(tmp_path):
+    case = """\
+    - id: commit-then-wait
+      title: TxnOffsetCommit, then waiting for OffsetFetch to show it
+      cites: KIP-98
+      under_test: {api: TxnOffsetCommit, versions: "3"}
+      steps:
+        - send: TxnOffsetCommit
+          fields: {transactional_id: "${txn_ids.main}", group_id: "${groups.g}", producer_id: 1, producer_epoch: 0}
+          expect: {error_code: NONE}
+        - until:
+            step:
+              send: OffsetFetch
+              version: 7
+              fields: {group_id: "${groups.g}", topics: null}
+              expect: {error_code: NONE}
+            for_ms: 300
+          verifies: true
+    """
+    result = run_case(tmp_path, FakeKafka(answering({"OffsetFetch": 16})), textwrap.dedent(case), 3)
+    assert result.outcome is Outcome.FAILED and result.failure.role == "under_test"

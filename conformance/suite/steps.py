@@ -161,8 +161,10 @@ def run_step(context: Context, step: dict, index: str) -> None:
     try:
         kind.run(context, step, index, name)
     except Deviation as deviation:
-        if deviation.role is None:  # the innermost step that departed decides
+        if deviation.role is None:  # the innermost step that departed decides ...
             deviation.role = blame(context, step, deviation)
+        elif deviation.role == "check" and step.get("verifies"):  # ... unless an enclosing step verifies
+            deviation.role = "under_test"
         raise
 
 
