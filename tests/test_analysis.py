@@ -108,7 +108,11 @@ def rows(frame, *keys) -> dict:
 
 def test_inputs_sorted_by_kind(corpus):
     found = collect([str(corpus), str(corpus / "*.jsonl"), str(corpus / "nothing-*.jsonl")])
-    assert len(found.results) == 8 and len(found.captures) == 1
+    assert len(found.results) == 8  # the folder's four, and the glob's four again
+    assert found.captures == [] and found.capture_folders == [str(corpus)]  # Spark lists folders itself
+    assert [name.endswith("s.c1_alpha-v0_.pcapng") for name in found.capture_files()] == [True]
+    one = next((corpus / "captures").rglob("*.pcapng"))
+    assert collect([str(one)]).captures == [str(one)]
     assert found.missing == [str(corpus / "nothing-*.jsonl")]
 
 

@@ -120,19 +120,29 @@ def _arrow_schema():
     return pa.schema(fields)
 
 
-def decoded(spark: SparkSession, files: list[str], *, partitions: int | None = None) -> DataFrame:
-    """Decoded rows of every capture, one task per group of files."""
-    binary = spark.read.format("binaryFile").load(files).select("path", "content")
-    # Spark packs small files into few partitions by size; decoding is CPU work, so spread it.
-    wanted = partitions or max(2, spark.sparkContext.defaultParallelism * 2)
-    wanted = min(wanted, max(1, len(files)))
-    return binary.repartition(wanted).mapInArrow(decode_batches, DECODED)
+def decoded(spark: SparkSession, files: list[str], folders: list[str] = ()) -> DataFrame:
+    """Decoded rows of every capture: ``files``, and every .pcap/.pcapng under ``folders``.
+
+    Folders are listed by Spark (in parallel, and without a path per file in the plan: a corpus
+    holds a file per item). No repartition: Spark already packs small files into at least as
+    many splits as there are cores, and shuffling the bytes would cost more than it spreads.
+    """
+    frames = []
+    if files:
+        frames.append(spark.read.format("binaryFile").load(list(files)))
+    if folders:
+        frames.append(spark.read.format("binaryFile").option("recursiveFileLookup", "true")
+                      .option("pathGlobFilter", "*.pcap*").load(list(folders)))
+    binary = frames[0].select("path", "content")
+    for frame in frames[1:]:
+        binary = binary.unionByName(frame.select("path", "content"))
+    return binary.mapInArrow(decode_batches, DECODED)
 
 
 def capture_exchanges(spark: SparkSession, files: list[str], items: DataFrame | None = None, *,
-                      partitions: int | None = None) -> DataFrame:
+                      folders: list[str] = ()) -> DataFrame:
     """Exchanges table rows of captures, with run, target and item from the results that name them."""
-    rows = decoded(spark, files, partitions=partitions)
+    rows = decoded(spark, files, folders)
     if items is not None:
         owners = (items.where(F.col("pcap").isNotNull())
                   .select(_key_column("pcap").alias("capture_key"), "run_id", "target", "item", "nodeid")

@@ -71,7 +71,8 @@ def command_analyze(arguments) -> int:
     embedded = SparkSession.getActiveSession() is not None  # a caller's session (a test, a notebook) stays up
     spark = spark_session(arguments.master)
     print(f"Spark {spark.version} on {spark.sparkContext.master}: {len(inputs.results)} results files, "
-          f"{len(inputs.captures)} captures, {len(inputs.warehouses)} warehouses", file=sys.stderr)
+          f"{len(inputs.captures)} captures and {len(inputs.capture_folders)} folders of captures, "
+          f"{len(inputs.warehouses)} warehouses", file=sys.stderr)
     try:
         tables = warehouse.build(spark, inputs, transcripts=not arguments.no_transcripts,
                                  decode=not arguments.no_captures)

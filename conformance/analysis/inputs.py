@@ -1,7 +1,9 @@
 """What the command line names, sorted into results files, capture files and warehouses.
 
 Arguments may be files, folders (searched recursively) or glob patterns (``reports/**/*.jsonl``).
-A folder holding ``items/`` is a warehouse written by ``conformance analyze ingest``. URIs
+A folder holding ``items/`` is a warehouse written by ``conformance analyze ingest``. Results
+files in folders are listed here; captures in folders are left for Spark to list (a folder of a
+big corpus holds a capture per item, too many paths to put in a plan). URIs
 (``hdfs://``, ``s3a://``) go to Spark untouched, judged by their suffix.
 """
 
@@ -19,11 +21,20 @@ CAPTURE_SUFFIXES = {".pcap", ".pcapng"}
 class Inputs:
     results: list[str] = field(default_factory=list)
     captures: list[str] = field(default_factory=list)
+    capture_folders: list[str] = field(default_factory=list)  # folders with captures somewhere under them
     warehouses: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # arguments that matched nothing
 
     def empty(self) -> bool:
-        return not (self.results or self.captures or self.warehouses)
+        return not (self.results or self.captures or self.capture_folders or self.warehouses)
+
+    def capture_files(self) -> list[str]:
+        """Every capture, the folders' too (for counting, and for the benchmark's baseline)."""
+        found = list(self.captures)
+        for folder in self.capture_folders:
+            found += sorted(str(path) for path in Path(folder).rglob("*")
+                            if path.suffix in CAPTURE_SUFFIXES and path.is_file())
+        return found
 
 
 def is_warehouse(path: Path) -> bool:
@@ -45,9 +56,16 @@ def collect(arguments: list[str]) -> Inputs:
                     found.warehouses.append(str(path.resolve()))
                     matched = True
                     continue
+                captured = False
                 for child in sorted(path.rglob("*")):
-                    if child.is_file() and _add(found, str(child.resolve())):
+                    if not child.is_file():
+                        continue
+                    if child.suffix in CAPTURE_SUFFIXES:
+                        captured = matched = True
+                    elif _add(found, str(child.resolve())):
                         matched = True
+                if captured:
+                    found.capture_folders.append(str(path.resolve()))
             elif path.is_file() and _add(found, str(path.resolve())):
                 matched = True
         if not matched:

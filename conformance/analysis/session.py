@@ -70,7 +70,10 @@ def spark_session(master: str | None = None, *, app_name: str = "conformance-ana
                .config("spark.sql.shuffle.partitions", str(shuffle_partitions or _default_partitions(master)))
                .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-               .config("spark.sql.debug.maxToStringFields", "200"))  # wide plans: no "truncated" warning
+               .config("spark.sql.debug.maxToStringFields", "200")  # wide plans: no "truncated" warning
+               # A capture or results file is a few kilobytes: at Spark's 4 MB cost per file opened,
+               # a split held 32 of them and the Python work of decoding drowned in task overhead.
+               .config("spark.sql.files.openCostInBytes", str(64 * 1024)))
     if master.startswith("local"):
         builder = builder.config("spark.driver.memory", driver_memory)  # local mode: the executors live in it
     for key, value in (config or {}).items():

@@ -27,8 +27,7 @@ def empty_exchanges(spark: SparkSession) -> DataFrame:
     return spark.createDataFrame([], EXCHANGES_SCHEMA)
 
 
-def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, decode: bool = True,
-          partitions: int | None = None) -> Tables:
+def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, decode: bool = True) -> Tables:
     """Tables from every input; ``transcripts``/``decode`` turn off either source of exchanges."""
     item_frames, exchange_frames = [], []
     if inputs.results:
@@ -41,8 +40,9 @@ def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, deco
         if (Path(folder) / EXCHANGES).is_dir():
             exchange_frames.append(spark.read.parquet(str(Path(folder) / EXCHANGES)).select(*EXCHANGE_COLUMNS))
     items = _union(item_frames) if item_frames else None
-    if inputs.captures and decode:
-        exchange_frames.append(captures.capture_exchanges(spark, inputs.captures, items, partitions=partitions))
+    if (inputs.captures or inputs.capture_folders) and decode:
+        exchange_frames.append(captures.capture_exchanges(spark, inputs.captures, items,
+                                                          folders=inputs.capture_folders))
     if items is None:
         items = results.items(spark.createDataFrame([], results.RESULTS_LINE)
                               .withColumn("source_file", F.lit(None).cast("string")))
