@@ -185,3 +185,13 @@ def test_the_example_known_failures_files_load():
     entries = known_failures.load(sorted(folder.glob("*.yaml")))
     assert {entry.target for entry in entries} >= {"tansu", "rdkafka-mock"}
     assert all(entry.reason for entry in entries)
+
+
+def test_many_missing_items_are_summed_per_suite(tmp_path, capsys):
+    base = write_jsonl(tmp_path / "base.jsonl", [record(f"case-{n}", 1, "passed", suite="kip98.offsets")
+                                                 for n in range(30)] + [record("commit", 3, "passed")])
+    new = write_jsonl(tmp_path / "new.jsonl", [record("commit", 3, "passed")])
+    assert main(["gate", "--baseline", str(base), "--results", str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "MISSING from the results: kafka kip98.offsets: 30 items of the baseline" in out
+    assert main(["gate", "--baseline", str(base), "--results", str(new), "--strict"]) == 1

@@ -138,6 +138,7 @@ def run_items(target: str, records: list[dict], pytest_arguments=()) -> list[dic
 
 
 # ------------------------------------------------------------------------------ output
+MISSING_LISTED = 20  # beyond this, items missing from the results are summed per suite
 HEADINGS = [("regression", "REGRESSION"), ("flaky", "FLAKY (tolerated)"), ("known", "KNOWN FAILURE (tolerated)"),
             ("missing", "MISSING from the results"), ("lost", "NO LONGER RUN"), ("changed", "CHANGED"),
             ("improvement", "IMPROVEMENT"), ("new", "NEW")]
@@ -147,6 +148,15 @@ def render(report: GateReport, *, strict: bool, show_new: bool = False) -> str:
     lines = []
     for kind, heading in HEADINGS:
         changes = report.of(kind)
+        if kind == "missing" and len(changes) > MISSING_LISTED and not show_new:
+            # A run of a subset of the suites misses whole suites: one line per suite says it.
+            per_suite: dict[tuple, int] = defaultdict(int)
+            for change in changes:
+                per_suite[(change.record.get("target"), change.record.get("suite"))] += 1
+            lines += [f"MISSING from the results: {target} {suite}: {count} items of the baseline"
+                      for (target, suite), count in sorted(per_suite.items(), key=lambda entry: str(entry[0]))]
+            lines.append(f"MISSING: {len(changes)} items in all; --show-new lists each with its command")
+            continue
         if kind == "new" and not show_new:
             failing = [change for change in changes if change.record.get("outcome") in NOT_PASSING]
             if changes:
@@ -212,7 +222,8 @@ def register(commands) -> None:
                       help="rerun each regressed item N times against its target; one that passes is flaky")
     gate.add_argument("--strict", action="store_true",
                       help="stale known failures and items missing from the results fail the gate too")
-    gate.add_argument("--show-new", action="store_true", help="list every item the baseline does not have")
+    gate.add_argument("--show-new", action="store_true",
+                      help="list every item only one side has (by default, many are summed per suite)")
     gate.add_argument("--json", metavar="FILE", help="also write the verdict and every change as JSON")
     gate.add_argument("--save-baseline", metavar="BASE.jsonl",
                       help="instead of judging, write the results as a baseline to commit (no transcripts)")
