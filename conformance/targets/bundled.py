@@ -7,6 +7,7 @@ from conformance.hookspecs import hookimpl
 from .container import container_target_kind
 from .hostport import hostport_target_kind
 from .kafka import kafka_target_kind
+from .proxied import proxy_target_kind
 from .rdkafka_mock import rdkafka_mock_target_kind
 from .tansu import tansu_target_kind
 
@@ -20,4 +21,5 @@ def conformance_target_kinds():
         rdkafka_mock_target_kind(),
         container_target_kind(),
         hostport_target_kind(),
+        proxy_target_kind(conformance_target_kinds),  # proxy+SPEC wraps any kind listed here
     ]

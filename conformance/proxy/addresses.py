@@ -1,0 +1,50 @@
+"""Rewriting the broker addresses a response advertises, so that clients keep talking through the proxy.
+
+Metadata, FindCoordinator (one coordinator before v4, a list from v4) and DescribeCluster name brokers
+by host and port; each address is replaced by the proxy's listener for it (``local_address`` makes one
+on first sight). Everything else passes untouched and undecoded, which keeps the proxy cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..protocol import frames
+from ..protocol.codec import Codec
+
+Mapper = Callable[[str, int], tuple[str, int]]
+REWRITTEN_APIS = ("Metadata", "FindCoordinator", "DescribeCluster")
+
+
+def api_keys(codec: Codec) -> set[int]:
+    keys = set()
+    for name in REWRITTEN_APIS:
+        try:
+            keys.add(codec.registry.api(name).api_key)
+        except Exception:  # noqa: BLE001 - a codec without the API simply never rewrites it
+            pass
+    return keys
+
+
+def _rewrite_entry(entry: dict, local_address: Mapper) -> bool:
+    host, port = entry.get("host"), entry.get("port")
+    if not host or port is None or port < 0:   # FindCoordinator errors carry "" and -1
+        return False
+    entry["host"], entry["port"] = local_address(host, port)
+    return True
+
+
+def rewrite(codec: Codec, api_key: int, version: int, payload: bytes, local_address: Mapper) -> bytes:
+    """The response payload with every advertised broker address mapped; unchanged when there is none
+    or the response cannot be read (a version the codec does not know is passed on as it came)."""
+    try:
+        header, body = frames.decode_response(codec, api_key, version, payload)
+    except Exception:  # noqa: BLE001 - the client will judge an unreadable response; the proxy only relays it
+        return payload
+    entries = list(body.get("brokers") or []) + list(body.get("coordinators") or [])
+    if "host" in body and "port" in body:
+        entries.append(body)
+    changed = [_rewrite_entry(entry, local_address) for entry in entries]
+    if not any(changed):
+        return payload
+    return frames.encode_response(codec, api_key, version, header["correlation_id"], body)[4:]

@@ -1,0 +1,142 @@
+"""Faults as data: which requests a fault picks (API, version, position) and what it does to them.
+
+This is the proxy's built-in interceptor, pure and synchronous (no sockets, no clock), so every rule
+is unit-tested with fake frames. Positions count the requests that match a rule's API and version,
+across all connections of the proxy, from the moment the rule was added: ``nth: 1`` is the first
+such request after the fault step ran, which is what a suite author means by "the next EndTxn".
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from ..protocol.codec import Codec
+from . import interceptor as act
+from .interceptor import Action, Call
+
+# name -> (phase, what it does); the phase says whether the request or its response is affected
+FAULTS = {
+    "delay": ("either", "hold the request (where: request) or its response (default) back for ms milliseconds"),
+    "drop_request": ("request", "never send the request to the broker; the client gets no answer"),
+    "drop_response": ("response", "the broker handles the request; its response never reaches the client"),
+    "duplicate_request": ("request", "send the request to the broker twice (the second answer is swallowed)"),
+    "duplicate_response": ("response", "deliver the response twice"),
+    "reorder": ("response", "deliver the response after the next response on its connection"),
+    "cut_before": ("request", "close the connection instead of sending the request"),
+    "cut_after": ("request", "send the request, close the connection when the broker has answered it"),
+    "hold": ("response", "keep the response (and those behind it) until release"),
+}
+CONTROL = {"release": "deliver held responses (all, or those of one key)", "clear": "remove every fault"}
+
+
+@dataclass
+class Rule:
+    fault: str
+    api_key: int | None = None
+    versions: tuple[int, int] = (0, 1 << 15)
+    nth: int = 1
+    times: int = 1                    # matches affected from nth on; 0: every one
+    ms: int = 0
+    where: str = "response"
+    key: str | None = None
+    seen: int = field(default=0, compare=False)
+
+    def picks(self, call: Call) -> bool:
+        """Counts the call if it matches the API and version; True when its position is picked."""
+        if self.api_key is not None and call.api_key != self.api_key:
+            return False
+        if not self.versions[0] <= call.api_version <= self.versions[1]:
+            return False
+        self.seen += 1
+        return self.seen >= self.nth and (self.times == 0 or self.seen < self.nth + self.times)
+
+    @property
+    def phase(self) -> str:
+        phase = FAULTS[self.fault][0]
+        return self.where if phase == "either" else phase
+
+
+def parse_versions(value) -> tuple[int, int]:
+    """``3``, ``"3"``, ``"2-4"``, ``"3+"`` or None (every version)."""
+    if value is None:
+        return (0, 1 << 15)
+    text = str(value).strip()
+    if text.endswith("+"):
+        return (int(text[:-1]), 1 << 15)
+    low, _, high = text.partition("-")
+    return (int(low), int(high or low))
+
+
+def make_rule(codec: Codec, fault: str, *, api=None, version=None, nth: int = 1, times: int = 1,
+              ms: int = 0, where: str = "response", key: str | None = None) -> Rule:
+    """A rule from a fault step's words; unknown faults and arguments raise ValueError."""
+    if fault not in FAULTS:
+        raise ValueError(f"unknown proxy fault {fault!r}; known: {sorted(FAULTS) + sorted(CONTROL)}")
+    if where not in ("request", "response"):
+        raise ValueError(f"where must be request or response, not {where!r}")
+    if int(nth) < 1 or int(times) < 0:
+        raise ValueError("nth counts from 1 and times must be >= 0")
+    api_key = None
+    if api is not None:
+        api_key = int(api) if str(api).isdigit() else codec.registry.api(str(api)).api_key
+    return Rule(fault, api_key, parse_versions(version), int(nth), int(times), int(ms), where, key)
+
+
+class FaultRules(act.PassThrough):
+    """The fault interceptor: rules are added and cleared from any thread, consulted on the loop."""
+
+    STATE = "proxy.faults"
+
+    def __init__(self, codec: Codec):
+        self.codec = codec
+        self._rules: list[Rule] = []
+        self._lock = threading.Lock()
+
+    def add(self, fault: str, **arguments) -> Rule:
+        rule = make_rule(self.codec, fault, **arguments)
+        with self._lock:
+            self._rules.append(rule)
+        return rule
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rules.clear()
+
+    @property
+    def rules(self) -> list[Rule]:
+        with self._lock:
+            return list(self._rules)
+
+    def on_request(self, call: Call) -> Action | None:
+        with self._lock:
+            picked = [rule for rule in self._rules if rule.picks(call)]
+        call.state[self.STATE] = [rule for rule in picked if rule.phase == "response"]
+        for rule in picked:
+            if rule.phase != "request":
+                continue
+            if rule.fault == "delay":
+                return act.forward(delay_s=rule.ms / 1000)
+            if rule.fault == "drop_request":
+                return act.drop()
+            if rule.fault == "duplicate_request":
+                return act.forward(copies=2)
+            if rule.fault == "cut_before":
+                return act.cut()
+            if rule.fault == "cut_after":
+                return act.cut(after_broker=True)
+        return None
+
+    def on_response(self, call: Call, payload: bytes) -> Action | None:
+        for rule in call.state.get(self.STATE, ()):
+            if rule.fault == "delay":
+                return act.deliver(delay_s=rule.ms / 1000)
+            if rule.fault == "drop_response":
+                return act.drop()
+            if rule.fault == "duplicate_response":
+                return act.deliver(copies=2)
+            if rule.fault == "reorder":
+                return act.reorder()
+            if rule.fault == "hold":
+                return act.hold(rule.key)
+        return None
