@@ -40,6 +40,7 @@ class Rule:
     ms: int = 0
     where: str = "response"
     key: str | None = None
+    fields: dict = field(default_factory=dict)   # top-level request fields that must be equal (transactional_id)
     seen: int = field(default=0, compare=False)
 
     def picks(self, call: Call) -> bool:
@@ -48,8 +49,21 @@ class Rule:
             return False
         if not self.versions[0] <= call.api_version <= self.versions[1]:
             return False
+        if self.fields and not self._fields_match(call):
+            return False
         self.seen += 1
         return self.seen >= self.nth and (self.times == 0 or self.seen < self.nth + self.times)
+
+    def _fields_match(self, call: Call) -> bool:
+        try:
+            body = call.request()[1]
+        except Exception:  # noqa: BLE001 - a request the codec cannot read matches no field filter
+            return False
+        return all(body.get(name) == value for name, value in self.fields.items())
+
+    @property
+    def exhausted(self) -> bool:
+        return self.times != 0 and self.seen >= self.nth + self.times - 1
 
     @property
     def phase(self) -> str:
@@ -69,7 +83,7 @@ def parse_versions(value) -> tuple[int, int]:
 
 
 def make_rule(codec: Codec, fault: str, *, api=None, version=None, nth: int = 1, times: int = 1,
-              ms: int = 0, where: str = "response", key: str | None = None) -> Rule:
+              ms: int = 0, where: str = "response", key: str | None = None, fields: dict | None = None) -> Rule:
     """A rule from a fault step's words; unknown faults and arguments raise ValueError."""
     if fault not in FAULTS:
         raise ValueError(f"unknown proxy fault {fault!r}; known: {sorted(FAULTS) + sorted(CONTROL)}")
@@ -80,7 +94,7 @@ def make_rule(codec: Codec, fault: str, *, api=None, version=None, nth: int = 1,
     api_key = None
     if api is not None:
         api_key = int(api) if str(api).isdigit() else codec.registry.api(str(api)).api_key
-    return Rule(fault, api_key, parse_versions(version), int(nth), int(times), int(ms), where, key)
+    return Rule(fault, api_key, parse_versions(version), int(nth), int(times), int(ms), where, key, dict(fields or {}))
 
 
 class FaultRules(act.PassThrough):
@@ -111,6 +125,8 @@ class FaultRules(act.PassThrough):
     def on_request(self, call: Call) -> Action | None:
         with self._lock:
             picked = [rule for rule in self._rules if rule.picks(call)]
+            # a rule that did all it was asked to leaves, so it cannot hit a later case
+            self._rules = [rule for rule in self._rules if not rule.exhausted]
         call.state[self.STATE] = [rule for rule in picked if rule.phase == "response"]
         for rule in picked:
             if rule.phase != "request":

@@ -73,6 +73,15 @@ class ProxiedTarget(Target):
         if self.server is not None:
             self.server.drop_connections()
 
+    def heal(self) -> None:
+        """After a case: faults it added and did not use are removed, held responses let go."""
+        if self.server is not None:
+            self.server.fault("clear")
+            self.server.fault("release")
+        heal = getattr(self.inner, "heal", None)
+        if heal is not None:
+            heal()
+
     def logs(self) -> str | None:
         return self.inner.logs()
 
