@@ -130,7 +130,10 @@ def run_items(target: str, records: list[dict], pytest_arguments=()) -> list[dic
     with tempfile.TemporaryDirectory(prefix="conformance-rerun-") as scratch:
         results = Path(scratch) / "rerun.jsonl"
         run_id = new_run_id()
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--target", target,
+        from ..cli import _plugin_arguments  # -p conformance.plugin when it is not installed as an entry point
+
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_plugin_arguments(),
+                   "--target", target,
                    "--results", str(results), "--conformance-run-id", run_id,
                    *pytest_arguments, *[rerun_argument(record) for record in records]]
         subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
@@ -220,6 +223,7 @@ def register(commands) -> None:
                       help="known failures and flaky items to tolerate (repeatable)")
     gate.add_argument("--reruns", type=int, default=0, metavar="N",
                       help="rerun each regressed item N times against its target; one that passes is flaky")
+    gate.add_argument("--client-config", metavar="FILE", help="for reruns on HOST:PORT targets (TLS, SASL/PLAIN)")
     gate.add_argument("--strict", action="store_true",
                       help="stale known failures and items missing from the results fail the gate too")
     gate.add_argument("--show-new", action="store_true",
@@ -250,7 +254,8 @@ def command_gate(arguments) -> int:
             print(f"gate: no records in the {name} ({', '.join(paths)})", file=sys.stderr)
             return 2
     report = compare(baseline, results, entries)
-    rerun(report, arguments.reruns)
+    rerun(report, arguments.reruns,
+          pytest_arguments=["--client-config", arguments.client_config] if arguments.client_config else [])
     print(render(report, strict=arguments.strict, show_new=arguments.show_new), end="")
     if arguments.json:
         Path(arguments.json).write_text(json.dumps(to_json(report, strict=arguments.strict), indent=1) + "\n",
