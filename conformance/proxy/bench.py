@@ -1,0 +1,119 @@
+"""Per-exchange time through the fault proxy against a direct socket round trip to the same broker.
+
+``python -m conformance.proxy.bench [--target kafka] [--exchanges 2000] [--api ApiVersions|Metadata]``
+starts the target once, then alternates rounds of the same request over a bare socket to the broker
+and over a bare socket to the proxy (in this process, as the harness runs it; no fault installed), and
+prints the median time per exchange of each and their ratio, measured side by side in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import statistics
+import time
+
+from ..protocol import frames
+from ..protocol.codec import default_codec
+from .server import ProxyServer, split_address
+
+REQUESTS = {
+    "ApiVersions": (3, {"client_software_name": "bench", "client_software_version": "1"}),
+    "Metadata": (12, {"topics": [], "allow_auto_topic_creation": False}),
+}
+
+
+class _Socket:
+    def __init__(self, address: str):
+        self.sock = socket.create_connection(split_address(address), timeout=10)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = bytearray()
+
+    def exchange(self, frame: bytes) -> None:
+        self.sock.sendall(frame)
+        while True:
+            found, used = frames.split_frames(self.buffer)
+            if found:
+                del self.buffer[:used]
+                return
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the broker closed the connection")
+            self.buffer += chunk
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def per_exchange(connection: _Socket, frame: bytes, count: int) -> float:
+    started = time.perf_counter()
+    for _ in range(count):
+        connection.exchange(frame)
+    return (time.perf_counter() - started) / count
+
+
+def measure(bootstrap: str, exchanges: int, api: str, rounds: int = 10) -> dict:
+    """Median seconds per exchange, direct and proxied, over ``rounds`` alternating rounds."""
+    version, body = REQUESTS[api]
+    frame = frames.encode_request(default_codec(), api, version, 1, body)
+    with ProxyServer(bootstrap) as proxy:
+        direct, proxied = _Socket(bootstrap), _Socket(proxy.bootstrap)
+        try:
+            per_exchange(direct, frame, 50)      # warm both paths up (JIT, connection set-up)
+            per_exchange(proxied, frame, 50)
+            each = max(1, exchanges // rounds)
+            direct_times, proxied_times = [], []
+            for _ in range(rounds):
+                direct_times.append(per_exchange(direct, frame, each))
+                proxied_times.append(per_exchange(proxied, frame, each))
+        finally:
+            direct.close()
+            proxied.close()
+    direct_s, proxied_s = statistics.median(direct_times), statistics.median(proxied_times)
+    return {"api": api, "exchanges": each * rounds, "direct_us": direct_s * 1e6, "proxied_us": proxied_s * 1e6,
+            "ratio": proxied_s / direct_s}
+
+
+def _target(spec: str):
+    """The target named ``spec``, found the way a third-party tool finds them: through the ``conformance``
+    entry points' ``conformance_target_kinds`` hook (the proxy sits below the targets and imports none)."""
+    from importlib.metadata import entry_points
+
+    import pluggy
+
+    from .. import hookspecs
+
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    for entry_point in entry_points(group="conformance"):
+        manager.register(entry_point.load(), name=entry_point.name)
+    kinds = sorted((kind for provided in manager.hook.conformance_target_kinds() for kind in provided or []),
+                   key=lambda kind: kind.fallback)
+    for kind in kinds:
+        if kind.matches(spec):
+            return kind.create(spec)
+    raise SystemExit(f"no target kind matches {spec!r} (is the package installed: pip install -e .?)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", default="kafka", help="target spec to start, or HOST:PORT of a running broker")
+    parser.add_argument("--exchanges", type=int, default=2000)
+    parser.add_argument("--api", choices=sorted(REQUESTS), action="append")
+    arguments = parser.parse_args(argv)
+    target = _target(arguments.target)
+    target.start()
+    try:
+        print(f"target {arguments.target} at {target.bootstrap}; {arguments.exchanges} exchanges per path, "
+              "alternating rounds, median per exchange")
+        print(f"{'request':<12} {'direct µs':>10} {'proxied µs':>11} {'ratio':>6}")
+        for api in arguments.api or ["ApiVersions", "Metadata"]:
+            result = measure(target.bootstrap, arguments.exchanges, api)
+            print(f"{api:<12} {result['direct_us']:>10.1f} {result['proxied_us']:>11.1f} {result['ratio']:>5.2f}x")
+    finally:
+        target.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
