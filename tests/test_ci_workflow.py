@@ -73,6 +73,8 @@ def test_steps_run_locally_and_the_gate_catches_an_injected_regression(tmp_path)
     assert (reports / "allure-report" / "index.html").is_file()
     page = next((reports / "certification").glob("rdkafka-mock-*/index.html"))
     assert "Departures (" in page.read_text()
+    facts = json.loads((page.parent / "certification.json").read_text())
+    assert "asked of 127.0.0.1:" in facts["fingerprint"]["source"]  # --ask-target started the mock to ask it
 
     # Inject a regression: the baseline says an item the mock really fails used to pass.
     baseline = tmp_path / "fixtures" / "baselines" / "rdkafka-mock.jsonl"
