@@ -7,7 +7,7 @@ import time
 from ..protocol import frames
 from ..protocol.codec import Codec, default_codec
 from ..protocol.errors import error_name
-from .connection import Connection, GarbageResponse
+from .connection import ClientError, Connection, GarbageResponse
 from .security import Security
 from .transcript import Transcript
 
@@ -53,7 +53,7 @@ class Cluster:
         if existing is not None and existing.connected and not fresh:
             return existing
         if destination == "bootstrap":
-            host, port = split_host_port(self.bootstrap.split(",")[0])
+            return self._bootstrap_connection(store=not fresh)
         elif is_node:
             if int(destination) not in self.brokers:
                 self.metadata([])
@@ -75,6 +75,31 @@ class Cluster:
                 old.close()
             self._connections[key] = connection
         return connection
+
+    def _bootstrap_connection(self, *, store: bool) -> Connection:
+        """The first bootstrap address that accepts, then any broker known from Metadata: a cluster
+        that lost a node is still reachable, like Kafka's clients find it."""
+        addresses = [split_host_port(address) for address in self.bootstrap.split(",")]
+        addresses += [address for address in self.brokers.values() if address not in addresses]
+        problem: Exception | None = None
+        for host, port in addresses:
+            connection = Connection(host, port, self.codec, self.transcript, name="bootstrap",
+                                    client_id=self.client_id, timeout=self.timeout,
+                                    ssl_context=self.security.ssl_context())
+            try:
+                connection.connect()
+            except ClientError as error:
+                problem = error
+                continue
+            if self.security.sasl_username is not None:
+                self._authenticate(connection)
+            if store:
+                old = self._connections.get("bootstrap")
+                if old is not None:
+                    old.close()
+                self._connections["bootstrap"] = connection
+            return connection
+        raise problem if problem is not None else ClusterError("no bootstrap address")
 
     def _authenticate(self, connection: Connection) -> None:
         handshake = connection.request("SaslHandshake", 1, {"mechanism": "PLAIN"}, step="sasl")

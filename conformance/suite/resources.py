@@ -18,6 +18,10 @@ def unique_name(*parts: str, limit: int = 200) -> str:
     return name[-limit:]
 
 
+class TooFewBrokers(Exception):
+    """The case needs a cluster: a reason to skip it, not an error."""
+
+
 class Resources:
     """Creates a case's topics before it runs and deletes them after; hands out unique names."""
 
@@ -47,11 +51,17 @@ class Resources:
             self.wait_for_leaders(topics.values(), timeout)
             return
         version = self.cluster.best_version("CreateTopics")
+        self.cluster.metadata([])
+        needed = max(int((self.case.suite.topics.get(short) or {}).get("replication", 1)) for short in topics)
+        if needed > len(self.cluster.brokers):
+            raise TooFewBrokers(f"the case's topics need {needed} replicas; the target has "
+                                f"{len(self.cluster.brokers)} broker(s)")
         requested = []
         for short, name in topics.items():
             options = self.case.suite.topics.get(short) or {}
             requested.append({
-                "name": name, "num_partitions": int(options.get("partitions", 1)), "replication_factor": 1,
+                "name": name, "num_partitions": int(options.get("partitions", 1)),
+                "replication_factor": int(options.get("replication", 1)),
                 "assignments": [],
                 "configs": [{"name": key, "value": str(value).lower() if isinstance(value, bool) else str(value)}
                             for key, value in (options.get("configs") or {}).items()],
@@ -98,14 +108,21 @@ class Resources:
             time.sleep(0.05)
 
     def _partitions_answer(self, topics: list[dict]) -> bool:
-        """Metadata can name a leader before its replica manager serves the partition: ask it."""
+        """Metadata can name a leader before its replica manager serves the partition: ask each leader."""
         version = self.cluster.best_version("ListOffsets")
-        body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 1000, "topics": [
-            {"name": topic["name"], "partitions": [
-                {"partition_index": partition["partition_index"], "current_leader_epoch": -1, "timestamp": -1}
-                for partition in topic["partitions"]]} for topic in topics]}
-        response = self.cluster.connection().request("ListOffsets", version, body, step="setup").response
-        return all(partition["error_code"] == 0 for topic in response["topics"] for partition in topic["partitions"])
+        by_leader: dict[int, dict[str, list[int]]] = {}
+        for topic in topics:
+            for partition in topic["partitions"]:
+                by_leader.setdefault(partition["leader_id"], {}).setdefault(topic["name"], []).append(
+                    partition["partition_index"])
+        for leader, partitions in by_leader.items():
+            body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 1000, "topics": [
+                {"name": name, "partitions": [{"partition_index": index, "current_leader_epoch": -1, "timestamp": -1}
+                                              for index in indexes]} for name, indexes in partitions.items()]}
+            response = self.cluster.connection(leader).request("ListOffsets", version, body, step="setup").response
+            if any(partition["error_code"] for topic in response["topics"] for partition in topic["partitions"]):
+                return False
+        return True
 
     def delete_topics(self) -> None:
         """Best effort: a target that cannot delete keeps the topics; names never collide anyway."""

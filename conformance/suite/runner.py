@@ -15,7 +15,7 @@ from ..targets.base import CapabilityMissing, Target
 from . import broker_config, steps
 from .components import Components
 from .model import Case, CaseResult, Outcome, StepFailure
-from .resources import Resources
+from .resources import Resources, TooFewBrokers
 
 
 LIVENESS_TIMEOUT_S = 5.0
@@ -168,7 +168,7 @@ class Runner:
             return self._finish(result, Outcome.BLOCKED, started, transcript,
                                 f"a {what} step on {deviation.api or 'another step kind'} departed, so there is no "
                                 f"verdict on {case.api} v{version}: {deviation}")
-        except steps.Skip as skip:
+        except (steps.Skip, TooFewBrokers) as skip:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
         except steps.Incomplete as incomplete:
             return self._finish(result, Outcome.ERROR, started, transcript, f"incomplete: {incomplete}")
@@ -180,6 +180,8 @@ class Runner:
         finally:
             if context is not None:
                 context.close()
+            if case.rough:
+                self.target.heal()  # the next case finds the target whole, whatever this one left down
             resources.delete_topics()
             cluster.close()
 

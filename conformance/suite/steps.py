@@ -225,11 +225,24 @@ def client_version(context: Context, api: str) -> int:
     return max(high, found[0])
 
 
+def transaction_of(fields: dict) -> str | None:
+    """The transactional id a request is about, whatever its version calls the field."""
+    if fields.get("transactional_id"):
+        return fields["transactional_id"]
+    if fields.get("v3_and_below_transactional_id"):  # AddPartitionsToTxn v0-3
+        return fields["v3_and_below_transactional_id"]
+    batch = fields.get("transactions")  # AddPartitionsToTxn v4+: a batch, routed by its first transaction
+    if isinstance(batch, list) and batch and isinstance(batch[0], dict):
+        return batch[0].get("transactional_id")
+    return None
+
+
 def destination(context: Context, api: str, fields: dict, to) -> str | int:
     """Where a request goes: given by the step, else the coordinator or leader the API needs."""
     if to is None:
-        if api in TRANSACTION_APIS and fields.get("transactional_id"):
-            to = {"coordinator": {"transaction": fields["transactional_id"]}}
+        transactional_id = transaction_of(fields)
+        if api in TRANSACTION_APIS and transactional_id:
+            to = {"coordinator": {"transaction": transactional_id}}
         elif api in GROUP_APIS and fields.get("group_id"):
             to = {"coordinator": {"group": fields["group_id"]}}
         else:
@@ -241,6 +254,17 @@ def destination(context: Context, api: str, fields: dict, to) -> str | int:
         return context.cluster.coordinator(key, kind)
     if "leader" in to:
         return context.cluster.leader(to["leader"]["topic"], int(to["leader"].get("partition", 0)))
+    if "not_coordinator" in to or "not_leader" in to:  # a broker that is not the one the request belongs to
+        if "not_coordinator" in to:
+            ((kind, key),) = to["not_coordinator"].items()
+            owner = context.cluster.coordinator(key, kind)
+        else:
+            owner = context.cluster.leader(to["not_leader"]["topic"], int(to["not_leader"].get("partition", 0)))
+        context.cluster.metadata([])  # every broker, not only those routing has met
+        others = sorted(node for node in context.cluster.brokers if node != owner)
+        if not others:
+            raise Skip(f"needs a broker other than node {owner}: {context.target.spec} has one")
+        return others[0]
     if "node" in to:
         return int(to["node"])
     raise ValueError(f"unknown destination {to!r}")
@@ -654,11 +678,9 @@ def fault_step(context: Context, step: dict, index: str, name: str) -> None:
     try:
         if name == "restart":
             context.target.restart()
-            context.cluster.close()
-        elif name == "disconnect":
-            context.cluster.close()
-        else:
+        elif name != "disconnect":
             context.target.fault(name, **arguments)
+        context.cluster.close()  # connections to a node a fault took down are dead: reopen on demand
     except CapabilityMissing as error:
         raise Skip(str(error)) from None
 

@@ -68,6 +68,9 @@ class Target:
     def logs(self) -> str | None:
         return None
 
+    def heal(self) -> None:
+        """Undo what faults left behind (nodes down) before the next case; nothing to undo by default."""
+
     def fault(self, name: str, **arguments) -> None:
         raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r}")
 

@@ -7,6 +7,7 @@ from conformance.hookspecs import hookimpl
 from .container import container_target_kind
 from .hostport import hostport_target_kind
 from .kafka import kafka_target_kind
+from .kafka_cluster import kafka_cluster_target_kind
 from .proxied import proxy_target_kind
 from .rdkafka_mock import rdkafka_mock_target_kind
 from .tansu import tansu_target_kind
@@ -17,6 +18,7 @@ def conformance_target_kinds():
     # HOST:PORT is marked fallback, so registry.resolve tries it last whatever this order is.
     return [
         kafka_target_kind(),
+        kafka_cluster_target_kind(),
         tansu_target_kind(),
         rdkafka_mock_target_kind(),
         container_target_kind(),

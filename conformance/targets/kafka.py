@@ -127,6 +127,11 @@ class KafkaTarget(Target):
         self._controller_port = 0
         self._logging_flags: list[str] = []
         self._last_log = ""
+        # What a node of a cluster shares with the others (a single node keeps the defaults).
+        self.node_id = 1
+        self.cluster_id: str | None = None
+        self.voters: str | None = None
+        self.replicas = 1
 
     @staticmethod
     def _unpinned_version() -> str:
@@ -138,6 +143,12 @@ class KafkaTarget(Target):
         if self._process is not None:
             return
         began = time.monotonic()
+        self.provision()
+        self.launch()
+        self.wait_until_ready(began)
+
+    def provision(self) -> None:
+        """Jars, configuration and formatted storage: everything but the process."""
         self._java = java_executable()
         if self._java is None:
             raise TargetUnavailable("no java on PATH (or JAVA_HOME) to run Kafka")
@@ -148,8 +159,6 @@ class KafkaTarget(Target):
             except BaseException:  # a half-made folder is of no use to anyone
                 self.stop()
                 raise
-        self._launch()
-        self._wait_until_ready(began)
 
     def stop(self) -> None:
         self._terminate()
@@ -164,8 +173,8 @@ class KafkaTarget(Target):
             raise RuntimeError("restart() needs a started target")
         self._terminate()
         began = time.monotonic()
-        self._launch()
-        self._wait_until_ready(began)
+        self.launch()
+        self.wait_until_ready(began)
 
     @property
     def bootstrap(self) -> str:
@@ -212,10 +221,9 @@ class KafkaTarget(Target):
     def _prepare_directory(self) -> None:
         directory = Path(tempfile.mkdtemp(prefix=f"kafka-{self._version}-"))
         self._directory = directory
-        self._broker_port, self._controller_port = free_port(), free_port()
-        while self._controller_port == self._broker_port:
-            self._controller_port = free_port()
-        settings = base_settings(self._version, self._broker_port, self._controller_port, directory / "data")
+        self.reserve_ports()
+        settings = base_settings(self._version, self._broker_port, self._controller_port, directory / "data",
+                                 node_id=self.node_id, voters=self.voters, replicas=self.replicas)
         if self.authorizer:
             self.extra_listeners.setdefault("SASL_PLAINTEXT", free_port())
             settings.update(authorizer_settings())
@@ -225,6 +233,17 @@ class KafkaTarget(Target):
         (directory / "server.properties").write_text(render_properties(settings))
         self._logging_flags = write_logging_configs(directory)
         self._format_storage()
+
+    def reserve_ports(self) -> None:
+        """Picks the broker and controller ports once (a cluster needs every controller's before any starts)."""
+        if not self._broker_port:
+            self._broker_port = free_port()
+        while not self._controller_port or self._controller_port == self._broker_port:
+            self._controller_port = free_port()
+
+    @property
+    def controller_address(self) -> str:
+        return f"{self.node_id}@127.0.0.1:{self._controller_port}"
 
     def _profile_settings(self) -> dict[str, str]:
         if self.profile is None:
@@ -241,7 +260,7 @@ class KafkaTarget(Target):
 
     def _format_storage(self) -> None:
         assert self._directory is not None
-        arguments = ["format", "-t", random_cluster_id(), "-c", str(self._directory / "server.properties")]
+        arguments = ["format", "-t", self.cluster_id or random_cluster_id(), "-c", str(self._directory / "server.properties")]
         for name, level in self.features.items():
             arguments += ["--feature", f"{name}={level}"]
         command = self._java_command("kafka.tools.StorageTool", *arguments)
@@ -253,7 +272,7 @@ class KafkaTarget(Target):
             output = (formatted.stdout + formatted.stderr)[-4000:]
             raise BrokerStartFailed(f"formatting KRaft storage for Kafka {self._version} failed:\n{output}")
 
-    def _launch(self) -> None:
+    def launch(self) -> None:
         assert self._directory is not None
         command = self._java_command("kafka.Kafka", str(self._directory / "server.properties"))
         with open(self._directory / "broker.log", "ab") as log:
@@ -264,14 +283,15 @@ class KafkaTarget(Target):
             )
         _running.add(self)
 
-    def _wait_until_ready(self, began: float) -> None:
+    def wait_until_ready(self, began: float) -> None:
         """Return once the controller answers through the broker; else stop and raise with the log."""
         assert self._process is not None
         deadline = began + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 self._fail(f"Kafka {self._version} exited with status {self._process.returncode} while starting")
-            if _port_open(self._broker_port) and _controller_answers(self.bootstrap, deadline - time.monotonic()):
+            if _port_open(self._broker_port) and _controller_answers(self.bootstrap, deadline - time.monotonic(),
+                                                                     self.replicas):
                 if self._process.poll() is not None:  # then the answer came from whoever holds our port
                     continue
                 self.startup_seconds = time.monotonic() - began
@@ -285,6 +305,19 @@ class KafkaTarget(Target):
         raise BrokerStartFailed(f"{reason}; last lines of its log:\n{tail}")
 
     # shutting down -------------------------------------------------------------------------
+    def kill(self) -> None:
+        """SIGKILL, as a crash: no clean shutdown, the data stays for a later ``launch()``."""
+        process, self._process = self._process, None
+        _running.discard(self)
+        if process is not None:
+            process.kill()
+            process.wait()
+
+    def pause(self, paused: bool) -> None:
+        """SIGSTOP/SIGCONT: a node that hangs without closing its connections."""
+        if self._process is not None:
+            self._process.send_signal(signal.SIGSTOP if paused else signal.SIGCONT)
+
     def _terminate(self) -> None:
         """SIGTERM lets Kafka close its logs cleanly (a restart then skips recovery); SIGKILL if it hangs."""
         process, self._process = self._process, None
@@ -307,12 +340,13 @@ def _port_open(port: int) -> bool:
         return False
 
 
-def _controller_answers(bootstrap: str, seconds_left: float) -> bool:
-    """A validate-only CreateTopics goes through the broker to the controller and creates nothing."""
+def _controller_answers(bootstrap: str, seconds_left: float, replicas: int = 1) -> bool:
+    """A validate-only CreateTopics goes through the broker to the controller and creates nothing; with
+    ``replicas`` > 1 it also needs that many registered brokers."""
     timeout = max(1.0, min(5.0, seconds_left))
     # log_level 2: refused connections while the broker boots are expected, keep them off stderr.
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
-    probe = NewTopic(READINESS_PROBE_TOPIC, num_partitions=1, replication_factor=1)
+    probe = NewTopic(READINESS_PROBE_TOPIC, num_partitions=1, replication_factor=replicas)
     futures = admin.create_topics([probe], validate_only=True, request_timeout=timeout, operation_timeout=timeout)
     try:
         futures[READINESS_PROBE_TOPIC].result(timeout=timeout + 1)
@@ -346,7 +380,7 @@ def kafka_target_kind() -> TargetKind:
     return TargetKind(
         name="kafka",
         description=f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION)",
-        matches=lambda spec: spec == "kafka" or spec.startswith("kafka:"),
+        matches=lambda spec: spec == "kafka" or (spec.startswith("kafka:") and "," not in spec),
         create=KafkaTarget,
         availability=_availability,
     )

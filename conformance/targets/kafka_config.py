@@ -13,9 +13,12 @@ DEFAULT_PROFILE = REPOSITORY_ROOT / "fixtures" / "kafka" / "fast-timeouts.proper
 NODE_ID = 1
 
 
-def base_settings(version: str, broker_port: int, controller_port: int, data_dir: Path) -> dict[str, str]:
+def base_settings(version: str, broker_port: int, controller_port: int, data_dir: Path, *, node_id: int = NODE_ID,
+                  voters: str | None = None, replicas: int = 1) -> dict[str, str]:
+    """One combined broker+controller. In a cluster, ``voters`` lists every node's controller
+    (``1@127.0.0.1:PORT,2@...``) and ``replicas`` is the replication of the internal topics."""
     settings = {
-        "node.id": str(NODE_ID),
+        "node.id": str(node_id),
         "process.roles": "broker,controller",
         "listeners": f"PLAINTEXT://127.0.0.1:{broker_port},CONTROLLER://127.0.0.1:{controller_port}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{broker_port}",
@@ -23,22 +26,23 @@ def base_settings(version: str, broker_port: int, controller_port: int, data_dir
         "inter.broker.listener.name": "PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
         # A static voter set formats and starts the same way on 3.9 and 4.x (no --standalone needed).
-        "controller.quorum.voters": f"{NODE_ID}@127.0.0.1:{controller_port}",
+        "controller.quorum.voters": voters or f"{node_id}@127.0.0.1:{controller_port}",
         "log.dirs": str(data_dir),
         "num.partitions": "1",
         "auto.create.topics.enable": "false",
         "group.initial.rebalance.delay.ms": "0",
-        "offsets.topic.replication.factor": "1",
-        "transaction.state.log.replication.factor": "1",
+        "offsets.topic.replication.factor": str(replicas),
+        "transaction.state.log.replication.factor": str(replicas),
         "transaction.state.log.min.isr": "1",
-        # One broker owns every coordinator anyway; 50 partitions only slow the first InitProducerId.
-        "offsets.topic.num.partitions": "1",
-        "transaction.state.log.num.partitions": "1",
+        # One partition per node spreads coordinators over a cluster; Kafka's 50 only slow the first
+        # InitProducerId.
+        "offsets.topic.num.partitions": str(replicas),
+        "transaction.state.log.num.partitions": str(replicas),
         # The broker is unfenced on its first heartbeat after catching up: sooner means a faster start.
         "broker.heartbeat.interval.ms": "500",
     }
     if int(version.split(".")[0]) >= 4:
-        settings["share.coordinator.state.topic.replication.factor"] = "1"
+        settings["share.coordinator.state.topic.replication.factor"] = str(replicas)
         settings["share.coordinator.state.topic.min.isr"] = "1"
         settings["share.coordinator.state.topic.num.partitions"] = "1"
     return settings
