@@ -195,7 +195,12 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
         reasons.append(f"suites not run: {', '.join(result.not_run)}")
     if result.incomplete:
         incomplete = True
-        reasons.append(f"{len(result.incomplete)} items without a verdict (blocked, error or skipped)")
+        by_outcome: dict[str, list[dict]] = {}
+        for record in result.incomplete:
+            by_outcome.setdefault(str(record.get("outcome")), []).append(record)
+        for outcome, rows in by_outcome.items():  # with one message as an example of why
+            example = (rows[0].get("message") or "").strip().splitlines()[:1]
+            reasons.append(f"{len(rows)} {outcome}, no verdict" + (f" (e.g. {example[0][:120]})" if example else ""))
     if result.counted == 0:
         return NOT_RUN, reasons + ["no item of this level in the results"]
     if missed:
