@@ -1,0 +1,134 @@
+"""The KIP-609 draft plugin: its overlays, its suite, and its cases against a target without the draft."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance import wiring
+from conformance.plugins import codec_with_plugins
+from conformance.protocol import frames
+from conformance.protocol.codec import default_codec
+from conformance.protocol.exceptions import SpecError
+from conformance.suite.loader import lint, load_suites
+from conformance.suite.model import Outcome
+from conformance.suite.runner import Runner
+from conformance.targets.hostport import HostPortTarget
+
+from fake_kafka import FakeKafka
+from test_draft_kip_plugin import KIP447, KIP1309, PLUGINS, registered
+
+KIP609 = PLUGINS / "kip609_preregistration"
+CASES = {
+    "add-partitions-blocks-until-markers-written": "AddPartitionsToTxn",
+    "partitions-and-group-in-one-call": "AddPartitionsToTxn",
+    "produce-to-unregistered-partition": "AddPartitionsToTxn",
+    "txn-offset-commit-for-unregistered-group": "AddPartitionsToTxn",
+    "markers-only-to-named-partitions": "EndTxn",
+    "null-partitions-mark-every-registered-one": "EndTxn",
+    "old-client-add-partitions-blocks-too": "AddPartitionsToTxn",
+    "old-client-transaction-not-restricted": "AddPartitionsToTxn",
+}
+
+
+def roundtrip(codec, api, version, body):
+    frame = frames.encode_request(codec, api, version, 7, body)
+    header, decoded = frames.decode_request(codec, frame[4:])
+    assert header["request_api_version"] == version
+    return decoded
+
+
+def test_overlay_adds_v6_of_add_partitions_and_end_txn():
+    with registered(KIP609):
+        codec = codec_with_plugins()
+    assert codec.registry.api("AddPartitionsToTxn").versions()[-1] == 6
+    assert codec.registry.api("EndTxn").versions()[-1] == 6
+    bundled = default_codec()
+    assert bundled.registry.api("AddPartitionsToTxn").versions()[-1] == 5  # the bundled codec is left alone
+
+
+@pytest.mark.parametrize("group", ["app", None])
+def test_add_partitions_v6_carries_a_nullable_group_per_transaction(group):
+    with registered(KIP609):
+        codec = codec_with_plugins()
+    body = {"transactions": [{"transactional_id": "t", "producer_id": 4, "producer_epoch": 2, "verify_only": False,
+                              "group_id": group, "topics": [{"name": "out", "partitions": [0, 3]}]}]}
+    assert roundtrip(codec, "AddPartitionsToTxn", 6, body) == body
+    response = {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": [{"transactional_id": "t", "topic_results": [
+        {"name": "out", "results_by_partition": [{"partition_index": 0, "partition_error_code": 0}]}]}]}
+    frame = frames.encode_response(codec, "AddPartitionsToTxn", 6, 7, response)
+    assert frames.decode_response(codec, "AddPartitionsToTxn", 6, frame[4:])[1] == response
+
+
+@pytest.mark.parametrize("topics", [None, [], [{"name": "out", "partitions": [1]}]])
+def test_end_txn_v6_carries_the_written_partitions_or_null(topics):
+    with registered(KIP609):
+        codec = codec_with_plugins()
+    body = {"transactional_id": "t", "producer_id": 4, "producer_epoch": 2, "committed": True, "topics": topics}
+    assert roundtrip(codec, "EndTxn", 6, body) == body
+
+
+def test_end_txn_v6_topics_default_to_null_meaning_every_registered_partition():
+    with registered(KIP609):
+        codec = codec_with_plugins()
+    body = {"transactional_id": "t", "producer_id": 4, "producer_epoch": 2, "committed": False}
+    assert roundtrip(codec, "EndTxn", 6, body)["topics"] is None
+
+
+@pytest.mark.parametrize("api, body", [
+    ("AddPartitionsToTxn", {"transactions": [{"transactional_id": "t", "producer_id": 4, "producer_epoch": 2,
+                                              "verify_only": True, "topics": [{"name": "out", "partitions": [0]}]}]}),
+    ("EndTxn", {"transactional_id": "t", "producer_id": 4, "producer_epoch": 2, "committed": True}),
+])
+def test_released_versions_keep_their_layout(api, body):
+    with registered(KIP609):
+        codec = codec_with_plugins()
+    assert frames.encode_request(codec, api, 5, 7, body) == frames.encode_request(default_codec(), api, 5, 7, body)
+
+
+@pytest.mark.parametrize("other", [KIP1309, KIP447])
+def test_installs_beside_either_other_draft(other):
+    """KIP-609 overlays AddPartitionsToTxn and EndTxn, the others InitProducerId: no message in common."""
+    with registered(KIP609, other):
+        codec = codec_with_plugins()
+    assert codec.registry.api("EndTxn").versions()[-1] == 6
+    assert codec.registry.api("InitProducerId").versions()[-1] == 7
+
+
+def test_the_other_two_drafts_still_exclude_each_other():
+    with registered(KIP609, KIP1309, KIP447), pytest.raises(SpecError, match="InitProducerIdRequest is redefined"):
+        codec_with_plugins()
+
+
+def test_suite_lints_with_the_plugin_and_names_the_missing_versions_without():
+    with registered(KIP609):
+        assert lint([KIP609 / "suites"], wiring.components()) == []
+        suites, _ = load_suites([KIP609 / "suites"], components=wiring.components())
+    assert {case.id: case.api for case in suites[0].cases} == CASES
+    assert all(case.draft and case.cites.startswith("KIP-609") for case in suites[0].cases)
+    errors = lint([KIP609 / "suites"], wiring.components())
+    assert len(errors) == len(CASES)
+    assert all("has no version 6+ in the loaded specs (v0-v5)" in str(error) for error in errors)
+
+
+def test_every_case_is_unsupported_on_a_target_advertising_only_released_versions():
+    broker = FakeKafka()  # advertises the bundled (released) versions: AddPartitionsToTxn and EndTxn up to v5
+    target = HostPortTarget(broker.address)
+    target.start()
+    try:
+        with registered(KIP609):
+            components = wiring.components()
+            suites, _ = load_suites([KIP609 / "suites"], components=components)
+            runner = Runner(target, run_id="kip609-test", components=components, timeout=2.0)
+            try:
+                results = {}
+                for case in suites[0].cases:
+                    assert runner.case_versions(case) == [6]
+                    results[case.id] = runner.run(case, 6)
+            finally:
+                runner.close()
+    finally:
+        broker.stop()
+    for case_id, result in results.items():
+        assert result.outcome is Outcome.UNSUPPORTED, (case_id, result.message)
+        assert f"{CASES[case_id]} v0-v5, not v6" in result.message
+    assert {api for api, _ in broker.requests} == {"ApiVersions"}  # no case sent anything else
