@@ -123,6 +123,8 @@ class FaultRules(act.PassThrough):
             return list(self._rules)
 
     def on_request(self, call: Call) -> Action | None:
+        if not self._rules:   # the common case: no fault, no lock taken
+            return None
         with self._lock:
             picked = [rule for rule in self._rules if rule.picks(call)]
             # a rule that did all it was asked to leaves, so it cannot hit a later case

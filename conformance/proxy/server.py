@@ -42,6 +42,7 @@ class _Connection:
         self.pipe = pipe
         self.out = {CLIENT: bytearray(), UPSTREAM: bytearray()}
         self.connecting = True
+        self.masks = {CLIENT: selectors.EVENT_READ, UPSTREAM: selectors.EVENT_WRITE}   # as registered
         self.last_at = {CLIENT: 0.0, UPSTREAM: 0.0}
         self.timed = {CLIENT: 0, UPSTREAM: 0}       # sends waiting on a timer, per direction
         self.closed = False
@@ -66,6 +67,7 @@ class ProxyServer:
         self.faults = FaultRules(self.codec)
         self.interceptors: list[Interceptor] = [self.faults, *interceptors]
         self.events: deque[tuple[float, str, str, int, int]] = deque(maxlen=EVENT_LOG)
+        self._api_names: dict[int, str] = {}
         self._selector = selectors.DefaultSelector()
         self._listeners: dict[tuple[str, int], socket.socket] = {}
         self._upstream_of: dict[socket.socket, tuple[str, int]] = {}
@@ -295,7 +297,9 @@ class ProxyServer:
             mask |= selectors.EVENT_WRITE
         if side == UPSTREAM and connection.connecting:
             mask = selectors.EVENT_WRITE
-        self._selector.modify(sock, mask, (side, connection))
+        if mask != connection.masks[side]:   # an epoll_ctl per frame would cost more than the frame
+            connection.masks[side] = mask
+            self._selector.modify(sock, mask, (side, connection))
 
     def _write(self, connection: _Connection, side: str) -> None:
         buffer = connection.out[side]
@@ -395,7 +399,11 @@ class ProxyServer:
         self._connections.pop(connection.number, None)
 
     def _event(self, what: str, call: Call) -> None:
-        self.events.append((time.time(), what, call.api, call.connection, call.index))
+        """``events``: (time, what happened, API name, connection, position), the last EVENT_LOG of them."""
+        name = self._api_names.get(call.api_key)
+        if name is None:
+            name = self._api_names[call.api_key] = call.api
+        self.events.append((time.time(), what, name, call.connection, call.index))
 
 
 __all__ = ["ProxyServer", "CONTROL"]
