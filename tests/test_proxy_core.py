@@ -241,6 +241,14 @@ def test_advertised_addresses_are_rewritten(api, version, body, paths):
     assert seen[0] == ("b1", 9092)
 
 
+def test_bytes_after_the_body_survive_the_rewrite():
+    payload = response("Metadata", 12, 5, {"brokers": [{"node_id": 1, "host": "b1", "port": 9092}]})[4:] + b"\x00"
+    rewritten = rewrite(CODEC, 3, 12, payload, lambda host, port: LOCAL)
+    assert rewritten.endswith(b"\x00")
+    header, body, tail = frames.decode_response_with_tail(CODEC, "Metadata", 12, rewritten)
+    assert (body["brokers"][0]["port"], tail) == (LOCAL[1], 1)
+
+
 def test_a_coordinator_error_without_an_address_is_left_alone():
     payload = response("FindCoordinator", 5, 5, {"coordinators": [
         {"key": "t", "node_id": -1, "host": "", "port": -1, "error_code": 15}]})[4:]

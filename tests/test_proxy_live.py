@@ -243,3 +243,21 @@ def test_delay_holds_the_exchange_back(proxied, cluster, where):
     started = time.monotonic()
     cluster.metadata([])
     assert time.monotonic() - started >= 0.6 > direct
+
+
+def test_the_mock_cluster_behind_the_proxy_keeps_its_own_faults_and_every_broker_is_proxied():
+    kind = next(kind for kind in target_kinds() if kind.matches("rdkafka-mock:3"))
+    if kind.availability():
+        pytest.skip(kind.availability())
+    target = resolve("proxy+rdkafka-mock:3", target_kinds())
+    target.start()
+    try:
+        cluster = Cluster(target.bootstrap, timeout=5)
+        target.fault("topic_create", topic="proxied", partitions=3, replication=1)   # the mock's own fault
+        metadata = cluster.metadata(["proxied"])
+        assert len(metadata["brokers"]) == 3
+        assert {(broker["host"], broker["port"]) for broker in metadata["brokers"]} == proxy_addresses(target)
+        assert sorted(partition["leader_id"] for partition in metadata["topics"][0]["partitions"]) == [1, 2, 3]
+        cluster.close()
+    finally:
+        target.stop()

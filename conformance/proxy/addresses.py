@@ -7,11 +7,13 @@ on first sight). Everything else passes untouched and undecoded, which keeps the
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
 from ..protocol import frames
 from ..protocol.codec import Codec
 
+log = logging.getLogger(__name__)
 Mapper = Callable[[str, int], tuple[str, int]]
 REWRITTEN_APIS = ("Metadata", "FindCoordinator", "DescribeCluster")
 
@@ -38,8 +40,11 @@ def rewrite(codec: Codec, api_key: int, version: int, payload: bytes, local_addr
     """The response payload with every advertised broker address mapped; unchanged when there is none
     or the response cannot be read (a version the codec does not know is passed on as it came)."""
     try:
-        header, body = frames.decode_response(codec, api_key, version, payload)
-    except Exception:  # noqa: BLE001 - the client will judge an unreadable response; the proxy only relays it
+        # bytes after the body (librdkafka's mock cluster sends one) are kept as they came
+        header, body, tail = frames.decode_response_with_tail(codec, api_key, version, payload)
+    except Exception as error:  # noqa: BLE001 - the client will judge an unreadable response; the proxy relays it
+        # said out loud: clients may now bypass the proxy, and its faults with it
+        log.warning("proxy: cannot read a %s v%d response to rewrite its addresses: %s", api_key, version, error)
         return payload
     entries = list(body.get("brokers") or []) + list(body.get("coordinators") or [])
     if "host" in body and "port" in body:
@@ -47,4 +52,5 @@ def rewrite(codec: Codec, api_key: int, version: int, payload: bytes, local_addr
     changed = [_rewrite_entry(entry, local_address) for entry in entries]
     if not any(changed):
         return payload
-    return frames.encode_response(codec, api_key, version, header["correlation_id"], body)[4:]
+    rewritten = frames.encode_response(codec, api_key, version, header["correlation_id"], body)[4:]
+    return rewritten + payload[len(payload) - tail:] if tail else rewritten
