@@ -299,10 +299,14 @@ def findings_markdown(results: list[dict]) -> str:
             cells.append(f"{count['passed']} / {count['failed']} / {count['blocked']} / {count['error']} / "
                          f"{count['unsupported']}")
         lines.append(f"| {suite} | " + " | ".join(cells) + " |")
-    lines += departures(results, "failed", "Departures",
+    conformance = [row for row in results if row.get("requirement") != "IMPLEMENTATION"]
+    lines += departures(conformance, "failed", "Departures",
                         "One row per target and case; the versions where it departed, and what it did at the first of them.")
-    lines += departures(results, "blocked", "Blocked items (no verdict on the API under test)",
+    lines += departures(conformance, "blocked", "Blocked items (no verdict on the API under test)",
                         "A set-up or check step on another API departed; the step is named in Observed.")
+    lines += departures([row for row in results if row.get("requirement") == "IMPLEMENTATION"], "failed",
+                        "Where Apache Kafka's implementation details differ (not conformance)",
+                        "Cases of the IMPLEMENTATION level: what Kafka does where the KIPs leave it open.")
     return "\n".join(lines) + "\n"
 
 
