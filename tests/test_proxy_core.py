@@ -3,6 +3,7 @@ in front of a scripted fake broker on loopback (no broker process: these run in 
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -288,7 +289,12 @@ def test_the_proxy_in_front_of_a_fake_broker_rewrites_addresses_and_applies_faul
     assert proxy_threads() == []
 
 
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
 def test_stopping_the_proxy_closes_its_listeners_and_connections(fake_broker):
+    descriptors = open_descriptors()
     proxy = ProxyServer(fake_broker.address).start()
     host, port = proxy.bootstrap.split(":")
     client = socket.create_connection((host, int(port)))
@@ -303,3 +309,4 @@ def test_stopping_the_proxy_closes_its_listeners_and_connections(fake_broker):
     with pytest.raises(OSError):
         socket.create_connection((host, int(port)), timeout=1).close()
     assert proxy_threads() == []
+    assert open_descriptors() == descriptors

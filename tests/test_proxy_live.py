@@ -159,6 +159,24 @@ def test_a_real_client_stays_behind_the_proxy(proxied, cluster):
     assert end_offset(cluster, topic) >= 1
 
 
+def test_a_users_broker_given_as_host_port_works_behind_the_proxy(proxied):
+    if proxied.inner.kind != "kafka":
+        pytest.skip("one HOST:PORT check is enough")
+    target = resolve(f"proxy+{proxied.inner.bootstrap}", target_kinds())
+    target.start()
+    try:
+        cluster = Cluster(target.bootstrap, timeout=5)
+        brokers = cluster.metadata(None)["brokers"]
+        assert {(broker["host"], broker["port"]) for broker in brokers} <= proxy_addresses(target)
+        target.fault("proxy.drop_response", api="Metadata")
+        connection = cluster.connection()
+        with pytest.raises(ResponseTimeout):
+            connection.receive(connection.send("Metadata", 12, METADATA), 1.0)
+        cluster.close()
+    finally:
+        target.stop()
+
+
 # ------------------------------------------------------------------------------------------------ faults
 def test_drop_request_never_reaches_the_broker(proxied, cluster):
     topic = f"proxy-dropped-{uuid.uuid4().hex[:8]}"

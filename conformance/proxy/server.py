@@ -10,6 +10,7 @@ socket it owns and exits, and ``stop()`` joins it.
 from __future__ import annotations
 
 import heapq
+import logging
 import itertools
 import queue
 import selectors
@@ -25,6 +26,7 @@ from .interceptor import Action, Call, Interceptor
 from .pipe import CLIENT, CLOSE, DEFER, SEND, UPSTREAM, Effect, Pipe
 from .rules import CONTROL, FaultRules
 
+log = logging.getLogger(__name__)
 READ_SIZE = 256 * 1024
 EVENT_LOG = 10_000
 
@@ -345,6 +347,7 @@ class ProxyServer:
             try:
                 action = future.result()
             except Exception:  # noqa: BLE001 - an interceptor that failed cuts the connection, as a broker bug would
+                log.exception("proxy: deferred work for %s failed; cutting connection %d", call.api, connection.number)
                 action = None
                 failed = True
             else:
