@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from conformance import wiring
@@ -132,3 +134,72 @@ def test_every_case_is_unsupported_on_a_target_advertising_only_released_version
         assert result.outcome is Outcome.UNSUPPORTED, (case_id, result.message)
         assert f"{CASES[case_id]} v0-v5, not v6" in result.message
     assert {api for api, _ in broker.requests} == {"ApiVersions"}  # no case sent anything else
+
+
+def partition_results(topics, error=0):
+    return [{"name": topic["name"], "results_by_partition": [{"partition_index": partition, "partition_error_code": error}
+                                                             for partition in topic["partitions"]]} for topic in topics]
+
+
+def test_a_target_advertising_v6_that_acts_like_adopted_kafka_fails_the_cases(monkeypatch):
+    """Released behaviour behind the draft's versions: the draft's checks fail, on the step under test or
+    on the step that verifies it, and nothing in the steps crashes."""
+    import fake_kafka
+
+    sent = []
+    with registered(KIP609):
+        components = wiring.components()
+        monkeypatch.setattr(fake_kafka, "CODEC", components.codec)
+        ended, topic_ids = {"commits": 0}, {}
+
+        def handler(api, version, body):
+            sent.append((api, version, body))
+            if api == "InitProducerId":
+                return {"producer_id": 42, "producer_epoch": 0}
+            if api == "EndTxn":
+                ended["commits"] += 1
+                return {"producer_id": 42, "producer_epoch": 0}
+            # Right after a commit, Kafka answers CONCURRENT_TRANSACTIONS (51) until the markers are written.
+            error = 51 if ended["commits"] else 0
+            if api == "AddPartitionsToTxn" and version >= 4:
+                return {"results_by_transaction": [{"transactional_id": txn["transactional_id"],
+                                                    "topic_results": partition_results(txn["topics"], error)}
+                                                   for txn in body["transactions"]]}
+            if api == "AddPartitionsToTxn":
+                return {"results_by_topic_v3_and_below": partition_results(body["v3_and_below_topics"], error)}
+            if api == "Metadata":  # two partitions per topic, this broker leading both
+                node = {"node_id": 1, "host": "127.0.0.1", "port": broker.port, "rack": None}
+                return {"brokers": [node], "cluster_id": "fake", "controller_id": 1, "topics": [
+                    {"name": topic["name"], "topic_id": topic_ids.setdefault(topic["name"], uuid.uuid4()),
+                     "partitions": [{"partition_index": index, "leader_id": 1, "replica_nodes": [1], "isr_nodes": [1]}
+                                    for index in (0, 1)]} for topic in body.get("topics") or []]}
+            if api == "Produce":  # the partition is added implicitly (KIP-890)
+                return {"responses": [{"name": topic.get("name"), "topic_id": topic.get("topic_id"), "partition_responses": [
+                    {"index": partition["index"], "base_offset": 0} for partition in topic["partition_data"]]}
+                    for topic in body["topic_data"]]}
+            return None
+
+        broker = FakeKafka(handler, apis={spec.name: (spec.versions()[0], spec.versions()[-1])
+                                          for spec in components.codec.registry.apis() if spec.versions()})
+        target = HostPortTarget(broker.address)
+        target.start()
+        suites, _ = load_suites([KIP609 / "suites"], components=components)
+        cases = {case.id: case for case in suites[0].cases}
+        runner = Runner(target, run_id="kip609-test", components=components, timeout=2.0)
+        try:
+            results = {}
+            for case_id in ("add-partitions-blocks-until-markers-written", "old-client-add-partitions-blocks-too",
+                            "produce-to-unregistered-partition", "txn-offset-commit-for-unregistered-group"):
+                ended["commits"] = 0
+                results[case_id] = runner.run(cases[case_id], 6)
+        finally:
+            runner.close()
+            broker.stop()
+    assert {case_id: result.outcome for case_id, result in results.items()} == dict.fromkeys(results, Outcome.FAILED)
+    assert "CONCURRENT_TRANSACTIONS" in results["add-partitions-blocks-until-markers-written"].message
+    assert "CONCURRENT_TRANSACTIONS" in results["old-client-add-partitions-blocks-too"].message
+    assert "expected UNKNOWN_TOPIC_OR_PARTITION, got NONE" in results["produce-to-unregistered-partition"].message
+    assert "expected INVALID_GROUP_ID, got NONE" in results["txn-offset-commit-for-unregistered-group"].message
+    registrations = [body for api, version, body in sent if (api, version) == ("AddPartitionsToTxn", 6)]
+    assert {txn["group_id"] for body in registrations for txn in body["transactions"]} >= {None}
+    assert any(txn["group_id"] for body in registrations for txn in body["transactions"])
