@@ -1,16 +1,19 @@
 """Per-exchange time through the fault proxy against a direct socket round trip to the same broker.
 
 ``python -m conformance.proxy.bench [--target kafka] [--exchanges 2000] [--api ApiVersions|Metadata]``
-starts the target once, then alternates rounds of the same request over a bare socket to the broker
-and over a bare socket to the proxy (in this process, as the harness runs it; no fault installed), and
-prints the median time per exchange of each and their ratio, measured side by side in one run.
+starts the target once, then alternates rounds of the same request over a bare socket to the broker,
+over a bare socket to the proxy (in this process, as the harness runs it; no fault installed) and, for
+scale, through a bare byte relay, and prints the median time per exchange of each and the ratios to the
+direct path, measured side by side in one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import selectors
 import socket
 import statistics
+import threading
 import time
 
 from ..protocol import frames
@@ -21,6 +24,37 @@ REQUESTS = {
     "ApiVersions": (3, {"client_software_name": "bench", "client_software_version": "1"}),
     "Metadata": (12, {"topics": [], "allow_auto_topic_creation": False}),
 }
+
+
+class _Relay:
+    """A byte relay with nothing Kafka-aware in it (one thread, one selector, like the proxy): the floor
+    any Python proxy in this process pays, so the proxy's own cost can be told from the extra hop's."""
+
+    def __init__(self, upstream: str):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.upstream = split_address(upstream)
+        self.address = f"127.0.0.1:{self.listener.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._run, name="bench-relay", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        client, _ = self.listener.accept()
+        broker = socket.create_connection(self.upstream)
+        for sock in (client, broker):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        peer = {client: broker, broker: client}
+        with selectors.DefaultSelector() as selector:
+            for sock in peer:
+                selector.register(sock, selectors.EVENT_READ)
+            while True:
+                for key, _ in selector.select():
+                    data = key.fileobj.recv(65536)
+                    if not data:
+                        for sock in peer:
+                            sock.close()
+                        self.listener.close()
+                        return
+                    peer[key.fileobj].sendall(data)
 
 
 class _Socket:
@@ -57,21 +91,23 @@ def measure(bootstrap: str, exchanges: int, api: str, rounds: int = 10) -> dict:
     version, body = REQUESTS[api]
     frame = frames.encode_request(default_codec(), api, version, 1, body)
     with ProxyServer(bootstrap) as proxy:
-        direct, proxied = _Socket(bootstrap), _Socket(proxy.bootstrap)
+        relay = _Relay(bootstrap)
+        paths = {"direct": _Socket(bootstrap), "relay": _Socket(relay.address), "proxied": _Socket(proxy.bootstrap)}
         try:
-            per_exchange(direct, frame, 50)      # warm both paths up (JIT, connection set-up)
-            per_exchange(proxied, frame, 50)
+            for path in paths.values():
+                per_exchange(path, frame, 50)    # warm every path up (connection set-up, broker caches)
             each = max(1, exchanges // rounds)
-            direct_times, proxied_times = [], []
+            times: dict[str, list[float]] = {name: [] for name in paths}
             for _ in range(rounds):
-                direct_times.append(per_exchange(direct, frame, each))
-                proxied_times.append(per_exchange(proxied, frame, each))
+                for name, path in paths.items():
+                    times[name].append(per_exchange(path, frame, each))
         finally:
-            direct.close()
-            proxied.close()
-    direct_s, proxied_s = statistics.median(direct_times), statistics.median(proxied_times)
-    return {"api": api, "exchanges": each * rounds, "direct_us": direct_s * 1e6, "proxied_us": proxied_s * 1e6,
-            "ratio": proxied_s / direct_s}
+            for path in paths.values():
+                path.close()
+            relay.thread.join(5)
+    median = {name: statistics.median(values) for name, values in times.items()}
+    return {"api": api, "exchanges": each * rounds, **{f"{name}_us": value * 1e6 for name, value in median.items()},
+            "ratio": median["proxied"] / median["direct"], "relay_ratio": median["relay"] / median["direct"]}
 
 
 def _target(spec: str):
@@ -106,10 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"target {arguments.target} at {target.bootstrap}; {arguments.exchanges} exchanges per path, "
               "alternating rounds, median per exchange")
-        print(f"{'request':<12} {'direct µs':>10} {'proxied µs':>11} {'ratio':>6}")
+        print(f"{'request':<12} {'direct µs':>10} {'proxied µs':>11} {'ratio':>6}   "
+              f"{'bare relay µs':>13} {'ratio':>6}")
         for api in arguments.api or ["ApiVersions", "Metadata"]:
             result = measure(target.bootstrap, arguments.exchanges, api)
-            print(f"{api:<12} {result['direct_us']:>10.1f} {result['proxied_us']:>11.1f} {result['ratio']:>5.2f}x")
+            print(f"{api:<12} {result['direct_us']:>10.1f} {result['proxied_us']:>11.1f} {result['ratio']:>5.2f}x   "
+                  f"{result['relay_us']:>13.1f} {result['relay_ratio']:>5.2f}x")
     finally:
         target.stop()
     return 0

@@ -27,7 +27,7 @@ from .pipe import CLIENT, CLOSE, DEFER, SEND, UPSTREAM, Effect, Pipe
 from .rules import CONTROL, FaultRules
 
 log = logging.getLogger(__name__)
-READ_SIZE = 256 * 1024
+READ_SIZE = 64 * 1024   # larger reads cost an mmap per recv (CPython allocates the full size first)
 EVENT_LOG = 10_000
 
 
@@ -226,7 +226,7 @@ class ProxyServer:
             pass
 
     def _run_inbox(self) -> None:
-        while True:
+        while not self._inbox.empty():
             try:
                 function = self._inbox.get_nowait()
             except queue.Empty:
@@ -286,9 +286,8 @@ class ProxyServer:
             pipe = connection.pipe
             effects = pipe.from_client(data) if side == CLIENT else pipe.from_upstream(data)
             self._apply(connection, effects)
-        if not connection.closed:
-            for direction in (CLIENT, UPSTREAM):
-                self._write(connection, direction)
+        if not connection.closed and mask & selectors.EVENT_WRITE:   # what a full socket buffer kept back
+            self._write(connection, side)
 
     def _interest(self, connection: _Connection, side: str) -> None:
         sock = connection.sock(side)
