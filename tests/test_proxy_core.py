@@ -313,3 +313,30 @@ def test_stopping_the_proxy_closes_its_listeners_and_connections(fake_broker):
     while open_descriptors() > descriptors and time.monotonic() < deadline:
         time.sleep(0.01)
     assert open_descriptors() == descriptors
+
+
+# ------------------------------------------------------------------------------------------------ target
+def test_the_proxy_target_wraps_host_port_routes_faults_and_heals(fake_broker):
+    from conformance.plugins import target_kinds
+    from conformance.targets.base import CapabilityMissing
+    from conformance.targets.registry import resolve
+
+    target = resolve(f"proxy+{fake_broker.address}", target_kinds())
+    assert target.inner.kind == "host:port" and hasattr(target, "use_client_config")
+    assert "proxy" in target.capabilities
+    target.start()
+    try:
+        assert target.bootstrap != fake_broker.address
+        assert target.info().kind == "proxy+host:port"
+        assert target.info().extra["upstream"] == fake_broker.address
+        target.fault("proxy.hold", api="EndTxn")
+        assert len(target.server.faults.rules) == 1
+        with pytest.raises(ValueError, match="unknown proxy fault"):
+            target.fault("proxy.explode")
+        with pytest.raises(CapabilityMissing):
+            target.fault("broker_down")                   # not a proxy fault: the inner target's, which has none
+        target.heal()
+        assert target.server.faults.rules == []
+    finally:
+        target.stop()
+    assert proxy_threads() == []

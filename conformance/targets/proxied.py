@@ -6,6 +6,10 @@ broker address the cluster advertises is rewritten to another listener of the pr
 goes around it. Faults named ``proxy.<fault>`` go to the proxy (``conformance.proxy.rules.FAULTS``,
 plus ``proxy.release`` and ``proxy.clear``); every other fault, restarts and principals are the
 inner target's, their addresses proxied too. TLS listeners are not proxied (plain TCP and SASL only).
+
+Another target kind can reuse this wrapper with its own proxy, e.g. an emulation of a draft KIP:
+``ProxiedTarget(spec, inner, server_factory=lambda bootstrap: ProxyServer(bootstrap, codec,
+interceptors=[MyEmulation()]))`` (see :mod:`conformance.proxy.interceptor`).
 """
 
 from __future__ import annotations
