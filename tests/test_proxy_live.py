@@ -279,3 +279,21 @@ def test_the_mock_cluster_behind_the_proxy_keeps_its_own_faults_and_every_broker
         cluster.close()
     finally:
         target.stop()
+
+
+def test_one_proxy_port_per_node_of_a_three_node_cluster():
+    kind = next(kind for kind in target_kinds() if kind.matches("kafka,nodes=3"))
+    if kind.availability():
+        pytest.skip(kind.availability())
+    target = resolve("proxy+kafka,nodes=3", target_kinds())
+    target.start()
+    try:
+        cluster = Cluster(target.bootstrap, timeout=5)
+        brokers = cluster.metadata(None)["brokers"]
+        assert len(brokers) == 3
+        assert {(broker["host"], broker["port"]) for broker in brokers} == proxy_addresses(target)
+        coordinators = {cluster.coordinator(f"proxy-{index}-{uuid.uuid4()}") for index in range(12)}
+        assert {cluster.brokers[node] for node in coordinators} <= proxy_addresses(target)
+        cluster.close()
+    finally:
+        target.stop()
