@@ -15,7 +15,7 @@ from conformance.client.connection import ResponseTimeout
 from conformance.protocol import frames
 from conformance.protocol.codec import default_codec
 from conformance.proxy import interceptor as act
-from conformance.proxy.addresses import rewrite
+from conformance.proxy.addresses import Rewriter, rewrite
 from conformance.proxy.pipe import CLIENT, CLOSE, DEFER, SEND, UPSTREAM, Pipe
 from conformance.proxy.rules import FaultRules, make_rule, parse_versions
 from conformance.proxy.server import ProxyServer
@@ -240,6 +240,18 @@ def test_advertised_addresses_are_rewritten(api, version, body, paths):
                                                                    version, payload, local))[1]
     assert paths(rewritten) == [("127.0.0.1", 40001 + index) for index in range(len(seen))]
     assert seen[0] == ("b1", 9092)
+
+
+def test_a_repeated_response_is_rewritten_from_memory_with_its_own_correlation_id():
+    calls = []
+    rewriter = Rewriter(CODEC, lambda host, port: calls.append((host, port)) or LOCAL)
+    body = {"brokers": [{"node_id": 1, "host": "b1", "port": 9092}]}
+    first = rewriter(3, 12, response("Metadata", 12, 5, body)[4:])
+    second = rewriter(3, 12, response("Metadata", 12, 6, body)[4:])
+    assert len(calls) == 1
+    assert frames.peek_correlation_id(first) == 5 and frames.peek_correlation_id(second) == 6
+    assert first[4:] == second[4:]
+    assert frames.decode_response(CODEC, "Metadata", 12, second)[1]["brokers"][0]["port"] == LOCAL[1]
 
 
 def test_bytes_after_the_body_survive_the_rewrite():

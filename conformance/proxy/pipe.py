@@ -57,14 +57,14 @@ def _framed(payload: bytes) -> bytes:
 class Pipe:
     def __init__(self, connection: int, upstream: tuple[str, int], codec: Codec,
                  interceptors: Iterable[Interceptor], local_address: Callable[[str, int], tuple[str, int]],
-                 events: Callable[[str, Call], None] | None = None):
+                 events: Callable[[str, Call], None] | None = None, rewriter: addresses.Rewriter | None = None):
         self.connection = connection
         self.upstream = upstream
         self.codec = codec
         self.interceptors = list(interceptors)
         self.local_address = local_address
         self.events = events or (lambda what, call: None)
-        self._rewritten = addresses.api_keys(codec)
+        self._rewrite = rewriter or addresses.Rewriter(codec, local_address)   # shared by the server's pipes
         self._from_client = bytearray()
         self._from_upstream = bytearray()
         self._index = 0
@@ -186,9 +186,9 @@ class Pipe:
             return self._close()
         call = pending.call
         sent_key = call.sent_api_key if call.sent_api_key is not None else call.api_key
-        if sent_key in self._rewritten:
+        if sent_key in self._rewrite.api_keys:
             sent_version = call.sent_api_version if call.sent_api_version is not None else call.api_version
-            payload = addresses.rewrite(self.codec, sent_key, sent_version, payload, self.local_address)
+            payload = self._rewrite(sent_key, sent_version, payload)
         action = None
         for interceptor in self.interceptors:
             action = interceptor.on_response(call, payload)

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from ..protocol.codec import Codec, default_codec
+from .addresses import Rewriter
 from .interceptor import Action, Call, Interceptor
 from .pipe import CLIENT, CLOSE, DEFER, SEND, UPSTREAM, Effect, Pipe
 from .rules import CONTROL, FaultRules
@@ -70,6 +71,7 @@ class ProxyServer:
         self.interceptors: list[Interceptor] = [self.faults, *interceptors]
         self.events: deque[tuple[float, str, str, int, int]] = deque(maxlen=EVENT_LOG)
         self._api_names: dict[int, str] = {}
+        self._rewriter = Rewriter(self.codec, self.local_address)
         self._selector = selectors.DefaultSelector()
         self._listeners: dict[tuple[str, int], socket.socket] = {}
         self._upstream_of: dict[socket.socket, tuple[str, int]] = {}
@@ -252,7 +254,8 @@ class ProxyServer:
         client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         upstream_address = self._upstream_of[listener]
         number = next(self._numbers)
-        pipe = Pipe(number, upstream_address, self.codec, self.interceptors, self.local_address, self._event)
+        pipe = Pipe(number, upstream_address, self.codec, self.interceptors, self.local_address, self._event,
+                    self._rewriter)
         connection = _Connection(number, client, pipe)
         upstream = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         upstream.setblocking(False)
