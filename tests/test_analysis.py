@@ -152,11 +152,19 @@ def test_captures_decoded_in_executors_match_decode(tables, corpus):
         ("20261122T010000Z-cccccc", "alpha", "s/c1[v0]")}
 
 
-def test_unreadable_capture_is_a_row(spark, tmp_path):
+def test_both_capture_readers_agree(spark, corpus):
+    folder = str(corpus / "captures")
+    by_name = captures.decoded(spark, [], [folder], reader="path").drop("capture_file").collect()
+    by_bytes = captures.decoded(spark, [], [folder], reader="binary").drop("capture_file").collect()
+    assert len(by_name) == 3 and sorted(map(tuple, by_name)) == sorted(map(tuple, by_bytes))
+
+
+@pytest.mark.parametrize("reader", ["path", "binary"])
+def test_unreadable_capture_is_a_row(spark, tmp_path, reader):
     bad = tmp_path / "run" / "broken.pcapng"
     bad.parent.mkdir()
     bad.write_bytes(b"not a capture at all")
-    found = captures.capture_exchanges(spark, [str(bad)]).collect()
+    found = captures.capture_exchanges(spark, [str(bad)], reader=reader).collect()
     assert len(found) == 1 and found[0].kind == "unreadable" and "not a pcap" in found[0].problem
     assert found[0].run_id == "run" and found[0].target == "unknown"
 

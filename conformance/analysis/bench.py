@@ -7,8 +7,9 @@ The corpus is grown from real results and captures (:mod:`.synthetic`) into ``--
 for reruns with ``--reuse``). Steps, each timed on every master:
 
 - parse: results JSONL into the items table (rows/s)
-- decode: captures into exchanges inside the executors (exchanges/s); the baseline decodes the
-  same files one after another in this process with the same reader
+- decode: captures into exchanges inside the executors (exchanges/s), each executor opening its
+  files by name; decode_binary: the same through Spark's binaryFile (bytes through the JVM); the
+  baseline decodes the same files one after another in this process with the same reader
 - ingest: both tables written as partitioned Parquet (the warehouse the jobs then read)
 - matrix, regressions, flaky, history: over the items table (rows/s);
   latency: over the exchanges table (exchanges/s)
@@ -32,6 +33,7 @@ from . import synthetic
 from .inputs import collect
 
 STEPS_ON_ITEMS = ["matrix", "regressions", "flaky", "history"]
+ALL_STEPS = ["parse", "decode", "decode_binary", "ingest", *STEPS_ON_ITEMS, "latency"]
 
 
 def timed(action) -> tuple[float, object]:
@@ -57,7 +59,8 @@ def consume(frames: dict) -> None:
         frame.write.format("noop").mode("overwrite").save()
 
 
-def bench_master(master: str, corpus: Path, item_files: list[str], capture_folder: str, warm_up: list[str]) -> dict:
+def bench_master(master: str, corpus: Path, item_files: list[str], capture_folder: str, warm_up: list[str],
+                 steps: list[str]) -> dict:
     from . import captures, results, warehouse
     from .jobs import job
     from .session import spark_session
@@ -68,24 +71,34 @@ def bench_master(master: str, corpus: Path, item_files: list[str], capture_folde
         # Warm-up: the first job of a session pays for the JIT, and the first decode in each Python
         # worker for importing the codec and compiling its decoders (seconds, once per worker).
         results.items(results.read_lines(spark, item_files[:1])).count()
-        seconds, _ = timed(lambda: captures.decoded(spark, warm_up).count())
+        seconds, _ = timed(lambda: [captures.decoded(spark, warm_up, reader=reader).count()
+                                    for reader in ("binary", "path")])
         figures["warm_up_decode"] = {"seconds": seconds, "files": len(warm_up)}
-        seconds, rows = timed(lambda: results.items(results.read_lines(spark, item_files)).count())
-        figures["parse"] = {"seconds": seconds, "rows": rows}
-        seconds, decoded = timed(lambda: captures.decoded(spark, [], [capture_folder]).where("kind = 'exchange'").count())
-        figures["decode"] = {"seconds": seconds, "exchanges": decoded}
+        if "parse" in steps:
+            seconds, rows = timed(lambda: results.items(results.read_lines(spark, item_files)).count())
+            figures["parse"] = {"seconds": seconds, "rows": rows}
+        for step, reader in (("decode", "path"), ("decode_binary", "binary")):
+            if step in steps:
+                seconds, decoded = timed(lambda reader=reader: captures.decoded(
+                    spark, [], [capture_folder], reader=reader).where("kind = 'exchange'").count())
+                figures[step] = {"seconds": seconds, "exchanges": decoded}
+        if not set(steps) & {"ingest", *STEPS_ON_ITEMS, "latency"}:
+            return figures
         store = corpus / f"warehouse-{master.replace('[', '').replace(']', '')}"
-        shutil.rmtree(store, ignore_errors=True)
-        tables = warehouse.build(spark, collect([*item_files, capture_folder]), transcripts=False)
-        seconds, written = timed(lambda: warehouse.ingest(spark, tables, store))
-        figures["ingest"] = {"seconds": seconds, **written}
+        if "ingest" in steps or not store.is_dir():
+            shutil.rmtree(store, ignore_errors=True)
+            tables = warehouse.build(spark, collect([*item_files, capture_folder]), transcripts=False)
+            seconds, written = timed(lambda: warehouse.ingest(spark, tables, store))
+            figures["ingest"] = {"seconds": seconds, **written}
         stored = warehouse.build(spark, collect([str(store)]))
-        items = written["items"]
+        items, exchanges = stored.items.count(), stored.exchanges.count()
         for name in STEPS_ON_ITEMS:
-            seconds, _ = timed(lambda name=name: consume(job(name).run(stored)))
-            figures[name] = {"seconds": seconds, "rows": items}
-        seconds, _ = timed(lambda: consume(job("latency").run(stored)))
-        figures["latency"] = {"seconds": seconds, "exchanges": written["exchanges"]}
+            if name in steps:
+                seconds, _ = timed(lambda name=name: consume(job(name).run(stored)))
+                figures[name] = {"seconds": seconds, "rows": items}
+        if "latency" in steps:
+            seconds, _ = timed(lambda: consume(job("latency").run(stored)))
+            figures["latency"] = {"seconds": seconds, "exchanges": exchanges}
     finally:
         spark.stop()
     return figures
@@ -97,12 +110,14 @@ def report(corpus_facts: dict, runs: list[dict], baseline: tuple[float, int]) ->
              f"({corpus_facts['capture_bytes'] / 1e6:.0f} MB)", ""]
     header = f"{'step':<12}" + "".join(f"{run['master']:>26}" for run in runs)
     lines += [header, "-" * len(header)]
-    for step in ["parse", "decode", "ingest", *STEPS_ON_ITEMS, "latency"]:
+    for step in ALL_STEPS:
+        if step not in runs[0]:
+            continue
         cells = []
         for run in runs:
             figure = run[step]
             count = figure.get("rows") or figure.get("exchanges") or figure.get("items")
-            unit = "exch/s" if step in ("decode", "latency") else "rows/s"
+            unit = "exch/s" if step in ("decode", "decode_binary", "latency") else "rows/s"
             cells.append(f"{figure['seconds']:7.1f} s {count / figure['seconds']:>9,.0f} {unit}")
         lines.append(f"{step:<12}" + "".join(f"{cell:>26}" for cell in cells))
     if len(runs) >= 2:
@@ -110,7 +125,7 @@ def report(corpus_facts: dict, runs: list[dict], baseline: tuple[float, int]) ->
         lines.append("")
         lines.append(f"scaling {first['master']} -> {last['master']}: " + ", ".join(
             f"{step} x{first[step]['seconds'] / last[step]['seconds']:.2f}"
-            for step in ["parse", "decode", "ingest", *STEPS_ON_ITEMS, "latency"]))
+            for step in ALL_STEPS if step in first))
     seconds, exchanges = baseline
     lines.append("")
     lines.append("first decode in fresh Python workers (import, decoder compilation; not in the figures above): "
@@ -118,9 +133,11 @@ def report(corpus_facts: dict, runs: list[dict], baseline: tuple[float, int]) ->
     lines.append(f"decode baseline (one Python process, same reader): {seconds:.1f} s, "
                  f"{exchanges / seconds:,.0f} exch/s")
     for run in runs:
-        decode = run["decode"]
-        lines.append(f"decode on {run['master']}: {decode['exchanges'] / decode['seconds']:,.0f} exch/s = "
-                     f"x{seconds / decode['seconds']:.2f} the baseline")
+        for step in ("decode", "decode_binary"):
+            if step in run:
+                decode = run[step]
+                lines.append(f"{step} on {run['master']}: {decode['exchanges'] / decode['seconds']:,.0f} exch/s = "
+                             f"x{seconds / decode['seconds']:.2f} the baseline")
     return "\n".join(lines)
 
 
@@ -135,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default="/tmp/conformance-analysis-bench", metavar="DIR")
     parser.add_argument("--reuse", action="store_true", help="use the corpus already in --corpus")
     parser.add_argument("--masters", default="local[1],local[2]", help="comma-separated (default local[1],local[2])")
+    parser.add_argument("--steps", default=",".join(ALL_STEPS), help=f"comma-separated (default {','.join(ALL_STEPS)})")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     arguments = parser.parse_args(argv)
 
@@ -166,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = []
     for master in arguments.masters.split(","):
         print(f"jobs on {master} ...", file=sys.stderr)
-        runs.append(bench_master(master, corpus, found.results, str(corpus / "captures"), capture_files[:20]))
+        runs.append(bench_master(master, corpus, found.results, str(corpus / "captures"), capture_files[:20],
+                                 arguments.steps.split(",")))
     print(report(facts, runs, baseline))
     if arguments.json:
         Path(arguments.json).write_text(json.dumps({"corpus": facts, "runs": runs,

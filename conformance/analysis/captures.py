@@ -1,7 +1,9 @@
 """Wire captures decoded inside the Spark executors: the capture half of the exchanges table.
 
-Spark's ``binaryFile`` source hands each executor whole files as bytes (so captures may live on
-HDFS or S3, not only on a disk the workers share); each is decoded by the project's own reader,
+Two ways in: a Python data source (:class:`CaptureSource`) has each executor open its share of
+the files by name, for captures on a disk every executor sees (local mode, a shared mount);
+Spark's ``binaryFile`` source hands executors whole files as bytes, for captures on HDFS or S3.
+Either way each file is decoded by the project's own reader,
 TCP reassembly and codec (:func:`conformance.capture.pcap.read_capture`, the code behind
 ``conformance decode``), so the table says exactly what ``conformance decode`` says. Decoding
 is Python work and the expensive step: it scales with the executors' cores, not the driver.
@@ -9,13 +11,16 @@ is Python work and the expensive step: it scales with the executors' cores, not 
 
 from __future__ import annotations
 
+import json
+import os
 import tempfile
 from collections.abc import Iterator
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from .layout import EXCHANGE_COLUMNS
 
@@ -64,20 +69,25 @@ def response_error_codes(message) -> list[int]:
 
 
 def decode_file(path: str, content: bytes) -> list[dict]:
-    """The rows of one capture (one ``unreadable`` row when it cannot be read at all)."""
-    from ..capture.pcap import CaptureFileError, read_capture
-
-    key = capture_key(path)
-    base = {"capture_file": path, "capture_key": key}
+    """The rows of one capture given as bytes (``binaryFile``)."""
     # read_capture maps a file; the bytes arrive from wherever the file lives, so they are written
-    # to a local temporary file first (small next to decoding: a few kilobytes per exchange).
+    # to a local temporary file first.
     with tempfile.NamedTemporaryFile(suffix=".pcapng") as handle:
         handle.write(content)
         handle.flush()
-        try:
-            capture = read_capture(handle.name)
-        except (CaptureFileError, OSError) as error:
-            return [{**base, "kind": "unreadable", "problem": str(error).replace(handle.name, path)}]
+        return decode_path(handle.name, name=path)
+
+
+def decode_path(path: str, *, name: str | None = None) -> list[dict]:
+    """The rows of one capture file (one ``unreadable`` row when it cannot be read at all)."""
+    from ..capture.pcap import CaptureFileError, read_capture
+
+    name = name or path
+    base = {"capture_file": name, "capture_key": capture_key(name)}
+    try:
+        capture = read_capture(path)
+    except (CaptureFileError, OSError) as error:
+        return [{**base, "kind": "unreadable", "problem": str(error).replace(path, name)}]
     rows = []
     for exchange in capture.exchanges:
         rows.append({**base, "kind": "exchange", "connection": exchange.connection, "api": exchange.api,
@@ -97,16 +107,17 @@ def decode_file(path: str, content: bytes) -> list[dict]:
 
 def decode_batches(batches: Iterator) -> Iterator:
     """``mapInArrow`` body: batches of (path, content) in, batches of decoded rows out."""
-    import pyarrow as pa
-
-    schema = _arrow_schema()
-    names = schema.names
     for batch in batches:
         paths = batch.column("path").to_pylist()
         contents = batch.column("content").to_pylist()
-        rows = [row for path, content in zip(paths, contents) for row in decode_file(path, content)]
-        columns = {name: [row.get(name) for row in rows] for name in names}
-        yield pa.RecordBatch.from_pydict(columns, schema=schema)
+        yield arrow_batch([row for path, content in zip(paths, contents) for row in decode_file(path, content)])
+
+
+def arrow_batch(rows: list[dict]):
+    import pyarrow as pa
+
+    schema = _arrow_schema()
+    return pa.RecordBatch.from_pydict({name: [row.get(name) for row in rows] for name in schema.names}, schema=schema)
 
 
 def _arrow_schema():
@@ -120,17 +131,28 @@ def _arrow_schema():
     return pa.schema(fields)
 
 
-def decoded(spark: SparkSession, files: list[str], folders: list[str] = ()) -> DataFrame:
+def decoded(spark: SparkSession, files: list[str], folders: list[str] = (), *, reader: str = "auto") -> DataFrame:
     """Decoded rows of every capture: ``files``, and every .pcap/.pcapng under ``folders``.
 
-    Folders are listed by Spark (in parallel, and without a path per file in the plan: a corpus
-    holds a file per item). No repartition: Spark already packs small files into at least as
-    many splits as there are cores, and shuffling the bytes would cost more than it spreads.
+    ``reader``: ``path`` has each executor open its files by name (:class:`CaptureSource`: no
+    bytes through the JVM, for disks every executor sees); ``binary`` reads them with Spark's
+    ``binaryFile`` (any file system Spark reads, HDFS or S3 too); ``auto`` picks ``path`` for
+    local paths and ``binary`` for URIs.
     """
+    names = [*files, *folders]
+    if reader == "auto":
+        reader = "binary" if any("://" in name for name in names) else "path"
+    if reader == "path":
+        spark.dataSource.register(CaptureSource)
+        return (spark.read.format(CaptureSource.name()).option("paths", json.dumps(names))
+                .option("partitions", str(spark.sparkContext.defaultParallelism * 4)).load())
     frames = []
     if files:
         frames.append(spark.read.format("binaryFile").load(list(files)))
     if folders:
+        # Listed by Spark (in parallel, and without a path per file in the plan). No repartition:
+        # Spark packs small files into at least as many splits as cores, and shuffling the bytes
+        # would cost more than it spreads.
         frames.append(spark.read.format("binaryFile").option("recursiveFileLookup", "true")
                       .option("pathGlobFilter", "*.pcap*").load(list(folders)))
     binary = frames[0].select("path", "content")
@@ -139,10 +161,58 @@ def decoded(spark: SparkSession, files: list[str], folders: list[str] = ()) -> D
     return binary.mapInArrow(decode_batches, DECODED)
 
 
+def capture_files(names: list[str]) -> list[str]:
+    found = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            found += sorted(str(child) for child in path.rglob("*")
+                            if child.suffix in (".pcap", ".pcapng") and child.is_file())
+        else:
+            found.append(name)
+    return found
+
+
+class CaptureSource(DataSource):
+    """``spark.read.format("conformance_captures").option("paths", JSON list).load()``: captures
+    decoded where they lie, each task opening its share of the files by name."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "conformance_captures"
+
+    def schema(self):
+        return DECODED
+
+    def reader(self, schema):
+        return CaptureReader(json.loads(self.options["paths"]), int(self.options.get("partitions", "8")))
+
+
+class CaptureReader(DataSourceReader):
+    def __init__(self, paths: list[str], partitions: int):
+        self.paths, self.wanted = paths, partitions
+
+    def partitions(self):
+        files = capture_files(self.paths)
+        # Largest first onto the least loaded task: a big capture must not end up last in a long task.
+        loads = [[0, index, []] for index in range(max(1, min(self.wanted, len(files))))]
+        for size, name in sorted(((os.path.getsize(name), name) for name in files), reverse=True):
+            lightest = min(loads)
+            lightest[0] += size
+            lightest[2].append(name)
+        return [InputPartition(names) for _, _, names in loads if names]
+
+    def read(self, partition):
+        for start in range(0, len(partition.value), 200):  # Arrow batches of a few thousand rows
+            rows = [row for name in partition.value[start:start + 200] for row in decode_path(name)]
+            if rows:
+                yield arrow_batch(rows)
+
+
 def capture_exchanges(spark: SparkSession, files: list[str], items: DataFrame | None = None, *,
-                      folders: list[str] = ()) -> DataFrame:
+                      folders: list[str] = (), reader: str = "auto") -> DataFrame:
     """Exchanges table rows of captures, with run, target and item from the results that name them."""
-    rows = decoded(spark, files, folders)
+    rows = decoded(spark, files, folders, reader=reader)
     if items is not None:
         owners = (items.where(F.col("pcap").isNotNull())
                   .select(_key_column("pcap").alias("capture_key"), "run_id", "target", "item", "nodeid")

@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-runs", type=int, default=2, metavar="N", help="flaky: runs an item needs (default 2)")
     parser.add_argument("--no-transcripts", action="store_true", help="exchanges from captures only")
     parser.add_argument("--no-captures", action="store_true", help="do not decode captures")
+    parser.add_argument("--capture-reader", choices=["auto", "path", "binary"], default="auto",
+                        help="path: executors open captures by name (a disk they all see); binary: Spark's "
+                             "binaryFile (HDFS, S3); auto: path for local paths (default)")
     parser.add_argument("--no-html", action="store_true", help="Parquet only, no summary page")
     parser.add_argument("--limit", type=int, default=25, metavar="N", help="rows of each table printed (default 25)")
 
@@ -75,7 +78,7 @@ def command_analyze(arguments) -> int:
           f"{len(inputs.warehouses)} warehouses", file=sys.stderr)
     try:
         tables = warehouse.build(spark, inputs, transcripts=not arguments.no_transcripts,
-                                 decode=not arguments.no_captures)
+                                 decode=not arguments.no_captures, capture_reader=arguments.capture_reader)
         if arguments.job == "ingest":
             with Progress(spark, f"ingesting into {arguments.warehouse}"):
                 written = warehouse.ingest(spark, tables, arguments.warehouse)

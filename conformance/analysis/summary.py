@@ -62,11 +62,16 @@ def latency_histograms(exchanges, path: Path, *, top: int = 8) -> Path | None:
     return path
 
 
-def outcomes_over_time(runs, path: Path) -> Path | None:
-    """Stacked outcome counts per run, a panel per target: the matrix over time."""
+def outcomes_over_time(runs, path: Path, *, last: int = 60) -> Path | None:
+    """Stacked outcome counts per run, a panel per target: the matrix over time (each target's
+    ``last`` runs: more bars than that are not readable)."""
+    from pyspark.sql import Window
+
     from .layout import OUTCOMES
 
-    rows = runs.orderBy("target", "run_started").collect()
+    newest = Window.partitionBy("target").orderBy(F.desc("run_started"), F.desc("run_id"))
+    rows = (runs.withColumn("_age", F.row_number().over(newest)).where(F.col("_age") <= last)
+            .orderBy("target", "run_started").collect())
     if not rows:
         return None
     targets = list(dict.fromkeys(row.target for row in rows))

@@ -27,7 +27,8 @@ def empty_exchanges(spark: SparkSession) -> DataFrame:
     return spark.createDataFrame([], EXCHANGES_SCHEMA)
 
 
-def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, decode: bool = True) -> Tables:
+def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, decode: bool = True,
+          capture_reader: str = "auto") -> Tables:
     """Tables from every input; ``transcripts``/``decode`` turn off either source of exchanges."""
     item_frames, exchange_frames = [], []
     if inputs.results:
@@ -42,7 +43,7 @@ def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, deco
     items = _union(item_frames) if item_frames else None
     if (inputs.captures or inputs.capture_folders) and decode:
         exchange_frames.append(captures.capture_exchanges(spark, inputs.captures, items,
-                                                          folders=inputs.capture_folders))
+                                                          folders=inputs.capture_folders, reader=capture_reader))
     if items is None:
         items = results.items(spark.createDataFrame([], results.RESULTS_LINE)
                               .withColumn("source_file", F.lit(None).cast("string")))
