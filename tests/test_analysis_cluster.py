@@ -2,20 +2,24 @@
 pyspark's own distribution, ``conformance analyze`` run against them, both stopped after.
 
 The command runs in a child process with ``--master spark://...``: it is what a user types, and
-its driver is not this process's local session (one JVM holds one SparkContext).
+its driver is not this process's local session (one JVM holds one SparkContext). Then the same
+package through ``spark-submit``, as docs/analysis.md documents it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("pyspark")
 
-from conformance.analysis.cluster import StandaloneCluster  # noqa: E402
+from conformance import analysis  # noqa: E402
+from conformance.analysis.cluster import StandaloneCluster, spark_home  # noqa: E402
 
 from analysis_captures import write_capture  # noqa: E402
 
@@ -38,11 +42,20 @@ def test_job_runs_on_a_standalone_cluster(tmp_path):
              str(tmp_path / "captures"), "--master", cluster.url, "--out", str(out), "--no-html"],
             capture_output=True, text=True, timeout=600)
         assert completed.returncode == 0, completed.stderr[-3000:] + cluster.logs()
+        # The documented spark-submit line: the package's __main__ as the driver script.
+        submitted = subprocess.run(
+            [str(spark_home() / "bin" / "spark-submit"), "--master", cluster.url,
+             str(Path(analysis.__file__).with_name("__main__.py")), "history", str(tmp_path / "results.jsonl"),
+             "--out", str(tmp_path / "submitted"), "--no-html"],
+            capture_output=True, text=True, timeout=600,
+            env=dict(os.environ, SPARK_HOME=str(spark_home()), PYSPARK_PYTHON=sys.executable))
+        assert submitted.returncode == 0, submitted.stderr[-3000:]
         applications = cluster.state().get("completedapps", [])
         daemons = list(cluster.processes)
     assert f"on {cluster.url}" in completed.stderr
     # The application ran on the cluster's worker: the master lists it as finished.
-    assert [(app["name"], app["state"]) for app in applications] == [("conformance-analysis", "FINISHED")]
+    assert [(app["name"], app["state"]) for app in applications] == [("conformance-analysis", "FINISHED")] * 2
+    assert "history: levels" in submitted.stdout and (tmp_path / "submitted" / "history" / "levels").is_dir()
     # The capture was decoded by the worker's executor, and matched to its results record.
     assert "EndTxn" in completed.stdout and "INVALID_TXN_STATE" in completed.stdout
     assert (out / "latency" / "error_codes").is_dir()

@@ -24,6 +24,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from .layout import EXCHANGE_COLUMNS
 
+REGISTERED = "conformance.analysis.captureSourceRegistered"
 DECODED = T.StructType([
     T.StructField("capture_file", T.StringType()),
     T.StructField("capture_key", T.StringType()),
@@ -143,7 +144,9 @@ def decoded(spark: SparkSession, files: list[str], folders: list[str] = (), *, r
     if reader == "auto":
         reader = "binary" if any("://" in name for name in names) else "path"
     if reader == "path":
-        spark.dataSource.register(CaptureSource)
+        if spark.conf.get(REGISTERED, "false") != "true":  # registering again makes Spark warn
+            spark.dataSource.register(CaptureSource)
+            spark.conf.set(REGISTERED, "true")
         return (spark.read.format(CaptureSource.name()).option("paths", json.dumps(names))
                 .option("partitions", str(spark.sparkContext.defaultParallelism * 4)).load())
     frames = []

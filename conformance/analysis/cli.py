@@ -105,7 +105,7 @@ def command_analyze(arguments) -> int:
 
 
 def run_job(spark, name: str, tables, arguments) -> dict:
-    from ..cli import print_table
+    from ..report.console import print_table
     from .jobs import job
     from .progress import Progress
 

@@ -59,9 +59,13 @@ def spark_session(master: str | None = None, *, app_name: str = "conformance-ana
     prepare_environment()
     from pyspark.sql import SparkSession
 
+    # Under spark-submit the JVM is already up with the submitted --master: asking for local[*]
+    # here would silently run the job in the driver instead.
+    submitted = master is None and "PYSPARK_GATEWAY_PORT" in os.environ
     master = master or DEFAULT_MASTER
     log4j = f"-Dlog4j2.configurationFile=file:{quiet_log4j_file()}"
-    builder = (SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder if submitted else SparkSession.builder.master(master)
+    builder = (builder.appName(app_name)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")  # our own progress line instead of stage bars
                .config("spark.driver.extraJavaOptions", log4j)
@@ -74,7 +78,7 @@ def spark_session(master: str | None = None, *, app_name: str = "conformance-ana
                # A capture or results file is a few kilobytes: at Spark's 4 MB cost per file opened,
                # a split held 32 of them and the Python work of decoding drowned in task overhead.
                .config("spark.sql.files.openCostInBytes", str(64 * 1024)))
-    if master.startswith("local"):
+    if master.startswith("local") and not submitted:
         builder = builder.config("spark.driver.memory", driver_memory)  # local mode: the executors live in it
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
