@@ -11,20 +11,15 @@ import argparse
 import os
 import sys
 from collections import Counter
-from importlib.metadata import entry_points
 from pathlib import Path
 
+from .report.console import print_table
+from .report.invocation import default_suites_path, plugin_arguments
 from .suite.model import Outcome
 
 DEFAULT_RESULTS = "reports/results.jsonl"
 DEFAULT_ALLUREDIR = "reports/allure-results"
 DEFAULT_TARGET = "kafka"
-
-
-def default_suites_path() -> Path:
-    """``suites/`` of the current folder when there is one, else the one beside this package (a checkout)."""
-    here = Path.cwd() / "suites"
-    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "suites"
 
 
 # ------------------------------------------------------------------------------ commands
@@ -78,7 +73,7 @@ def command_run(arguments, pytest_arguments: list[str]) -> int:
     from .report.results import new_run_id
 
     run_id = arguments.run_id or new_run_id()
-    options = [*_plugin_arguments(), "--conformance-run-id", run_id, "--results", arguments.results]
+    options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", arguments.results]
     for target in arguments.target or [DEFAULT_TARGET]:
         options += ["--target", target]
     for path in arguments.paths or [default_suites_path()]:
@@ -94,16 +89,10 @@ def command_run(arguments, pytest_arguments: list[str]) -> int:
         options += ["--alluredir", arguments.alluredir, "--clean-alluredir"]
     exit_code = int(pytest.main([*options, *pytest_arguments]))
     print_summary(arguments.results, run_id)
-    from .report.commands import write_junit_after_run  # JUnit from the JSONL records just written
+    from .commands import write_junit_after_run  # JUnit from the JSONL records just written
 
     write_junit_after_run(arguments, run_id)
     return exit_code
-
-
-def _plugin_arguments() -> list[str]:
-    """Load the plugin by module only when its entry point is missing, or pytest would register it twice."""
-    installed = any(entry.value == "conformance.plugin" for entry in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "conformance.plugin"]
 
 
 # ------------------------------------------------------------------------------ output
@@ -128,26 +117,6 @@ def print_summary(results_path: str | Path, run_id: str) -> None:
         return
     print_table(["target", *SUMMARY_COLUMNS, "total"], summary_rows(records),
                 title=f"run {run_id} ({results_path})")
-
-
-def print_table(headers: list[str], rows: list[list], *, title: str | None = None) -> None:
-    """A rich table on a terminal; tab-separated lines otherwise, so output can be piped to grep or cut."""
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
-        Console = None
-    console = Console() if Console is not None else None
-    if console is None or not console.is_terminal:
-        if title:
-            print(title)
-        for row in [headers, *rows]:
-            print("\t".join(str(cell) for cell in row))
-        return
-    table = Table(*headers, title=title)
-    for row in rows:
-        table.add_row(*(str(cell) for cell in row))
-    console.print(table)
 
 
 def _write_or_print(text: str, output: str | None) -> None:
@@ -240,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .analysis.cli import register as register_analyze  # no Spark import until the command runs
 
     register_analyze(commands)
-    from .report import commands as report_commands  # gate, certify, report allure; run --junit
+    from . import commands as report_commands  # gate, certify, report allure; run --junit
 
     report_commands.add_junit_option(run)
     report_commands.register(commands)
@@ -270,7 +239,7 @@ def dispatch(argv: list[str] | None = None) -> int:
         return command_run(arguments, pytest_arguments)
     if pytest_arguments:
         build_parser().error("arguments after -- are only for 'conformance run'")
-    if getattr(arguments, "handler", None) is not None:  # commands registered by conformance.report.commands
+    if getattr(arguments, "handler", None) is not None:  # commands registered by conformance.commands
         return arguments.handler(arguments)
     commands = {"targets": command_targets, "lint": command_lint, "list": command_list,
                 "deviations": command_deviations, "coverage": command_coverage, "findings": command_findings,

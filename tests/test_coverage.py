@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.cli import default_suites_path, main
+from conformance.cli import main
+from conformance.report.invocation import default_suites_path
 from conformance.protocol.codec import default_codec
 from conformance.protocol.error_catalogue import (
     CatalogueError,

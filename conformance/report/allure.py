@@ -21,7 +21,7 @@ except ImportError:  # allure-pytest is a dependency, but a trimmed install stil
 # Allure matches categories in order, first match wins; messages are the pytest exception texts.
 CATEGORIES = [
     {"name": "Blocked: a set-up or check step departed", "matchedStatuses": ["failed", "skipped"],
-     "messageRegex": r"(?s)blocked, no verdict.*",
+     "messageRegex": r"(?s).*blocked, no verdict.*",
      "description": "A step on another API than the one under test departed: no verdict on the API under test."},
     {"name": "Spec deviations", "matchedStatuses": ["failed"],
      "description": "The target departs from what the KIP requires (MUST, or SHOULD/MAY with --strict)."},

@@ -130,9 +130,9 @@ def run_items(target: str, records: list[dict], pytest_arguments=()) -> list[dic
     with tempfile.TemporaryDirectory(prefix="conformance-rerun-") as scratch:
         results = Path(scratch) / "rerun.jsonl"
         run_id = new_run_id()
-        from ..cli import _plugin_arguments  # -p conformance.plugin when it is not installed as an entry point
+        from .invocation import plugin_arguments  # -p conformance.plugin when it is not installed as an entry point
 
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_plugin_arguments(),
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin_arguments(),
                    "--target", target,
                    "--results", str(results), "--conformance-run-id", run_id,
                    *pytest_arguments, *[rerun_argument(record) for record in records]]

@@ -1,18 +1,19 @@
-"""The report commands' argparse set-up (``gate``, ``certify``, ``report allure``), kept out of cli.py.
+"""Sub-commands that drive runs and reports (``gate``, ``certify``, ``report allure``; ``run --junit``).
 
-Each registers its parser with a ``handler``; cli.dispatch calls the handler of any command that has one.
+They sit beside cli.py at the top of the layers: ``certify`` runs pytest with the plugin and reads its
+session state. Each registers its parser with a ``handler``; cli.dispatch calls it.
 """
 
 from __future__ import annotations
 
 
 def register(commands) -> None:
-    from . import gate
-    from .certify import command as certify
+    from ..report import gate
+    from . import certify
 
     gate.register(commands)
     certify.register(commands)
-    from . import allure_html
+    from ..report import allure_html
 
     report = commands.add_parser("report", help="build reports from results (see: conformance report --help)")
     allure_html.register(report.add_subparsers(dest="report_kind", required=True))
@@ -27,8 +28,8 @@ def write_junit_after_run(arguments, run_id: str) -> None:
     """Called by ``conformance run`` once pytest returns: JUnit from the run's own JSONL records."""
     if not getattr(arguments, "junit", None):
         return
-    from .junit import write_junit
-    from .results import read_results
+    from ..report.junit import write_junit
+    from ..report.results import read_results
 
     count = write_junit(read_results(arguments.results, run_id=run_id), arguments.junit)
     print(f"wrote {arguments.junit} ({count} test cases)")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from .. import known_failures
-from ..results import new_run_id, read_results
-from . import certificate, fingerprint, levels
+from ..report import known_failures
+from ..report.results import new_run_id, read_results
+from ..report.certify import certificate, fingerprint, levels
 
 DEFAULT_OUTPUT = "reports/certification"
 
@@ -95,10 +95,11 @@ def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments) -> 
 
 def _suite_ids(paths) -> list[str]:
     """Every suite the levels may ask for (drafts excluded: no level counts them)."""
-    from ...cli import default_suites_path
-    from ...suite.loader import load_suites
+    from ..report.invocation import default_suites_path
+    from ..suite.loader import load_suites
+    from ..wiring import components
 
-    suites, _ = load_suites(paths or [default_suites_path()])
+    suites, _ = load_suites(paths or [default_suites_path()], components=components())
     return [suite.id for suite in suites if suite.cases and not all(case.draft for case in suite.cases)]
 
 
@@ -111,7 +112,7 @@ class FingerprintCapture:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session):
-        from ...plugin import STATE_KEY
+        from ..plugin import STATE_KEY
 
         state = session.config.stash.get(STATE_KEY, None)
         if state is None:
@@ -131,13 +132,13 @@ def _ask(target, rows: list[dict]) -> tuple[dict | None, dict]:
 
 
 def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
-    from ...cli import _plugin_arguments, default_suites_path
+    from ..report.invocation import default_suites_path, plugin_arguments
 
     run_id = new_run_id()
     output = Path(arguments.output)
     output.mkdir(parents=True, exist_ok=True)
     results = output / f"results-{run_id}.jsonl"
-    options = [*_plugin_arguments(), "--conformance-run-id", run_id, "--results", str(results),
+    options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", str(results),
                "--target", arguments.target]
     for path in arguments.paths or [default_suites_path()]:
         options += ["--suite", str(path)]
@@ -154,15 +155,15 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
 def _start_and_ask(arguments, records: list[dict], spec: str | None = None) -> tuple[dict | None, dict]:
     """Start (or attach to) the target only to ask it: the run started it elsewhere (xdist workers),
     or the results came from an earlier run (--ask-target)."""
-    from ...plugins import target_kinds
-    from ...targets.pool import TargetPool
+    from ..targets.pool import TargetPool
+    from ..wiring import target_kinds
 
     spec = spec or arguments.target
     rows = [row for row in records if row.get("target") == spec]
     pool = TargetPool([spec], target_kinds())
     try:
         if arguments.client_config and hasattr(pool.target(spec), "use_client_config"):
-            from ...targets.kafka_config import read_properties
+            from ..targets.kafka_config import read_properties
 
             pool.target(spec).use_client_config(read_properties(arguments.client_config))
         return _ask(pool.acquire(spec), rows)
