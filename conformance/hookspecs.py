@@ -32,6 +32,19 @@ def conformance_spec_dirs():
 
 
 @hookspec
+def conformance_emulations():
+    """Return a mapping ``{name: factory(target) -> Interceptor}`` of draft KIPs emulated on a real broker.
+
+    ``--target emulate:NAME+SPEC`` starts SPEC with the proxy in front of it and installs
+    ``factory(target)`` (``target`` is the :class:`conformance.targets.emulated.EmulatedTarget`, started
+    inner target included) as the proxy's interceptor; see :mod:`conformance.proxy.interceptor` and the
+    base class :class:`conformance.proxy.emulation.Emulation`. The interceptor answers the draft's new
+    versions and APIs, translating them to what the broker implements, and advertises them in ApiVersions;
+    an object with a ``close()`` method has it called when the target stops.
+    """
+
+
+@hookspec
 def conformance_step_kinds():
     """Return a mapping ``{step keyword: callable(step, context)}`` of extra suite step kinds."""
 

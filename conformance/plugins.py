@@ -37,9 +37,11 @@ def plugin_manager() -> pluggy.PluginManager:
         except Exception as error:  # noqa: BLE001 - any import failure of a plugin is reported, not fatal
             warnings.warn(f"conformance plugin {entry_point.name!r} failed to load: {error}", stacklevel=2)
     from .suite import bundled as bundled_steps
+    from . import emulations as bundled_emulations
     from .targets import bundled as bundled_targets
 
-    for name, module in (("bundled-targets", bundled_targets), ("bundled-steps", bundled_steps)):
+    for name, module in (("bundled-targets", bundled_targets), ("bundled-steps", bundled_steps),
+                         ("bundled-emulations", bundled_emulations)):
         # Running from a source tree that was never pip-installed: entry points are missing.
         if manager.get_plugin(name) is None and not manager.is_blocked(name):
             manager.register(module, name=name)

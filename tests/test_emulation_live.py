@@ -1,0 +1,96 @@
+"""``emulate:kip1309+kafka`` on Apache Kafka: the draft's cases pass through the emulation, are unsupported on
+the same Kafka without it, and a producer that stops heartbeating has its transaction aborted."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+
+from conformance import wiring
+from conformance.client.cluster import Cluster
+from conformance.suite.loader import load_suites
+from conformance.suite.model import Outcome
+from conformance.suite.runner import Runner
+from conformance.targets.registry import resolve
+
+from test_draft_kip_plugin import KIP1309, registered
+
+pytestmark = pytest.mark.broker  # starts Apache Kafka
+
+
+@pytest.fixture(scope="module")
+def emulated():
+    with registered(KIP1309):
+        kafka = next(kind for kind in wiring.target_kinds() if kind.matches("kafka"))
+        if kafka.availability():
+            pytest.skip(f"kafka: {kafka.availability()}")
+        target = resolve("emulate:kip1309+kafka", wiring.target_kinds())
+        target.start()
+        try:
+            yield target
+        finally:
+            target.stop()
+    assert [t for t in threading.enumerate() if t.name.startswith(("kafka-proxy", "kip1309"))] == []
+
+
+def run_suite(target) -> dict:
+    components = wiring.components()
+    suites, errors = load_suites([KIP1309 / "suites"], components=components)
+    assert errors == []
+    runner = Runner(target, run_id="emulation-test", components=components, timeout=20.0)
+    try:
+        return {(case.id, version): runner.run(case, version)
+                for case in suites[0].cases for version in runner.case_versions(case)}
+    finally:
+        runner.close()
+
+
+def test_the_draft_cases_pass_on_the_emulation(emulated):
+    results = run_suite(emulated)
+    assert {case for case, _ in results} == {"heartbeat-keeps-transaction-alive", "heartbeat-interval-above-timeout",
+                                              "heartbeat-with-two-phase-commit"}
+    assert all(r.outcome is Outcome.PASSED for r in results.values()), \
+        {key: (r.outcome, r.message) for key, r in results.items()}
+
+
+def test_the_draft_cases_are_unsupported_on_the_same_kafka_without_it(emulated):
+    results = run_suite(emulated.inner)
+    assert results and all(r.outcome is Outcome.UNSUPPORTED for r in results.values()), \
+        {key: (r.outcome, r.message) for key, r in results.items()}
+
+
+def test_a_transaction_whose_heartbeats_stop_is_aborted(emulated):
+    cluster = Cluster(emulated.bootstrap, wiring.components().codec, timeout=10)
+    txn_id, topic = f"hb-{uuid.uuid4().hex[:8]}", f"hb-{uuid.uuid4().hex[:8]}"
+    try:
+        cluster.connection().request("CreateTopics", 7, {
+            "topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}],
+            "timeout_ms": 10000, "validate_only": False})
+        coordinator = cluster.connection(cluster.coordinator(txn_id))
+        init = coordinator.request("InitProducerId", 7, {
+            "transactional_id": txn_id, "transaction_timeout_ms": 60000, "transaction_heartbeat_interval_ms": 300,
+            "producer_id": -1, "producer_epoch": -1}).response
+        assert init["error_code"] == 0
+        pid, epoch = init["producer_id"], init["producer_epoch"]
+        added = coordinator.request("AddPartitionsToTxn", 3, {
+            "v3_and_below_transactional_id": txn_id, "v3_and_below_producer_id": pid,
+            "v3_and_below_producer_epoch": epoch, "v3_and_below_topics": [{"name": topic, "partitions": [0]}]}).response
+        assert added["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"] == 0
+        for _ in range(3):   # heartbeats keep it open past three intervals
+            time.sleep(0.25)
+            assert coordinator.request("TxnHeartbeat", 0, {"transactional_id": txn_id, "producer_id": pid,
+                                                           "producer_epoch": epoch}).response["error_code"] == 0
+        assert emulated.emulation.aborted == []
+        deadline = time.monotonic() + 10
+        state = None
+        while time.monotonic() < deadline and state not in ("CompleteAbort", "Empty"):
+            time.sleep(0.3)
+            state = coordinator.request("DescribeTransactions", 0, {"transactional_ids": [txn_id]}) \
+                .response["transaction_states"][0]["transaction_state"]
+        assert state == "CompleteAbort"
+        assert [aborted[0] for aborted in emulated.emulation.aborted] == [txn_id]
+    finally:
+        cluster.close()
