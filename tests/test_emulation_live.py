@@ -1,5 +1,6 @@
-"""``emulate:kip1309+kafka`` on Apache Kafka: the draft's cases pass through the emulation, are unsupported on
-the same Kafka without it, and a producer that stops heartbeating has its transaction aborted."""
+"""``emulate:kip1309+kafka`` and ``emulate:kip609+kafka`` on Apache Kafka: each draft's cases pass through its
+emulation and are unsupported on the same Kafka without it; a KIP-1309 producer that stops heartbeating has its
+transaction aborted."""
 
 from __future__ import annotations
 
@@ -17,28 +18,30 @@ from conformance.suite.runner import Runner
 from conformance.targets.registry import resolve
 
 from test_draft_kip_plugin import KIP1309, registered
+from test_kip609_plugin import KIP609
 
 pytestmark = pytest.mark.broker  # starts Apache Kafka
 
 
-@pytest.fixture(scope="module")
-def emulated():
-    with registered(KIP1309):
+@pytest.fixture(scope="module", params=[("kip1309", KIP1309), ("kip609", KIP609)], ids=lambda p: p[0])
+def emulated(request):
+    draft, folder = request.param
+    with registered(folder):
         kafka = next(kind for kind in wiring.target_kinds() if kind.matches("kafka"))
         if kafka.availability():
             pytest.skip(f"kafka: {kafka.availability()}")
-        target = resolve("emulate:kip1309+kafka", wiring.target_kinds())
+        target = resolve(f"emulate:{draft}+kafka", wiring.target_kinds())
         target.start()
         try:
-            yield target
+            yield target, folder
         finally:
             target.stop()
     assert [t for t in threading.enumerate() if t.name.startswith(("kafka-proxy", "kip1309"))] == []
 
 
-def run_suite(target) -> dict:
+def run_suite(target, folder) -> dict:
     components = wiring.components()
-    suites, errors = load_suites([KIP1309 / "suites"], components=components)
+    suites, errors = load_suites([folder / "suites"], components=components)
     assert errors == []
     runner = Runner(target, run_id="emulation-test", components=components, timeout=20.0)
     try:
@@ -49,20 +52,23 @@ def run_suite(target) -> dict:
 
 
 def test_the_draft_cases_pass_on_the_emulation(emulated):
-    results = run_suite(emulated)
-    assert {case for case, _ in results} == {"heartbeat-keeps-transaction-alive", "heartbeat-interval-above-timeout",
-                                              "heartbeat-with-two-phase-commit"}
+    results = run_suite(*emulated)
+    assert len(results) == {KIP1309: 3, KIP609: 8}[emulated[1]]
     assert all(r.outcome is Outcome.PASSED for r in results.values()), \
         {key: (r.outcome, r.message) for key, r in results.items()}
 
 
 def test_the_draft_cases_are_unsupported_on_the_same_kafka_without_it(emulated):
-    results = run_suite(emulated.inner)
+    target, folder = emulated
+    results = run_suite(target.inner, folder)
     assert results and all(r.outcome is Outcome.UNSUPPORTED for r in results.values()), \
         {key: (r.outcome, r.message) for key, r in results.items()}
 
 
 def test_a_transaction_whose_heartbeats_stop_is_aborted(emulated):
+    emulated, folder = emulated
+    if folder != KIP1309:
+        pytest.skip("KIP-1309 only")
     cluster = Cluster(emulated.bootstrap, wiring.components().codec, timeout=10)
     txn_id, topic = f"hb-{uuid.uuid4().hex[:8]}", f"hb-{uuid.uuid4().hex[:8]}"
     try:

@@ -7,12 +7,14 @@ It keeps only what the draft adds; the transactions themselves stay in the broke
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from . import interceptor as act
 from .interceptor import Call
 
 API_VERSIONS = 18
+log = logging.getLogger(__name__)
 
 
 class Emulation(act.PassThrough):
@@ -26,7 +28,7 @@ class Emulation(act.PassThrough):
 
     def __init__(self):
         self.lock = threading.Lock()       # worker threads (defer) and the loop share the emulation's state
-        self._broker: dict[str, tuple[int, int]] = {}   # api name -> the broker's own version range
+        self._versions: dict[str, tuple[int, int]] = {}   # api name -> the broker's own version range
 
     # ------------------------------------------------------------------ for subclasses
     def request(self, call: Call) -> act.Action | None:
@@ -41,7 +43,7 @@ class Emulation(act.PassThrough):
     def broker_max(self, api: str, default: int) -> int:
         """The newest version of ``api`` the broker advertised (``default`` before any ApiVersions crossed)."""
         with self.lock:
-            return self._broker.get(api, (0, default))[1]
+            return self._versions.get(api, (0, default))[1]
 
     def translated(self, call: Call, body: dict, version: int) -> act.Action:
         """Forward ``body`` to the broker as ``call``'s API at ``version``; :meth:`answer_as_asked` re-encodes."""
@@ -53,15 +55,24 @@ class Emulation(act.PassThrough):
         return act.deliver(call.encode_response(body))
 
     # ------------------------------------------------------------------ interceptor
+    # A failing emulation cuts the one connection (as a broker bug would) instead of stopping the proxy's loop.
     def on_request(self, call: Call) -> act.Action | None:
         if call.api_key == API_VERSIONS:
             return None
-        return self.request(call)
+        try:
+            return self.request(call)
+        except Exception:  # noqa: BLE001
+            log.exception("emulation %s failed on %s v%d", type(self).__name__, call.api, call.api_version)
+            return act.cut()
 
     def on_response(self, call: Call, payload: bytes) -> act.Action | None:
-        if call.api_key == API_VERSIONS and call.sent_api_key is None:
-            return self._advertised(call, payload)
-        return self.response(call, payload)
+        try:
+            if call.api_key == API_VERSIONS and call.sent_api_key is None:
+                return self._advertised(call, payload)
+            return self.response(call, payload)
+        except Exception:  # noqa: BLE001
+            log.exception("emulation %s failed on the answer to %s v%d", type(self).__name__, call.api, call.api_version)
+            return act.cut()
 
     def _advertised(self, call: Call, payload: bytes) -> act.Action | None:
         try:
@@ -74,7 +85,7 @@ class Emulation(act.PassThrough):
         with self.lock:
             for key, entry in keys.items():
                 try:
-                    self._broker[call.codec.registry.api(key).name] = (entry["min_version"], entry["max_version"])
+                    self._versions[call.codec.registry.api(key).name] = (entry["min_version"], entry["max_version"])
                 except Exception:  # noqa: BLE001 - an API this codec does not know is not one a draft changes
                     pass
         for api, (low, high) in self.advertise.items():
