@@ -126,10 +126,12 @@ def report(corpus_facts: dict, runs: list[dict], baseline: tuple[float, int]) ->
         lines.append(f"scaling {first['master']} -> {last['master']}: " + ", ".join(
             f"{step} x{first[step]['seconds'] / last[step]['seconds']:.2f}"
             for step in ALL_STEPS if step in first))
-    seconds, exchanges = baseline
     lines.append("")
     lines.append("first decode in fresh Python workers (import, decoder compilation; not in the figures above): "
                  + ", ".join(f"{run['master']} {run['warm_up_decode']['seconds']:.1f} s" for run in runs))
+    if baseline is None:
+        return "\n".join(lines)
+    seconds, exchanges = baseline
     lines.append(f"decode baseline (one Python process, same reader): {seconds:.1f} s, "
                  f"{exchanges / seconds:,.0f} exch/s")
     for run in runs:
@@ -179,18 +181,19 @@ def main(argv: list[str] | None = None) -> int:
     facts = json.loads(facts_file.read_text())
     found = collect([str(corpus / "results")])
     capture_files = collect([str(corpus / "captures")]).capture_files()
-    print(f"baseline decode of {len(capture_files)} captures ...", file=sys.stderr)
-    baseline = baseline_decode(capture_files)
+    steps = arguments.steps.split(",")
+    baseline = None
+    if {"decode", "decode_binary"} & set(steps):
+        print(f"baseline decode of {len(capture_files)} captures ...", file=sys.stderr)
+        baseline = baseline_decode(capture_files)
     runs = []
     for master in arguments.masters.split(","):
         print(f"jobs on {master} ...", file=sys.stderr)
         runs.append(bench_master(master, corpus, found.results, str(corpus / "captures"), capture_files[:20],
-                                 arguments.steps.split(",")))
+                                 steps))
     print(report(facts, runs, baseline))
     if arguments.json:
-        Path(arguments.json).write_text(json.dumps({"corpus": facts, "runs": runs,
-                                                    "baseline": {"seconds": baseline[0], "exchanges": baseline[1]}},
-                                                   indent=1))
+        Path(arguments.json).write_text(json.dumps({"corpus": facts, "runs": runs, "baseline": baseline}, indent=1))
     return 0
 
 

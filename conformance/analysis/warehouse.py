@@ -80,5 +80,6 @@ def ingest(spark: SparkSession, tables: Tables, warehouse: str | Path) -> dict[s
         # Materialised before writing: dynamic overwrite deletes the partitions this plan reads.
         merged = merged.localCheckpoint(eager=True)
         written[name] = merged.count()
-        merged.write.mode("overwrite").partitionBy(*PARTITIONS).parquet(str(path))
+        # One file per partition: every task would otherwise write a small file into each.
+        merged.repartition(*PARTITIONS).write.mode("overwrite").partitionBy(*PARTITIONS).parquet(str(path))
     return written
