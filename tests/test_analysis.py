@@ -113,6 +113,8 @@ def test_inputs_sorted_by_kind(corpus):
     assert [name.endswith("s.c1_alpha-v0_.pcapng") for name in found.capture_files()] == [True]
     one = next((corpus / "captures").rglob("*.pcapng"))
     assert collect([str(one)]).captures == [str(one)]
+    remote = collect(["hdfs://nn/kc/run.jsonl", "s3a://bucket/captures"])
+    assert (remote.results, remote.capture_folders) == (["hdfs://nn/kc/run.jsonl"], ["s3a://bucket/captures"])
     assert found.missing == [str(corpus / "nothing-*.jsonl")]
 
 

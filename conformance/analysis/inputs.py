@@ -4,7 +4,8 @@ Arguments may be files, folders (searched recursively) or glob patterns (``repor
 A folder holding ``items/`` is a warehouse written by ``conformance analyze ingest``. Results
 files in folders are listed here; captures in folders are left for Spark to list (a folder of a
 big corpus holds a capture per item, too many paths to put in a plan). URIs
-(``hdfs://``, ``s3a://``) go to Spark untouched, judged by their suffix.
+(``hdfs://``, ``s3a://``) go to Spark untouched: a ``.jsonl`` or capture by its suffix, anything
+else as a folder of captures.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def collect(arguments: list[str]) -> Inputs:
     found = Inputs()
     for argument in arguments:
         if "://" in argument:
-            _add(found, argument)
+            if not _add(found, argument):  # a folder on HDFS or S3: Spark lists its captures
+                found.capture_folders.append(argument)
             continue
         matches = sorted(glob.glob(argument, recursive=True)) if glob.has_magic(argument) else [argument]
         matched = False
