@@ -100,3 +100,17 @@ def test_a_transaction_whose_heartbeats_stop_is_aborted(emulated):
         assert [aborted[0] for aborted in emulated.emulation.aborted] == [txn_id]
     finally:
         cluster.close()
+
+
+def test_the_kip609_benchmark_counts_round_trips_per_transaction(emulated):
+    target, folder = emulated
+    if folder != KIP609:
+        pytest.skip("KIP-609 only")
+    from kip609_preregistration.bench import Bench
+
+    names = tuple(f"bench-{uuid.uuid4().hex[:8]}" for _ in range(3))
+    bench = Bench(target, target.bootstrap, names)
+    bench.create_topics()
+    adopted, preregistered = bench.run(False, 3), bench.run(True, 3)
+    assert adopted["exchanges"] == 5 and preregistered["exchanges"] == 4   # one round trip fewer per transaction
+    assert preregistered["behind_proxy"] >= 3                              # what emulating costs, reported apart
