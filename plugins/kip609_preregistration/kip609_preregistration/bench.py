@@ -110,9 +110,12 @@ class Bench:
         emulation = self.target.emulation
         behind_before = emulation.broker.exchanges
         exchanges, times = [], []
-        for sequence in range(count):
+        sequence = 0
+        for _ in range(count):
             started = time.perf_counter()
-            sent, epoch = self.transaction(preregister, txn_id, coordinator, pid, epoch, 0)
+            sent, bumped = self.transaction(preregister, txn_id, coordinator, pid, epoch, sequence)
+            # Transaction version 2 bumps the epoch at each commit (sequences restart); version 1 does not.
+            sequence, epoch = (0, bumped) if bumped != epoch else (sequence + 1, epoch)
             times.append(time.perf_counter() - started)
             exchanges.append(sent)
         return {"exchanges": statistics.mean(exchanges), "max_exchanges": max(exchanges),
