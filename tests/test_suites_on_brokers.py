@@ -69,7 +69,10 @@ def describe(results) -> str:
 def test_every_bundled_case_passes_on_apache_kafka(spec, minimum_passed):
     results = run_suites(spec, [ROOT / "suites"])
     adopted = [result for result in results if not result.draft]
-    bad = [result for result in adopted if result.outcome not in (Outcome.PASSED, Outcome.UNSUPPORTED)]
+    # The cluster and proxy suites need `kafka,nodes=3` or `proxy+kafka` (their own tests run them there).
+    needs_more = ("cluster.", "faults.proxy")
+    bad = [result for result in adopted if result.outcome not in (Outcome.PASSED, Outcome.UNSUPPORTED)
+           and not (result.outcome is Outcome.SKIPPED and result.suite_id.startswith(needs_more))]
     assert not bad, describe(bad)
     assert sum(result.outcome is Outcome.PASSED for result in adopted) >= minimum_passed
     # Cases graded against a draft KIP text that Kafka did not adopt must not pass on Kafka.
