@@ -1,4 +1,4 @@
-"""``emulate:kip1309+kafka`` and ``emulate:kip609+kafka`` on Apache Kafka: each draft's cases pass through its
+"""``emulate:kip1309+kafka``, ``emulate:kip609+kafka`` and ``emulate:kip447+kafka`` on Apache Kafka: each draft's cases pass through its
 emulation and are unsupported on the same Kafka without it; a KIP-1309 producer that stops heartbeating has its
 transaction aborted."""
 
@@ -17,13 +17,13 @@ from conformance.suite.model import Outcome
 from conformance.suite.runner import Runner
 from conformance.targets.registry import resolve
 
-from test_draft_kip_plugin import KIP1309, registered
+from test_draft_kip_plugin import KIP447, KIP1309, registered
 from test_kip609_plugin import KIP609
 
 pytestmark = pytest.mark.broker  # starts Apache Kafka
 
 
-@pytest.fixture(scope="module", params=[("kip1309", KIP1309), ("kip609", KIP609)], ids=lambda p: p[0])
+@pytest.fixture(scope="module", params=[("kip1309", KIP1309), ("kip609", KIP609), ("kip447", KIP447)], ids=lambda p: p[0])
 def emulated(request):
     draft, folder = request.param
     with registered(folder):
@@ -53,7 +53,7 @@ def run_suite(target, folder) -> dict:
 
 def test_the_draft_cases_pass_on_the_emulation(emulated):
     results = run_suite(*emulated)
-    assert len(results) == {KIP1309: 3, KIP609: 8}[emulated[1]]
+    assert len(results) == {KIP1309: 3, KIP609: 8, KIP447: 4}[emulated[1]]
     assert all(r.outcome is Outcome.PASSED for r in results.values()), \
         {key: (r.outcome, r.message) for key, r in results.items()}
 

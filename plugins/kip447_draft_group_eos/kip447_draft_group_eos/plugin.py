@@ -10,3 +10,11 @@ SPECS = Path(__file__).with_name("specs")
 @hookimpl
 def conformance_spec_dirs():
     return [SPECS]
+
+
+@hookimpl
+def conformance_emulations():
+    # Imported here: the proxy is only needed by runs that use emulate:kip447+SPEC.
+    from .emulation import GroupAwareEmulation
+
+    return {"kip447": GroupAwareEmulation}
