@@ -138,3 +138,29 @@ def test_the_emulation_base_passes_other_calls_through():
     end_txn = frames.encode_request(codec, "EndTxn", 3, 1, {"transactional_id": "t", "producer_id": 1,
                                                             "producer_epoch": 0, "committed": True})
     assert sent(pipe.from_client(end_txn), UPSTREAM) == [end_txn[4:]]
+
+
+def test_an_emulated_target_advertises_the_draft_over_sockets_and_closes_its_emulation(kip1309):
+    import threading
+
+    from conformance.client.cluster import Cluster
+    from fake_kafka import FakeKafka
+
+    codec, _ = kip1309
+    broker = FakeKafka()
+    target = resolve(f"emulate:kip1309+{broker.address}", wiring.target_kinds())
+    target.start()
+    try:
+        assert target.info().kind.startswith("emulate:kip1309+") and target.info().extra["emulates"] == "kip1309"
+        cluster = Cluster(target.bootstrap, codec, timeout=5)
+        try:
+            versions = cluster.api_versions()
+        finally:
+            cluster.close()
+        assert versions[22][1] == 7 and versions[1309] == (0, 0)
+        target.emulation._start_watchdog()
+    finally:
+        target.stop()
+        broker.stop()
+    assert target.emulation is None
+    assert [t for t in threading.enumerate() if t.name.startswith(("kafka-proxy", "kip1309"))] == []
