@@ -82,6 +82,7 @@ def command_run(arguments, pytest_arguments: list[str]) -> int:
         options.append("--conformance-strict")
     if arguments.drafts:
         options.append("--conformance-drafts")
+    options += ["--transcripts", arguments.transcripts]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]
     if arguments.alluredir:
@@ -202,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--client-config", metavar="FILE",
                      help="Kafka client properties for HOST:PORT targets (TLS, SASL/PLAIN)")
     run.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
+    run.add_argument("--transcripts", choices=["failures", "all", "none"], default="failures",
+                     help="which items keep their exchanges in the results file (default: failures)")
     run.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
     run.add_argument("--alluredir", default=DEFAULT_ALLUREDIR, metavar="DIR",
                      help="Allure results folder, emptied first ('' for none)")

@@ -75,6 +75,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"JSONL file every result is appended to (default: {DEFAULT_RESULTS} under the rootdir)")
     group.addoption("--conformance-run-id", metavar="ID", default=None, dest="conformance_run_id",
                     help="id stamped on every result line (default: a new timestamped id)")
+    group.addoption("--transcripts", choices=["failures", "all", "none"], default="failures",
+                    dest="conformance_transcripts",
+                    help="which items keep their decoded exchanges in the results file (default: failures; "
+                         "Allure attachments and the terminal always have them)")
     group.addoption("--conformance-drafts", action="store_true", default=False, dest="conformance_drafts",
                     help="also run cases that check a draft KIP text (skipped by default)")
     group.addoption("--wire-capture", action="store_true", default=False, dest="conformance_capture",
@@ -121,6 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
         runner_factory=lambda target, **options: make_runner(target, **options),  # looked up late: a test seam
         strict=bool(config.getini("conformance_strict") if strict is None else strict),
         run_id=_run_id(config), results_path=results_path, writer=ResultsWriter(results_path),
+        transcripts=config.getoption("conformance_transcripts"),
     )
     config.stash[STATE_KEY] = state
     _stop_on_sigterm(config)
@@ -221,10 +226,18 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    from .items import TargetDown
+    from .items import CaseItem, TargetDown
 
     if call.excinfo is not None and isinstance(call.excinfo.value, (TargetStartFailed, TargetDown)):
         report.longrepr = str(call.excinfo.value)  # the diagnosis says it all; the traceback is noise
+    state = item.config.stash.get(STATE_KEY, None)
+    if (state is not None and isinstance(item, CaseItem) and report.when == "setup" and report.skipped
+            and item.nodeid not in state.recorded):
+        # skipped by a marker (drafts without --conformance-drafts, -m/skipif): still one line per item
+        from .suite.model import Outcome
+
+        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        state.record(item, item.result_without_run(Outcome.SKIPPED, str(reason).removeprefix("Skipped: ")))
     return report
 
 
@@ -258,13 +271,13 @@ def _record_items_not_run(session: pytest.Session, state: RunState) -> None:
         return
     why = session.shouldstop or session.shouldfail or "the run was interrupted before it"
     for item in session.items:
-        if isinstance(item, CaseItem) and item.nodeid not in state.recorded and not _deselected_by_skip(item):
+        if isinstance(item, CaseItem) and item.nodeid not in state.recorded:
+            skip = item.get_closest_marker("skip")
+            if skip is not None:  # it would have been skipped anyway, and says why
+                state.record(item, item.result_without_run(Outcome.SKIPPED, skip.kwargs.get("reason", "skipped")))
+                continue
             down = state.down.get(item.target_spec)
             state.record(item, item.result_without_run(Outcome.ERROR, f"not run: {down or why}"))
-
-
-def _deselected_by_skip(item: pytest.Item) -> bool:
-    return item.get_closest_marker("skip") is not None
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:

@@ -39,6 +39,7 @@ class RunState:
     down: dict[str, str] = field(default_factory=dict)  # target spec -> why it could not be used
     recorded: set[str] = field(default_factory=set)  # node ids with a result line from this process
     ran: set[str] = field(default_factory=set)  # targets that ran at least one item
+    transcripts: str = "failures"  # which items keep their transcript in the results: failures, all or none
 
     @property
     def verbose(self) -> bool:
@@ -86,6 +87,8 @@ class RunState:
         from .wiring import notify
 
         record = result.to_json()
+        if not keeps_transcript(self.transcripts, result):
+            record["transcript"] = []  # a thousand passing items would otherwise repeat ApiVersions bodies
         record.update(nodeid=item.nodeid, verdict=verdict(result, strict=self.strict), strict=self.strict,
                       worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
                       recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
@@ -104,3 +107,12 @@ class RunState:
                 warnings.warn(f"closing the runner of {spec!r} failed: {error}", stacklevel=1)
         for problem in self.pool.stop_all():
             warnings.warn(problem, stacklevel=1)
+
+
+def keeps_transcript(mode: str, result: "CaseResult") -> bool:
+    """``failures`` keeps the transcripts of every item that is not a pass, unsupported or skipped."""
+    if mode == "all":
+        return True
+    if mode == "none":
+        return False
+    return result.outcome.value not in ("passed", "unsupported", "skipped")

@@ -524,3 +524,35 @@ def test_an_unwritable_results_path_is_one_usage_error_before_any_item(suites):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*cannot write results to */a-file/results.jsonl: */a-file is not a writable folder"])
     assert "start fake" not in FakeTarget.events
+
+
+DRAFT_SUITE = """\
+suite: kip98.draft
+title: A draft
+spec: KIP-98
+cases:
+  - id: drafted
+    title: A case graded against a draft text
+    cites: "a draft"
+    draft: true
+    under_test: {api: EndTxn, versions: "0"}
+    steps:
+      - send: EndTxn
+        fields: {transactional_id: "t", producer_id: 1, producer_epoch: 0, committed: true}
+        expect: {error_code: NONE}
+"""
+
+
+def test_every_collected_item_has_a_result_line_and_only_failures_keep_their_transcript(suites, outcomes):
+    outcomes[COMMIT] = Outcome.FAILED
+    (suites.path / "suites" / "kip98" / "draft.yaml").write_text(DRAFT_SUITE)
+    result = run(suites, "--target", "fake")
+    result.assert_outcomes(passed=2, failed=3, skipped=1)
+    records = read_results(suites.path / "reports" / "results.jsonl")
+    assert len(records) == 6 and {record["schema_version"] for record in records} == {2}
+    [draft] = [record for record in records if record["case"] == "drafted"]
+    assert draft["outcome"] == "skipped" and "--conformance-drafts" in draft["message"]
+    kept = {record["case"]: bool(record["transcript"]) for record in records if record["case"] != "drafted"}
+    assert kept == {COMMIT: True, EPOCH: False, NO_API: False}
+    run(suites, "--target", "fake", "--transcripts", "all", "--results", "all.jsonl")
+    assert all(record["transcript"] for record in read_results(suites.path / "all.jsonl") if record["case"] != "drafted")
