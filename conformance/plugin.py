@@ -125,7 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
         runner_factory=lambda target, **options: make_runner(target, **options),  # looked up late: a test seam
         strict=bool(config.getini("conformance_strict") if strict is None else strict),
         run_id=_run_id(config), results_path=results_path, writer=ResultsWriter(results_path),
-        transcripts=config.getoption("conformance_transcripts"),
+        transcripts=config.getoption("conformance_transcripts"), harness_version=_harness_version(),
     )
     config.stash[STATE_KEY] = state
     _stop_on_sigterm(config)
@@ -307,9 +307,18 @@ def _environment(state: RunState) -> dict[str, object]:
 
 
 def _harness_version() -> str:
+    """The package version, plus the commit when it runs from a git checkout: suites change between
+    commits, and an analysis must not take a harness change for a target's flakiness."""
+    import subprocess
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("kafka-conformance")
+        text = version("kafka-conformance")
     except PackageNotFoundError:
-        return "unknown (source tree)"
+        text = "unknown"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent, timeout=5,
+                                capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return text
+    return f"{text}+g{commit}" if commit else text

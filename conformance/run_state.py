@@ -39,6 +39,7 @@ class RunState:
     down: dict[str, str] = field(default_factory=dict)  # target spec -> why it could not be used
     recorded: set[str] = field(default_factory=set)  # node ids with a result line from this process
     ran: set[str] = field(default_factory=set)  # targets that ran at least one item
+    harness_version: str = ""  # so analyses tell a harness change from a target's flakiness
     transcripts: str = "failures"  # which items keep their transcript in the results: failures, all or none
 
     @property
@@ -90,6 +91,7 @@ class RunState:
         if not keeps_transcript(self.transcripts, result):
             record["transcript"] = []  # a thousand passing items would otherwise repeat ApiVersions bodies
         record.update(nodeid=item.nodeid, verdict=verdict(result, strict=self.strict), strict=self.strict,
+                      harness_version=self.harness_version,
                       worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
                       recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         self.writer.append(record)

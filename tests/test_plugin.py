@@ -550,6 +550,7 @@ def test_every_collected_item_has_a_result_line_and_only_failures_keep_their_tra
     result.assert_outcomes(passed=2, failed=3, skipped=1)
     records = read_results(suites.path / "reports" / "results.jsonl")
     assert len(records) == 6 and {record["schema_version"] for record in records} == {2}
+    assert all(record["harness_version"] for record in records)
     [draft] = [record for record in records if record["case"] == "drafted"]
     assert draft["outcome"] == "skipped" and "--conformance-drafts" in draft["message"]
     kept = {record["case"]: bool(record["transcript"]) for record in records if record["case"] != "drafted"}
