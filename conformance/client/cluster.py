@@ -53,22 +53,20 @@ class Cluster:
         if existing is not None and existing.connected and not fresh:
             return existing
         if destination == "bootstrap":
-            return self._bootstrap_connection(store=not fresh)
+            # every bootstrap address in turn, then any broker Metadata named: a cluster that lost a node
+            # is still reachable, as Kafka's clients find it
+            addresses = [split_host_port(address) for address in self.bootstrap.split(",")]
+            addresses += [address for address in self.brokers.values() if address not in addresses]
         elif is_node:
             if int(destination) not in self.brokers:
                 self.metadata([])
             try:
-                host, port = self.brokers[int(destination)]
+                addresses = [self.brokers[int(destination)]]
             except KeyError:
                 raise ClusterError(f"no broker with node id {destination}; known: {sorted(self.brokers)}") from None
         else:
-            host, port = split_host_port(key)
-        connection = Connection(host, port, self.codec, self.transcript, name=key,
-                                client_id=self.client_id, timeout=self.timeout,
-                                ssl_context=self.security.ssl_context())
-        connection.connect()
-        if self.security.sasl_username is not None:
-            self._authenticate(connection)
+            addresses = [split_host_port(key)]
+        connection = self._connect(addresses, key)
         if not fresh:
             old = self._connections.get(key)
             if old is not None:
@@ -76,30 +74,22 @@ class Cluster:
             self._connections[key] = connection
         return connection
 
-    def _bootstrap_connection(self, *, store: bool) -> Connection:
-        """The first bootstrap address that accepts, then any broker known from Metadata: a cluster
-        that lost a node is still reachable, like Kafka's clients find it."""
-        addresses = [split_host_port(address) for address in self.bootstrap.split(",")]
-        addresses += [address for address in self.brokers.values() if address not in addresses]
-        problem: Exception | None = None
-        for host, port in addresses:
-            connection = Connection(host, port, self.codec, self.transcript, name="bootstrap",
+    def _connect(self, addresses: list[tuple[str, int]], name: str) -> Connection:
+        """A connection (authenticated where the cluster needs it) to the first address that accepts."""
+        for number, (host, port) in enumerate(addresses, 1):
+            connection = Connection(host, port, self.codec, self.transcript, name=name,
                                     client_id=self.client_id, timeout=self.timeout,
                                     ssl_context=self.security.ssl_context())
             try:
                 connection.connect()
-            except ClientError as error:
-                problem = error
+            except ClientError:
+                if number == len(addresses):
+                    raise
                 continue
             if self.security.sasl_username is not None:
                 self._authenticate(connection)
-            if store:
-                old = self._connections.get("bootstrap")
-                if old is not None:
-                    old.close()
-                self._connections["bootstrap"] = connection
             return connection
-        raise problem if problem is not None else ClusterError("no bootstrap address")
+        raise ClusterError(f"no address to connect to for {name}")
 
     def _authenticate(self, connection: Connection) -> None:
         handshake = connection.request("SaslHandshake", 1, {"mechanism": "PLAIN"}, step="sasl")

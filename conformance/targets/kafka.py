@@ -161,7 +161,7 @@ class KafkaTarget(Target):
                 raise
 
     def stop(self) -> None:
-        self._terminate()
+        self.terminate()
         self._remember_log()
         if self._directory is not None and not os.environ.get("CONFORMANCE_KEEP_BROKER_DIR"):
             shutil.rmtree(self._directory, ignore_errors=True)
@@ -171,7 +171,7 @@ class KafkaTarget(Target):
         """Stop the broker gracefully and start it again on the same ports with the same data."""
         if self._directory is None:
             raise RuntimeError("restart() needs a started target")
-        self._terminate()
+        self.terminate()
         began = time.monotonic()
         self.launch()
         self.wait_until_ready(began)
@@ -318,7 +318,7 @@ class KafkaTarget(Target):
         if self._process is not None:
             self._process.send_signal(signal.SIGSTOP if paused else signal.SIGCONT)
 
-    def _terminate(self) -> None:
+    def terminate(self) -> None:
         """SIGTERM lets Kafka close its logs cleanly (a restart then skips recovery); SIGKILL if it hangs."""
         process, self._process = self._process, None
         _running.discard(self)

@@ -59,6 +59,7 @@ class KafkaClusterTarget(Target):
         if "min.insync.replicas" in options:
             overrides["min.insync.replicas"] = options["min.insync.replicas"]
         self.nodes = [KafkaTarget(base, overrides=overrides, **node_options) for _ in range(count)]
+        self.startup_seconds: float | None = None
         cluster_id = random_cluster_id()
         for number, node in enumerate(self.nodes, 1):
             node.node_id, node.cluster_id, node.replicas = number, cluster_id, count
@@ -102,7 +103,7 @@ class KafkaClusterTarget(Target):
 
     def info(self) -> TargetInfo:
         information = super().info()
-        information.extra.update(nodes=len(self.nodes), startup_seconds=getattr(self, "startup_seconds", None))
+        information.extra.update(nodes=len(self.nodes), startup_seconds=self.startup_seconds)
         return information
 
     def principal(self, name: str) -> tuple[str, Security]:
@@ -121,7 +122,10 @@ class KafkaClusterTarget(Target):
         settle = arguments.pop("settle", True)
         node = self.node(**arguments)
         if name in ("stop_node", "kill_node"):
-            node._terminate() if name == "stop_node" else node.kill()
+            if name == "stop_node":
+                node.terminate()  # a clean shutdown: SIGTERM
+            else:
+                node.kill()
             if settle:
                 self._wait_until_fenced(node.node_id)
         elif name in ("pause_node", "resume_node"):
