@@ -42,6 +42,8 @@ APIS = [
     # setup and authentication
     "DescribeGroups", "ListGroups", "DeleteRecords", "DescribeConfigs",
     "IncrementalAlterConfigs", "SaslHandshake", "SaslAuthenticate", "CreatePartitions", "CreateAcls",
+    # moving partition leadership on a cluster target (the move_leader fault)
+    "AlterPartitionReassignments", "ListPartitionReassignments", "ElectLeaders",
 ]
 HEADERS = ["RequestHeader", "ResponseHeader"]
 MESSAGES = [f"{api}{kind}" for api in APIS for kind in ("Request", "Response")] + HEADERS
