@@ -153,6 +153,18 @@ def test_hold_keeps_the_response_and_those_behind_it_until_released():
     assert correlations(pipe.release("k")) == [1, 2]
 
 
+def test_hold_where_request_keeps_the_request_and_those_behind_it_from_the_broker_until_released():
+    pipe, rules = make_pipe()
+    rules.add("hold", api="EndTxn", where="request", key="late")
+    assert pipe.from_client(request("EndTxn", 3, 1, END_TXN)) == []
+    assert pipe.from_client(request("Metadata", 9, 2)) == []          # TCP order: it waits behind the held one
+    assert pipe.holding == 1
+    assert pipe.release("other") == []
+    assert correlations(pipe.release("late"), UPSTREAM) == [1, 2]
+    assert pipe.holding == 0
+    assert correlations(pipe.from_upstream(response("EndTxn", 3, 1))) == [1]
+
+
 def test_delay_applies_to_the_request_or_the_response():
     pipe, rules = make_pipe()
     rules.add("delay", api="EndTxn", where="request", ms=250)

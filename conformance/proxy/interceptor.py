@@ -70,7 +70,7 @@ class Call:
 
 
 # ---------------------------------------------------------------------------------------------- actions
-FORWARD, ANSWER, DROP, CUT, DEFER = "forward", "answer", "drop", "cut", "defer"      # request side
+FORWARD, ANSWER, DROP, CUT, DEFER = "forward", "answer", "drop", "cut", "defer"      # request side (+ HOLD)
 DELIVER, HOLD, REORDER = "deliver", "hold", "reorder"                               # response side (+ DROP, CUT)
 
 
@@ -122,7 +122,8 @@ def deliver(payload: bytes | None = None, *, delay_s: float = 0.0, copies: int =
 
 
 def hold(key: str | None = None) -> Action:
-    """Keep the response, and those behind it on its connection, until :meth:`ProxyServer.release`."""
+    """Responses: keep it, and those behind it on its connection, until :meth:`ProxyServer.release`.
+    Requests: keep it from the broker (later requests on its connection wait behind it) until released."""
     return Action(HOLD, key=key)
 
 

@@ -73,7 +73,8 @@ class Pipe:
         self._own: set[int] = set()                   # duplicates' correlation ids: answers are swallowed
         self._cut_on_answer: set[int] = set()
         self._deferred: Call | None = None
-        self._waiting: deque[bytes] = deque()         # requests behind a deferred one
+        self._waiting: deque[bytes] = deque()         # requests behind a deferred or held one
+        self._held_request: tuple[Call, str | None] | None = None   # a request kept from the broker, and its key
         self.closed = False
 
     # ------------------------------------------------------------------------------ input
@@ -104,14 +105,21 @@ class Pipe:
         return effects
 
     def release(self, key: str | None = None) -> list[Effect]:
+        """Held responses go to the client and a held request goes to the broker (those of ``key``, or all)."""
         for pending in self._order:
             if pending.state == "held" and (key is None or pending.key == key):
                 pending.state = "ready"
-        return self._flush()
+        effects = self._flush()
+        if self._held_request is not None and (key is None or self._held_request[1] == key) and not self.closed:
+            call, _ = self._held_request
+            self._held_request = None
+            effects += self.deferred_done(call, act.forward())   # then the requests that queued behind it
+        return effects
 
     @property
     def holding(self) -> int:
-        return sum(pending.state == "held" for pending in self._order)
+        """Responses and requests held."""
+        return sum(pending.state == "held" for pending in self._order) + (self._held_request is not None)
 
     # ------------------------------------------------------------------------------ requests
     def _request(self, payload: bytes) -> list[Effect]:
@@ -140,6 +148,11 @@ class Pipe:
             self._deferred = call
             return [Effect(DEFER, call=call, work=action.work)]
         if action.kind == act.DROP:
+            return []
+        if action.kind == act.HOLD:
+            # Kept from the broker until release; requests behind it on this connection wait too, as on TCP.
+            self._deferred = call
+            self._held_request = (call, action.key)
             return []
         if action.kind == act.CUT and not action.forward_first:
             return self._close()
@@ -255,4 +268,5 @@ class Pipe:
         self._order.clear()
         self._at_broker.clear()
         self._waiting.clear()
+        self._held_request = None
         return [Effect(CLOSE)]

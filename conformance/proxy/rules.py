@@ -25,9 +25,10 @@ FAULTS = {
     "reorder": ("response", "deliver the response after the next response on its connection"),
     "cut_before": ("request", "close the connection instead of sending the request"),
     "cut_after": ("request", "send the request, close the connection when the broker has answered it"),
-    "hold": ("response", "keep the response (and those behind it) until release"),
+    "hold": ("either", "keep the response (default; and those behind it) or, with where: request, the request itself "
+                       "(and those behind it on its connection) from the broker until release"),
 }
-CONTROL = {"release": "deliver held responses (all, or those of one key)", "clear": "remove every fault"}
+CONTROL = {"release": "let held requests and responses go (all, or those of one key)", "clear": "remove every fault"}
 
 
 @dataclass
@@ -143,6 +144,8 @@ class FaultRules(act.PassThrough):
                 return act.cut()
             if rule.fault == "cut_after":
                 return act.cut(after_broker=True)
+            if rule.fault == "hold":
+                return act.hold(rule.key)
         return None
 
     def on_response(self, call: Call, payload: bytes) -> Action | None:

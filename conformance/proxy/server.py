@@ -123,7 +123,7 @@ class ProxyServer:
             return {upstream: (self.host, sock.getsockname()[1]) for upstream, sock in self._listeners.items()}
 
     def fault(self, name: str, **arguments) -> None:
-        """Add a fault (``delay``, ``drop_response``, ...), or ``release`` held responses, or ``clear`` all."""
+        """Add a fault (``delay``, ``drop_response``, ...), or ``release`` held requests and responses, or ``clear`` all."""
         if name == "release":
             key = arguments.pop("key", None)
             self.call(lambda: self._release(key))
