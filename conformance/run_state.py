@@ -87,14 +87,8 @@ class RunState:
         from .report import allure as allure_report
         from .wiring import notify
 
-        record = result.to_json()
-        if not keeps_transcript(self.transcripts, result):
-            record["transcript"] = []  # a thousand passing items would otherwise repeat ApiVersions bodies
-        record.update(nodeid=item.nodeid, verdict=verdict(result, strict=self.strict), strict=self.strict,
-                      harness_version=self.harness_version,
-                      worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
-                      recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        self.writer.append(record)
+        self.writer.append(result_line(result, nodeid=item.nodeid, strict=self.strict,
+                                       harness_version=self.harness_version, transcripts=self.transcripts))
         self.recorded.add(item.nodeid)
         item.user_properties.append(("outcome", result.outcome.value))
         if allure_report.enabled(self.config):
@@ -109,6 +103,18 @@ class RunState:
                 warnings.warn(f"closing the runner of {spec!r} failed: {error}", stacklevel=1)
         for problem in self.pool.stop_all():
             warnings.warn(problem, stacklevel=1)
+
+
+def result_line(result: "CaseResult", *, nodeid: str, strict: bool, harness_version: str,
+                transcripts: str = "failures") -> dict:
+    """The results file's line for one item (the suites' and the exactly-once tier's alike)."""
+    record = result.to_json()
+    if not keeps_transcript(transcripts, result):
+        record["transcript"] = []  # a thousand passing items would otherwise repeat ApiVersions bodies
+    record.update(nodeid=nodeid, verdict=verdict(result, strict=strict), strict=strict,
+                  harness_version=harness_version, worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                  recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    return record
 
 
 def keeps_transcript(mode: str, result: "CaseResult") -> bool:

@@ -1,0 +1,112 @@
+"""``conformance semantic``: the exactly-once tier on one or more targets, results in the suites' JSONL.
+
+Each target is started (or attached to), the real clients run under the faults it can take for
+``--duration`` seconds, the history is drained and judged, and one line per check is appended to the
+results file; the history itself is kept beside it (``--histories``) so every anomaly can be read in
+full. Exit code: 0 when every check passed on every target, 1 otherwise, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from ..report.results import ResultsWriter, new_run_id
+
+DEFAULT_RESULTS = "reports/results.jsonl"
+DEFAULT_HISTORIES = "reports/semantic"
+
+
+def register(commands) -> None:
+    semantic = commands.add_parser(
+        "semantic", help="exactly-once checked end to end: real transactional clients under faults, histories judged")
+    semantic.add_argument("--target", action="append", metavar="SPEC",
+                          help="target spec, repeatable (default: kafka)")
+    semantic.add_argument("--duration", type=float, default=120.0, metavar="SECONDS",
+                          help="how long the clients run (default: 120; a soak is one flag away)")
+    semantic.add_argument("--no-faults", action="store_true", help="run the clients without injecting faults")
+    semantic.add_argument("--fault-interval", type=float, default=8.0, metavar="SECONDS",
+                          help="calm time between two faults (default: 8)")
+    semantic.add_argument("--producers", type=int, default=2, help="transactional producers (default: 2)")
+    semantic.add_argument("--processors", type=int, default=1,
+                          help="consume-transform-produce instances in one group (default: 1)")
+    semantic.add_argument("--seed", type=int, help="seed of the clients' choices (default: random, printed)")
+    semantic.add_argument("--client-config", metavar="FILE",
+                          help="client properties for HOST:PORT targets (librdkafka's names: the clients are confluent-kafka)")
+    semantic.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
+    semantic.add_argument("--histories", default=DEFAULT_HISTORIES, metavar="DIR",
+                          help=f"where each run's history is written (default: {DEFAULT_HISTORIES})")
+    semantic.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
+    semantic.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
+    semantic.set_defaults(handler=command_semantic)
+
+
+def command_semantic(arguments) -> int:
+    from ..plugin import _harness_version
+    from ..run_state import result_line
+    from ..semantic.session import Settings
+    from ..targets.pool import TargetPool
+    from ..wiring import target_kinds
+
+    specs = arguments.target or ["kafka"]
+    try:
+        pool = TargetPool(specs, target_kinds())
+    except ValueError as error:
+        print(f"semantic: {error}", file=sys.stderr)
+        return 2
+    client_config = {}
+    if arguments.client_config:  # librdkafka's property names: the clients are confluent-kafka's
+        from ..targets.kafka_config import read_properties
+
+        client_config = read_properties(Path(arguments.client_config))
+        for spec in specs:
+            if hasattr(pool.target(spec), "use_client_config"):
+                pool.target(spec).use_client_config(client_config)
+    settings = Settings(duration_s=arguments.duration, faults=not arguments.no_faults,
+                        fault_interval_s=arguments.fault_interval, producers=arguments.producers,
+                        processors=arguments.processors, seed=arguments.seed, client_config=client_config)
+    run_id = arguments.run_id or new_run_id()
+    writer, version = ResultsWriter(arguments.results), _harness_version()
+    lines, status = [], 0
+    try:
+        for spec in specs:
+            for result in _run_target(pool, spec, settings, run_id, Path(arguments.histories)):
+                line = result_line(result, nodeid=f"semantic::{result.case_id}[{spec}]", strict=False,
+                                   harness_version=version, transcripts="failures")
+                writer.append(line)
+                lines.append(line)
+                status = status or int(result.outcome.value != "passed")
+    finally:
+        for problem in pool.stop_all():
+            print(problem, file=sys.stderr)
+    print(f"results: {arguments.results} (run {run_id})")
+    if arguments.junit:
+        from ..report.junit import write_junit
+
+        write_junit(lines, arguments.junit)
+        print(f"wrote {arguments.junit}")
+    return status
+
+
+def _run_target(pool, spec: str, settings, run_id: str, histories: Path):
+    from ..report.console import print_table
+    from ..semantic.session import SemanticRun, results, run_on
+    from ..semantic.history import History
+    from ..suite.model import Outcome
+
+    try:
+        run = run_on(pool.acquire(spec), settings)
+    except Exception as error:  # noqa: BLE001 - a target that cannot start: every check says why
+        run = SemanticRun(spec, None, History(), problem=(Outcome.ERROR, f"{type(error).__name__}: {error}"))
+    history_file = histories / f"{run_id}-{re.sub(r'[^A-Za-z0-9.]+', '_', spec)}.jsonl"
+    run.history.dump(history_file)
+    history_file.with_suffix(".clients.log").write_text("\n".join(run.client_log) + "\n")
+    made = results(run, run_id=run_id, history_file=str(history_file))
+    stats = run.stats
+    title = (f"exactly-once on {spec}: {stats.get('transactions', {})}, {stats.get('transactions_per_s', 0)} tx/s, "
+             f"faults {stats.get('faults', {}).get('applied', 0)} applied" if stats else f"exactly-once on {spec}")
+    print_table(["check", "outcome", "detail"], [[result.case_id, result.outcome.value, result.message[:160]]
+                                                  for result in made], title=title)
+    print(f"history: {history_file} (librdkafka's log: {history_file.with_suffix('.clients.log')})")
+    return made

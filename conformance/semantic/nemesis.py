@@ -1,0 +1,82 @@
+"""The faults of an exactly-once run: those the target can take, one at a time, each healed before the next.
+
+A multi-node Kafka loses the coordinator of a transactional id, the leader of an input partition and
+the group coordinator in turn (and has a leader moved where the target can); a single provisioned broker
+is restarted; a target behind the fault proxy also gets connections cut around EndTxn and
+TxnOffsetCommit, a lost Produce response, a duplicated Produce and slow AddPartitionsToTxn answers.
+A target that can take no fault (Tansu, the mock cluster, HOST:PORT) runs the workload without any:
+the run says so.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from ..targets.base import Target
+from .workload import Plan, Worker
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str  # a target fault, or "restart"
+    arguments: dict = field(default_factory=dict)
+    lasts_s: float = 0.0  # how long it stays before the target is healed
+
+
+def faults_for(target: Target, plan: Plan) -> list[Fault]:
+    capabilities = target.capabilities
+    faults: list[Fault] = []
+    if "nodes" in capabilities:
+        from ..targets.kafka_cluster import NODE_FAULTS
+
+        faults += [Fault("kill_node", {"coordinator": f"semantic-writer-0-{plan.run}"}, 5.0),
+                   Fault("kill_node", {"leader": {"topic": plan.input_topic, "partition": 0}}, 5.0),
+                   Fault("stop_node", {"group_coordinator": plan.group}, 5.0)]
+        if "move_leader" in NODE_FAULTS:
+            faults.append(Fault("move_leader", {"topic": plan.output_topic, "partition": 0}))
+    elif "restart" in capabilities:
+        faults.append(Fault("restart"))
+    if "proxy" in capabilities:
+        faults += [Fault("proxy.cut_after", {"api": "EndTxn"}, 3.0),
+                   Fault("proxy.drop_response", {"api": "Produce"}, 6.0),
+                   Fault("proxy.delay", {"api": "AddPartitionsToTxn", "ms": 1500, "times": 3}, 5.0),
+                   Fault("proxy.cut_before", {"api": "TxnOffsetCommit"}, 3.0),
+                   Fault("proxy.duplicate_request", {"api": "Produce"}, 3.0)]
+    return faults
+
+
+class Nemesis(Worker):
+    def __init__(self, plan: Plan, history, stop, target: Target, faults: list[Fault], interval_s: float):
+        super().__init__("nemesis", plan, history, stop)
+        self.target, self.faults, self.interval_s = target, faults, interval_s
+        self.applied = 0
+
+    def work(self) -> None:
+        for fault in itertools.cycle(self.faults):
+            self.pause(self.interval_s)
+            if self.stop_event.is_set():
+                return
+            self.apply(fault)
+            self.pause(fault.lasts_s)
+            self.heal()
+
+    def apply(self, fault: Fault) -> None:
+        self.history.record(self.process, "fault", "invoke", fault=fault.name, arguments=fault.arguments)
+        try:
+            if fault.name == "restart":
+                self.target.restart()
+            else:
+                self.target.fault(fault.name, **fault.arguments)
+        except Exception as error:  # noqa: BLE001 - a fault the target refused is recorded, not a crash
+            self.history.record(self.process, "fault", "info", fault=fault.name, error=f"{type(error).__name__}: {error}")
+            return
+        self.applied += 1
+        self.history.record(self.process, "fault", "ok", fault=fault.name)
+
+    def heal(self) -> None:
+        try:
+            self.target.heal()
+            self.history.record(self.process, "fault", "ok", fault="heal")
+        except Exception as error:  # noqa: BLE001
+            self.history.record(self.process, "fault", "info", fault="heal", error=f"{type(error).__name__}: {error}")

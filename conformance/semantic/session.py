@@ -1,0 +1,213 @@
+"""One exactly-once run on one started target: set up, run the clients under faults, drain, judge.
+
+Each check becomes a result of the suites' own kind (suite ``semantic.exactly-once``, one case per
+check), so the results file, findings, JUnit, the gate and the Spark jobs count them like any case:
+``failed`` with the anomalies' shortest histories, ``error`` when the history holds no evidence or
+the harness itself broke, ``blocked`` when setting up the topics failed, ``unsupported`` when the
+target lacks the transaction APIs.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from ..client.cluster import Cluster
+from ..suite.model import CaseResult, Outcome, Requirement, StepFailure
+from ..targets.base import Target
+from .checks import CHECKS, SHOWN_ANOMALIES, Check, Verdict, judge
+from .history import History
+from .nemesis import Nemesis, faults_for
+from .workload import LsoMonitor, Plan, Processor, Reader, Writer, drain
+
+SUITE = "semantic.exactly-once"
+TRANSACTION_APIS = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit")
+STOP_WAIT_S = 60.0
+
+
+@dataclass
+class Settings:
+    duration_s: float = 120.0
+    faults: bool = True
+    fault_interval_s: float = 8.0
+    producers: int = 2
+    processors: int = 1
+    partitions: int = 3
+    seed: int | None = None
+    client_config: dict = field(default_factory=dict)
+
+
+@dataclass
+class SemanticRun:
+    target: str
+    target_version: str | None
+    history: History
+    verdicts: list[tuple[Check, Verdict]] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    problem: tuple[Outcome, str] | None = None  # an outcome every check gets instead of a verdict
+    duration_s: float = 0.0
+    client_log: list[str] = field(default_factory=list)  # librdkafka's log lines (the first CLIENT_LOG_LINES)
+
+
+CLIENT_LOG_LINES = 20000
+
+
+class _Lines(logging.Handler):
+    def __init__(self, lines: list[str]):
+        super().__init__()
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.lines) < CLIENT_LOG_LINES:
+            self.lines.append(f"{record.created:.3f} {record.levelname} {record.getMessage()}")
+
+
+def _client_logger(run: SemanticRun, name: str) -> logging.Logger:
+    logger = logging.getLogger(f"conformance.semantic.clients.{name}")
+    logger.propagate = False
+    logger.handlers[:] = [_Lines(run.client_log)]
+    logger.setLevel(logging.INFO)
+    return logger
+
+
+def run_on(target: Target, settings: Settings) -> SemanticRun:
+    began = time.monotonic()
+    run = SemanticRun(target.spec, target.version, History())
+    security = getattr(target, "security", None)
+    name = secrets.token_hex(3)
+    plan = Plan(target.bootstrap, run=name, logger=_client_logger(run, name), partitions=settings.partitions,
+                producers=settings.producers, processors=settings.processors, client_config=settings.client_config,
+                security=security, seed=settings.seed if settings.seed is not None else secrets.randbits(32))
+    try:
+        missing = _missing_apis(plan)
+        if missing:
+            run.problem = (Outcome.UNSUPPORTED, f"the target does not advertise {', '.join(missing)}")
+            return run
+        _create_topics(plan)
+    except Exception as error:  # noqa: BLE001 - setting up is not what the checks judge
+        run.problem = (Outcome.BLOCKED, f"setting up the topics failed: {type(error).__name__}: {error}")
+        return run
+    _exercise(target, plan, settings, run)
+    run.duration_s = time.monotonic() - began
+    if plan.crashes:
+        run.problem = (Outcome.ERROR, "the harness's clients broke, so the history is partial: " + plan.crashes[0])
+    else:
+        run.verdicts = judge(run.history.events)
+    return run
+
+
+def _missing_apis(plan: Plan) -> list[str]:
+    cluster = Cluster(plan.bootstrap, timeout=10.0, security=plan.security)
+    try:
+        cluster.api_versions()
+        return [api for api in TRANSACTION_APIS if cluster.version_range(api) is None]
+    finally:
+        cluster.close()
+
+
+def _create_topics(plan: Plan) -> None:
+    admin = AdminClient(plan.config())
+    brokers = len(admin.list_topics(timeout=10).brokers)
+    replication = min(3, brokers)
+    configs = {"min.insync.replicas": "2"} if replication >= 3 else {}
+    created = admin.create_topics([NewTopic(topic, plan.partitions, replication, config=configs) for topic in plan.topics],
+                                  operation_timeout=30, request_timeout=30)
+    for future in created.values():
+        future.result()
+    cluster = Cluster(plan.bootstrap, timeout=10.0, security=plan.security)
+    try:
+        for topic, partition in plan.partitions_of_all():
+            cluster.leader(topic, partition, wait=30.0)
+    finally:
+        cluster.close()
+
+
+def _exercise(target: Target, plan: Plan, settings: Settings, run: SemanticRun) -> None:
+    history, stop, calm, sampled = run.history, threading.Event(), threading.Event(), threading.Event()
+    clients = [Reader("reader", plan, history, stop)]
+    clients += [Writer(f"writer-{number}", plan, history, stop) for number in range(settings.producers)]
+    clients += [Processor(f"processor-{number}", plan, history, stop) for number in range(settings.processors)]
+    monitor = LsoMonitor("lso", plan, history, sampled)
+    faults = faults_for(target, plan) if settings.faults else []
+    nemesis = Nemesis(plan, history, calm, target, faults, settings.fault_interval_s) if faults else None
+    started = time.monotonic()
+    for thread in [monitor, *clients, *([nemesis] if nemesis else [])]:
+        thread.start()
+    deadline = started + settings.duration_s
+    while time.monotonic() < deadline and not plan.crashes:
+        time.sleep(0.2)
+    if nemesis is not None:
+        calm.set()
+        _join(nemesis, plan)
+        nemesis.heal()
+    stop.set()
+    for client in clients:
+        _join(client, plan)
+    workload_s = time.monotonic() - started
+    drain(plan, history, settle_s=plan.transaction_timeout_ms / 1000 + 15)
+    sampled.set()
+    _join(monitor, plan)
+    events = history.events
+    ends = [event for event in events if event.kind in ("txn", "ctp") and event.phase != "invoke"]
+    run.stats = {
+        "workload_s": round(workload_s, 1),
+        "transactions": {outcome: sum(1 for event in ends if event.value.get("outcome") == outcome)
+                         for outcome in ("committed", "aborted", "unknown")},
+        "transactions_per_s": round(len(ends) / workload_s, 2) if workload_s else 0.0,
+        "reads": sum(1 for event in events if event.kind == "read"),
+        "faults": {"planned": [fault.name for fault in faults], "applied": nemesis.applied if nemesis else 0,
+                   "refused": [event.value for event in events if event.kind == "fault" and event.phase == "info"]},
+    }
+    if not faults:
+        run.stats["faults"]["note"] = ("faults off (--no-faults)" if not settings.faults
+                                       else f"target {target.spec!r} can take none of the tier's faults")
+
+
+def _join(thread: threading.Thread, plan: Plan) -> None:
+    thread.join(STOP_WAIT_S)
+    if thread.is_alive():
+        plan.crashes.append(f"{thread.name} did not stop within {STOP_WAIT_S:.0f} s of being asked")
+
+
+# ------------------------------------------------------------------------------ results
+def results(run: SemanticRun, *, run_id: str, history_file: str | None) -> list[CaseResult]:
+    """One result per check, shaped like a suite case's."""
+    made = []
+    verdicts = dict(run.verdicts)
+    for check in CHECKS:
+        result = CaseResult(
+            case_id=check.id, suite_id=SUITE, title=check.title, kip="KIP-98", api=None, version=None,
+            target=run.target, target_version=run.target_version, outcome=Outcome.PASSED,
+            requirement=Requirement.MUST, cites=check.cites, duration_s=run.duration_s, tags=["semantic"],
+            run_id=run_id, path="conformance/semantic/checks.py",
+            artifacts={"history": history_file} if history_file else {})
+        if run.problem is not None:
+            result.outcome, result.message = run.problem
+        else:
+            _judged(result, check, verdicts[check], run.stats)
+        made.append(result)
+    return made
+
+
+def _judged(result: CaseResult, check: Check, verdict: Verdict, stats: dict) -> None:
+    counts = stats.get("transactions", {})
+    workload = (f"{sum(counts.values())} transactions ({counts.get('committed', 0)} committed, "
+                f"{counts.get('aborted', 0)} aborted, {counts.get('unknown', 0)} of unknown outcome), "
+                f"{stats.get('faults', {}).get('applied', 0)} faults")
+    if verdict.no_evidence is not None:
+        result.outcome, result.message = Outcome.ERROR, f"no verdict: {verdict.no_evidence} ({workload})"
+    elif verdict.anomalies:
+        shown = verdict.anomalies[:SHOWN_ANOMALIES]
+        result.outcome = Outcome.FAILED
+        result.message = f"{len(verdict.anomalies)} anomalies, first: {shown[0].summary} ({workload})"
+        result.failure = StepFailure(step=0, step_label=check.id, expected=check.title,
+                                     actual=[anomaly.to_json() for anomaly in shown], message=result.message)
+        result.transcript_text = "\n\n".join(anomaly.summary + "\n" + "\n".join(f"  {event.line()}" for event in anomaly.events)
+                                             for anomaly in shown)
+    else:
+        result.message = f"checked {verdict.checked} ({workload})"
