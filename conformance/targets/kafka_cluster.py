@@ -10,6 +10,23 @@ Faults (``fault:`` steps) act on one node, named by id or by role:
 ``group_coordinator: GROUP``, or ``leader: {topic, partition}``, or ``follower: {topic, partition}``
 (a replica that does not lead it). ``start_stopped_nodes`` brings back every node a fault took down,
 and the runner calls :meth:`heal` after each case with faults, so the next case finds the whole cluster.
+
+``move_leader`` moves the leadership of one partition to another live in-sync replica without stopping
+anything, as Kafka's own tools do: AlterPartitionReassignments puts the chosen node first in the replica
+list (the same replicas, a new order), ListPartitionReassignments until that is done, then ElectLeaders
+with election type PREFERRED, until Metadata on every live broker names the new leader. It takes
+``topic: T, partition: P``, or ``coordinator: TRANSACTIONAL_ID`` (the ``__transaction_state`` partition
+that coordinates the id: its coordinator moves) or ``group_coordinator: GROUP`` (the ``__consumer_offsets``
+partition), and ``to: N`` (default: the first in-sync follower)::
+
+    fault: {name: move_leader, args: {topic: "${topics.out}", partition: 0, to: 2}}
+    fault: {name: move_leader, args: {coordinator: "${txn_ids.main}"}}
+
+By default it also waits until the move took effect on both ends (``settle: false`` skips this, to test
+the window): the old leader refuses ListOffsets and the new one answers it, or for a coordinator, the old
+broker answers DescribeTransactions with NOT_COORDINATOR and the new one has loaded the partition. A move
+that cannot be made (the node is not an in-sync replica, already leads, the partition does not exist)
+raises ValueError naming why; one that does not finish in ``timeout_s`` (30) raises TimeoutError.
 """
 
 from __future__ import annotations
@@ -19,6 +36,7 @@ import time
 
 from ..client.cluster import Cluster
 from ..client.security import Security
+from ..protocol.errors import error_name
 from .base import CapabilityMissing, Target, TargetInfo
 from .kafka import KafkaTarget, random_cluster_id, version_in_spec
 from .registry import TargetKind
@@ -27,6 +45,13 @@ SPEC = re.compile(r"(?P<base>kafka(?::[^,]+)?),(?P<options>.+)")
 OPTIONS = {"nodes": int, "min.insync.replicas": int}
 NODE_FAULTS = ("stop_node", "kill_node", "pause_node", "resume_node", "start_node", "restart_node",
                "start_stopped_nodes")
+LEADERSHIP_FAULTS = ("move_leader",)
+FAULTS = NODE_FAULTS + LEADERSHIP_FAULTS
+TRANSACTION_TOPIC, GROUP_TOPIC = "__transaction_state", "__consumer_offsets"
+PREFERRED = 0  # ElectLeaders election type
+NONE, ELECTION_NOT_NEEDED = 0, 84
+ELECTION_RETRIABLE = {80, 83}  # PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE
+NOT_SERVING = {6, 14, 15, 16}  # NOT_LEADER_OR_FOLLOWER, COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
 
 
 def parse(spec: str) -> tuple[str, dict[str, int]]:
@@ -114,8 +139,11 @@ class KafkaClusterTarget(Target):
 
     # faults --------------------------------------------------------------------------------
     def fault(self, name: str, **arguments) -> None:
-        if name not in NODE_FAULTS:
-            raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r} (it has {', '.join(NODE_FAULTS)})")
+        if name not in FAULTS:
+            raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r} (it has {', '.join(FAULTS)})")
+        if name == "move_leader":
+            self.move_leader(**arguments)
+            return
         if name == "start_stopped_nodes":
             self.heal()
             return
@@ -197,6 +225,197 @@ class KafkaClusterTarget(Target):
         finally:
             cluster.close()
         raise ValueError("a node fault names node:, coordinator:, group_coordinator:, leader: or follower:")
+
+    # leadership ------------------------------------------------------------------------------
+    def move_leader(self, *, topic: str | None = None, partition: int | None = None, coordinator: str | None = None,
+                    group_coordinator: str | None = None, to: int | None = None, settle: bool = True,
+                    timeout_s: float = 30.0) -> tuple[int, int]:
+        """Moves the leadership of a partition to replica ``to`` (default: the first in-sync follower);
+        returns (old leader, new leader). See the module docstring."""
+        named = [key for key, value in (("topic", topic), ("coordinator", coordinator),
+                                        ("group_coordinator", group_coordinator)) if value is not None]
+        if len(named) != 1:
+            raise ValueError(f"move_leader names exactly one of topic: (with partition:), coordinator: or "
+                             f"group_coordinator:, not {named or 'none'}")
+        if topic is None and partition is not None:
+            raise ValueError("move_leader: partition: goes with topic:; coordinator: and group_coordinator: "
+                             "find their own partition")
+        deadline = time.monotonic() + float(timeout_s)
+        cluster = Cluster(self.bootstrap, timeout=10.0)
+        try:
+            cluster.api_versions()
+            probe = None  # a transactional id the moved __transaction_state partition coordinates
+            if coordinator is not None:
+                probe = str(coordinator)
+                topic, partition = TRANSACTION_TOPIC, _coordinating_partition(cluster, probe, "transaction")
+            elif group_coordinator is not None:
+                topic, partition = GROUP_TOPIC, _coordinating_partition(cluster, str(group_coordinator), "group")
+            topic, partition = str(topic), int(partition or 0)
+            where = f"{topic}-{partition}"
+            leader, replicas, isr = _partition_state(cluster, topic, partition)
+            live = set(cluster.brokers)
+            if to is None:
+                candidates = [node for node in replicas if node != leader and node in isr and node in live]
+                if not candidates:
+                    raise ValueError(f"move_leader: {where} has no live in-sync replica besides its leader "
+                                     f"{leader} (replicas {replicas}, in sync {isr})")
+                to = candidates[0]
+            to = int(to)
+            if to not in replicas:
+                raise ValueError(f"move_leader: node {to} is not a replica of {where} (replicas {replicas}); "
+                                 "the move keeps the replica set")
+            if to == leader:
+                raise ValueError(f"move_leader: node {to} already leads {where}")
+            if to not in live or to not in isr:
+                raise ValueError(f"move_leader: node {to} cannot lead {where}: it is not "
+                                 f"{'live' if to not in live else 'in sync'} (live {sorted(live)}, in sync {isr})")
+            if topic == TRANSACTION_TOPIC and probe is None:
+                probe = _transactional_id_for(partition, _partition_count(cluster, topic))
+            _reorder_replicas(cluster, topic, partition, [to] + [node for node in replicas if node != to], deadline)
+            _elect_preferred(cluster, topic, partition, deadline)
+            _wait_for_leader_everywhere(cluster, topic, partition, to, deadline)
+            if settle:
+                _wait_until_served(cluster, topic, partition, leader, to, probe, deadline)
+            return leader, to
+        finally:
+            cluster.close()
+
+
+def _request(cluster: Cluster, destination, api: str, body: dict) -> dict:
+    return cluster.connection(destination).request(api, cluster.best_version(api), body, step="fault").response
+
+
+def _left(deadline: float, what: str) -> None:
+    if time.monotonic() > deadline:
+        raise TimeoutError(f"move_leader: {what}")
+    time.sleep(0.1)
+
+
+def _partition_state(cluster: Cluster, topic: str, partition: int, destination="bootstrap") -> tuple[int, list, list]:
+    """(leader, replicas, in-sync replicas) of a partition, as ``destination`` sees it; refreshes the brokers."""
+    body = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
+    response = _request(cluster, destination, "Metadata", body)
+    if destination == "bootstrap":
+        cluster.brokers = {broker["node_id"]: (broker["host"], broker["port"]) for broker in response["brokers"]}
+    [entry] = response["topics"]
+    if entry["error_code"]:
+        raise ValueError(f"move_leader: no topic {topic!r} ({error_name(entry['error_code'])})")
+    for state in entry["partitions"]:
+        if state["partition_index"] == partition:
+            return state["leader_id"], list(state["replica_nodes"]), list(state["isr_nodes"])
+    raise ValueError(f"move_leader: {topic!r} has no partition {partition} ({len(entry['partitions'])} partitions)")
+
+
+def _partition_count(cluster: Cluster, topic: str) -> int:
+    body = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
+    [entry] = _request(cluster, "bootstrap", "Metadata", body)["topics"]
+    if entry["error_code"] or not entry["partitions"]:
+        raise ValueError(f"move_leader: no topic {topic!r} ({error_name(entry['error_code'])})")
+    return len(entry["partitions"])
+
+
+def java_hash(text: str) -> int:
+    """Java's ``String.hashCode``, over UTF-16 code units."""
+    value, data = 0, text.encode("utf-16-be")
+    for index in range(0, len(data), 2):
+        value = (31 * value + int.from_bytes(data[index:index + 2], "big")) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def partition_for(key: str, partitions: int) -> int:
+    """The internal-topic partition Kafka keeps a transactional id or group in: ``Utils.abs(hashCode) % n``."""
+    value = java_hash(key)
+    return (0 if value == -(1 << 31) else abs(value)) % partitions
+
+
+def _coordinating_partition(cluster: Cluster, key: str, key_type: str) -> int:
+    """The internal-topic partition that coordinates ``key``, checked against FindCoordinator (which also
+    creates the internal topic on first use): its leader must be the coordinator the cluster names."""
+    topic = TRANSACTION_TOPIC if key_type == "transaction" else GROUP_TOPIC
+    coordinator = cluster.coordinator(key, key_type)
+    partition = partition_for(key, _partition_count(cluster, topic))
+    leader = _partition_state(cluster, topic, partition)[0]
+    if leader != coordinator:
+        raise ValueError(f"move_leader: FindCoordinator names node {coordinator} for {key_type} {key!r}, but the "
+                         f"leader of {topic}-{partition} (its partition by Kafka's hash) is {leader}")
+    return partition
+
+
+def _transactional_id_for(partition: int, partitions: int) -> str:
+    """A transactional id that ``__transaction_state-partition`` coordinates (to probe its loading)."""
+    for number in range(100_000):
+        candidate = f"kafka-conformance-probe-{number}"
+        if partition_for(candidate, partitions) == partition:
+            return candidate
+    raise ValueError(f"no probe transactional id for {TRANSACTION_TOPIC}-{partition}")
+
+
+def _reorder_replicas(cluster: Cluster, topic: str, partition: int, replicas: list[int], deadline: float) -> None:
+    """AlterPartitionReassignments to ``replicas`` (the same set, the new leader first), until it is done."""
+    where = f"{topic}-{partition}"
+    body = {"timeout_ms": 10000, "allow_replication_factor_change": False,
+            "topics": [{"name": topic, "partitions": [{"partition_index": partition, "replicas": replicas}]}]}
+    response = _request(cluster, "bootstrap", "AlterPartitionReassignments", body)
+    errors = [(response["error_code"], response["error_message"])]
+    errors += [(entry["error_code"], entry["error_message"])
+               for topic_entry in response["responses"] for entry in topic_entry["partitions"]]
+    for code, message in errors:
+        if code:
+            raise ValueError(f"move_leader: AlterPartitionReassignments of {where} to {replicas} refused: "
+                             f"{error_name(code)}{f' ({message})' if message else ''}")
+    listing = {"timeout_ms": 10000, "topics": [{"name": topic, "partition_indexes": [partition]}]}
+    while True:
+        ongoing = _request(cluster, "bootstrap", "ListPartitionReassignments", listing)
+        if ongoing["error_code"]:
+            raise ValueError(f"move_leader: ListPartitionReassignments failed: {error_name(ongoing['error_code'])}")
+        pending = any(entry["partition_index"] == partition for topic_entry in ongoing["topics"]
+                      for entry in topic_entry["partitions"])
+        if not pending and _partition_state(cluster, topic, partition)[1] == replicas:
+            return
+        _left(deadline, f"the reassignment of {where} to {replicas} did not finish")
+
+
+def _elect_preferred(cluster: Cluster, topic: str, partition: int, deadline: float) -> None:
+    """ElectLeaders PREFERRED for the partition, retried while the preferred replica cannot lead yet."""
+    where = f"{topic}-{partition}"
+    body = {"election_type": PREFERRED, "topic_partitions": [{"topic": topic, "partitions": [partition]}],
+            "timeout_ms": 10000}
+    while True:
+        response = _request(cluster, "bootstrap", "ElectLeaders", body)
+        codes = [(response.get("error_code", NONE), None)]
+        codes += [(entry["error_code"], entry["error_message"]) for result in response["replica_election_results"]
+                  for entry in result["partition_result"]]
+        bad = [(code, message) for code, message in codes if code not in (NONE, ELECTION_NOT_NEEDED)]
+        if not bad:
+            return
+        code, message = bad[0]
+        reason = f"{error_name(code)}{f' ({message})' if message else ''}"
+        if code not in ELECTION_RETRIABLE:
+            raise ValueError(f"move_leader: ElectLeaders PREFERRED for {where} refused: {reason}")
+        _left(deadline, f"ElectLeaders PREFERRED for {where} kept answering {reason}")
+
+
+def _wait_for_leader_everywhere(cluster: Cluster, topic: str, partition: int, leader: int, deadline: float) -> None:
+    for node in sorted(cluster.brokers):
+        while _partition_state(cluster, topic, partition, node)[0] != leader:
+            _left(deadline, f"node {node}'s Metadata did not name {leader} as the leader of {topic}-{partition}")
+
+
+def _wait_until_served(cluster: Cluster, topic: str, partition: int, old: int, new: int, probe: str | None,
+                       deadline: float) -> None:
+    """Until the old leader refuses the partition and the new one serves it (a coordinator: has loaded it)."""
+    def answer(node: int) -> int:
+        if probe is not None:
+            response = _request(cluster, node, "DescribeTransactions", {"transactional_ids": [probe]})
+            return response["transaction_states"][0]["error_code"]
+        body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 1000, "topics": [
+            {"name": topic, "partitions": [{"partition_index": partition, "current_leader_epoch": -1, "timestamp": -1}]}]}
+        return _request(cluster, node, "ListOffsets", body)["topics"][0]["partitions"][0]["error_code"]
+
+    while answer(old) not in NOT_SERVING:
+        _left(deadline, f"node {old} still serves {topic}-{partition} after the move")
+    while answer(new) in NOT_SERVING:
+        _left(deadline, f"node {new} does not serve {topic}-{partition} after the move")
 
 
 def kafka_cluster_target_kind() -> TargetKind:
