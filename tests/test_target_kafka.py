@@ -86,6 +86,24 @@ def test_malformed_specs_are_refused(spec):
         version_in_spec(spec)
 
 
+@pytest.mark.parametrize("spec, features", [
+    ("kafka,transaction.version=1", {"transaction.version": 1}),
+    ("kafka:3.9.1,transaction.version=0", {"transaction.version": 0}),
+    ("kafka:4.4.0,transaction.version=2,group.version=1", {"transaction.version": 2, "group.version": 1}),
+])
+def test_feature_options_make_one_node_formatted_at_that_level(spec, features):
+    assert kafka_target_kind().matches(spec)
+    target = KafkaTarget(spec)
+    assert target.features == features
+    assert target.version == (version_in_spec(spec.split(",")[0]) or DEFAULT_KAFKA_VERSION)
+
+
+@pytest.mark.parametrize("spec", ["kafka,transaction.version=two", "kafka,transaction.version", "kafka,nodes=1"])
+def test_options_one_node_does_not_take_are_refused(spec):
+    with pytest.raises(ValueError):
+        KafkaTarget(spec)
+
+
 def test_the_default_version_is_pinned(monkeypatch):
     monkeypatch.delenv("KAFKA_HOME", raising=False)
     assert KafkaTarget("kafka").version == DEFAULT_KAFKA_VERSION == "4.4.0"

@@ -26,6 +26,11 @@ def test_cluster_specs_parse_and_go_to_the_cluster_kind_only():
 
 
 def test_nodes_share_a_cluster_id_and_replicate_the_internal_topics():
+    # feature levels: on every node of a cluster; without nodes= the spec is one node's
+    assert parse("kafka,nodes=3,transaction.version=1") == ("kafka", {"nodes": 3, "transaction.version": 1})
+    assert KafkaClusterTarget("kafka,nodes=2,transaction.version=1").nodes[1].features == {"transaction.version": 1}
+    assert not kafka_cluster_target_kind().matches("kafka,transaction.version=1")
+    assert kafka_target_kind().matches("kafka,transaction.version=1")
     target = KafkaClusterTarget("kafka,nodes=3,min.insync.replicas=2")
     assert [node.node_id for node in target.nodes] == [1, 2, 3]
     assert len({node.cluster_id for node in target.nodes}) == 1

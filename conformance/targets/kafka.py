@@ -1,7 +1,9 @@
 """Apache Kafka as a local single-node KRaft process (combined broker and controller) on 127.0.0.1.
 
 Specs: ``kafka`` (the pinned :data:`DEFAULT_KAFKA_VERSION`, or the version in ``KAFKA_HOME``) and
-``kafka:VERSION``. Each started target owns a temporary folder holding server.properties, the
+``kafka:VERSION``, each optionally followed by feature levels the storage is formatted with
+(``kafka,transaction.version=1``, ``kafka:3.9.1,transaction.version=0``: one node; with ``nodes=N``
+the spec is a cluster's, see :mod:`conformance.targets.kafka_cluster`). Each started target owns a temporary folder holding server.properties, the
 logging configs, the KRaft data and ``broker.log`` (everything the JVM prints); ``stop()`` deletes it
 unless ``CONFORMANCE_KEEP_BROKER_DIR`` is set, and ``logs()`` still answers afterwards.
 
@@ -48,6 +50,9 @@ from .registry import TargetKind
 __all__ = ["DEFAULT_KAFKA_VERSION", "BrokerStartFailed", "KafkaTarget", "ensure_kafka_jars", "kafka_target_kind"]
 
 SPEC = re.compile(r"kafka(?::(?P<version>\d+\.\d+\.\d+[\w.-]*))?")
+# Finalized features a spec may set (``kafka,transaction.version=1``): formatted into the storage with
+# ``--feature NAME=LEVEL`` (KIP-1022), so the broker runs at that level from its first start.
+FEATURE_OPTIONS = ("transaction.version", "group.version")
 # Start-up speed on a 2-core machine: the C1 compiler only and the serial collector cut JVM warm-up,
 # which dominates the start of an idle broker; a conformance broker never needs peak throughput.
 JVM_FLAGS = [
@@ -71,6 +76,40 @@ def version_in_spec(spec: str) -> str | None:
     if match is None:
         raise ValueError(f"not a kafka target spec: {spec!r} (expected 'kafka' or 'kafka:VERSION')")
     return match.group("version")
+
+
+def split_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """``kafka:3.9.1,transaction.version=1,nodes=3`` → (``kafka:3.9.1``, {"transaction.version": "1",
+    "nodes": "3"}); the options are not checked here beyond ``name=value``."""
+    base, *parts = spec.split(",")
+    version_in_spec(base)
+    options: dict[str, str] = {}
+    for part in parts:
+        name, equals, value = part.partition("=")
+        if not equals or not name or not value:
+            raise ValueError(f"{spec!r}: malformed option {part!r} (expected name=value)")
+        options[name] = value
+    return base, options
+
+
+def feature_levels(spec: str, options: dict[str, str]) -> dict[str, int]:
+    """The feature options among ``options`` as ``{name: level}``; ValueError for a level that is no number."""
+    levels = {}
+    for name in FEATURE_OPTIONS:
+        if name in options:
+            if not options[name].isdigit():
+                raise ValueError(f"{spec!r}: {name} takes a feature level (a number), not {options[name]!r}")
+            levels[name] = int(options[name])
+    return levels
+
+
+def is_single_node_spec(spec: str) -> bool:
+    """``kafka``, ``kafka:VERSION``, each with feature options only (``kafka,transaction.version=1``)."""
+    try:
+        _, options = split_spec(spec)
+    except ValueError:
+        return False
+    return all(name in FEATURE_OPTIONS for name in options)
 
 
 def random_cluster_id() -> str:
@@ -111,10 +150,15 @@ class KafkaTarget(Target):
         ``authorizer`` turns ACLs on with the harness a super user and adds the principals
         ``guest`` and ``nobody``."""
         super().__init__(spec)
-        self._version = version_in_spec(spec) or self._unpinned_version()
+        base, options = split_spec(spec)
+        unknown = sorted(set(options) - set(FEATURE_OPTIONS))
+        if unknown:
+            raise ValueError(f"{spec!r}: one node takes only feature options ({', '.join(FEATURE_OPTIONS)}), not "
+                             f"{', '.join(unknown)} (a cluster: kafka,nodes=N,...)")
+        self._version = version_in_spec(base) or self._unpinned_version()
         self.profile = Path(profile) if profile is not None else None
         self.overrides = {key: as_property(value) for key, value in (overrides or {}).items()}
-        self.features = dict(features or {})
+        self.features = {**feature_levels(spec, options), **dict(features or {})}
         self.extra_listeners = dict(extra_listeners or {})
         self.authorizer = authorizer
         self.startup_timeout = startup_timeout
@@ -200,6 +244,8 @@ class KafkaTarget(Target):
             profile=str(self.profile) if self.profile else None,
             startup_seconds=self.startup_seconds,
         )
+        if self.features:  # the levels the storage was formatted with (else the release's defaults)
+            information.extra["features"] = dict(self.features)
         return information
 
     def principal(self, name: str) -> tuple[str, Security]:
@@ -379,8 +425,9 @@ def _availability() -> str | None:
 def kafka_target_kind() -> TargetKind:
     return TargetKind(
         name="kafka",
-        description=f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION)",
-        matches=lambda spec: spec == "kafka" or (spec.startswith("kafka:") and "," not in spec),
+        description=f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION; "
+                    f"feature levels as options: kafka,transaction.version=1)",
+        matches=is_single_node_spec,
         create=KafkaTarget,
         availability=_availability,
     )

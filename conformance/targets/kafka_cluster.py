@@ -1,5 +1,8 @@
 """Apache Kafka as a cluster of local KRaft nodes on 127.0.0.1: ``kafka,nodes=3`` or ``kafka:3.9.1,nodes=3``.
 
+Feature levels (``kafka,nodes=3,transaction.version=1``) format every node's storage; a spec with
+feature options only (``kafka,transaction.version=1``) is a single node (:mod:`conformance.targets.kafka`).
+
 Every node is a combined broker and controller (a three-voter quorum for three nodes), the internal
 topics are replicated to every node and have one partition per node, so transaction and group
 coordinators spread over the cluster. ``,min.insync.replicas=N`` sets the brokers' default.
@@ -38,7 +41,7 @@ from ..client.cluster import Cluster
 from ..client.security import Security
 from ..protocol.errors import error_name
 from .base import CapabilityMissing, Target, TargetInfo
-from .kafka import KafkaTarget, random_cluster_id, version_in_spec
+from .kafka import FEATURE_OPTIONS, KafkaTarget, feature_levels, is_single_node_spec, random_cluster_id, split_spec
 from .registry import TargetKind
 
 SPEC = re.compile(r"(?P<base>kafka(?::[^,]+)?),(?P<options>.+)")
@@ -55,20 +58,20 @@ NOT_SERVING = {6, 14, 15, 16}  # NOT_LEADER_OR_FOLLOWER, COORDINATOR_LOAD_IN_PRO
 
 
 def parse(spec: str) -> tuple[str, dict[str, int]]:
-    """``kafka:4.4.0,nodes=3`` → (``kafka:4.4.0``, {"nodes": 3}); ValueError names what is wrong."""
-    match = SPEC.fullmatch(spec)
-    if match is None:
+    """``kafka:4.4.0,nodes=3`` → (``kafka:4.4.0``, {"nodes": 3}); feature options (``transaction.version=1``)
+    are kept under their names. ValueError names what is wrong."""
+    if SPEC.fullmatch(spec) is None:
         raise ValueError(f"not a kafka cluster spec: {spec!r} (expected kafka[:VERSION],nodes=N)")
-    version_in_spec(match["base"])
+    base, raw = split_spec(spec)
     options: dict[str, int] = {}
-    for part in match["options"].split(","):
-        name, _, value = part.partition("=")
-        if name not in OPTIONS or not value.isdigit():
-            raise ValueError(f"{spec!r}: unknown or malformed option {part!r} (options: nodes=N, min.insync.replicas=N)")
-        options[name] = OPTIONS[name](value)
+    for name, value in raw.items():
+        if name not in OPTIONS and name not in FEATURE_OPTIONS or not value.isdigit():
+            raise ValueError(f"{spec!r}: unknown or malformed option {name}={value} (options: nodes=N, "
+                             f"min.insync.replicas=N, " + ", ".join(f"{feature}=LEVEL" for feature in FEATURE_OPTIONS) + ")")
+        options[name] = int(value)
     if options.get("nodes", 1) < 1:
         raise ValueError(f"{spec!r}: nodes must be at least 1")
-    return match["base"], options
+    return base, options
 
 
 class KafkaClusterTarget(Target):
@@ -83,7 +86,10 @@ class KafkaClusterTarget(Target):
         overrides = {"broker.session.timeout.ms": 3000, **dict(node_options.pop("overrides", None) or {})}
         if "min.insync.replicas" in options:
             overrides["min.insync.replicas"] = options["min.insync.replicas"]
-        self.nodes = [KafkaTarget(base, overrides=overrides, **node_options) for _ in range(count)]
+        features = {**feature_levels(spec, {name: str(options[name]) for name in FEATURE_OPTIONS if name in options}),
+                    **dict(node_options.pop("features", None) or {})}
+        self.features = features
+        self.nodes = [KafkaTarget(base, overrides=overrides, features=features, **node_options) for _ in range(count)]
         self.startup_seconds: float | None = None
         cluster_id = random_cluster_id()
         for number, node in enumerate(self.nodes, 1):
@@ -129,6 +135,8 @@ class KafkaClusterTarget(Target):
     def info(self) -> TargetInfo:
         information = super().info()
         information.extra.update(nodes=len(self.nodes), startup_seconds=self.startup_seconds)
+        if self.features:
+            information.extra["features"] = dict(self.features)
         return information
 
     def principal(self, name: str) -> tuple[str, Security]:
@@ -423,8 +431,9 @@ def kafka_cluster_target_kind() -> TargetKind:
 
     return TargetKind(
         name="kafka-cluster",
-        description="Apache Kafka as N local KRaft nodes (kafka,nodes=3 or kafka:VERSION,nodes=3[,min.insync.replicas=2])",
-        matches=lambda spec: SPEC.fullmatch(spec) is not None,
+        description="Apache Kafka as N local KRaft nodes (kafka,nodes=3 or kafka:VERSION,nodes=3[,min.insync.replicas=2]"
+                    "[,transaction.version=N])",
+        matches=lambda spec: SPEC.fullmatch(spec) is not None and not is_single_node_spec(spec),
         create=KafkaClusterTarget,
         availability=_availability,
     )
