@@ -20,7 +20,7 @@ list (the same replicas, a new order), ListPartitionReassignments until that is 
 with election type PREFERRED, until Metadata on every live broker names the new leader. It takes
 ``topic: T, partition: P``, or ``coordinator: TRANSACTIONAL_ID`` (the ``__transaction_state`` partition
 that coordinates the id: its coordinator moves) or ``group_coordinator: GROUP`` (the ``__consumer_offsets``
-partition), and ``to: N`` (default: the first in-sync follower)::
+partition), and ``to: N`` (default: the first in-sync follower; a node that leads already is left as it is)::
 
     fault: {name: move_leader, args: {topic: "${topics.out}", partition: 0, to: 2}}
     fault: {name: move_leader, args: {coordinator: "${txn_ids.main}"}}
@@ -28,7 +28,7 @@ partition), and ``to: N`` (default: the first in-sync follower)::
 By default it also waits until the move took effect on both ends (``settle: false`` skips this, to test
 the window): the old leader refuses ListOffsets and the new one answers it, or for a coordinator, the old
 broker answers DescribeTransactions with NOT_COORDINATOR and the new one has loaded the partition. A move
-that cannot be made (the node is not an in-sync replica, already leads, the partition does not exist)
+that cannot be made (the node is not a live in-sync replica, no follower is, the partition does not exist)
 raises ValueError naming why; one that does not finish in ``timeout_s`` (30) raises TimeoutError.
 """
 
@@ -273,7 +273,7 @@ class KafkaClusterTarget(Target):
                 raise ValueError(f"move_leader: node {to} is not a replica of {where} (replicas {replicas}); "
                                  "the move keeps the replica set")
             if to == leader:
-                raise ValueError(f"move_leader: node {to} already leads {where}")
+                return leader, to  # already where it was asked to be: nothing to move
             if to not in live or to not in isr:
                 raise ValueError(f"move_leader: node {to} cannot lead {where}: it is not "
                                  f"{'live' if to not in live else 'in sync'} (live {sorted(live)}, in sync {isr})")
