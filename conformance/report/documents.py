@@ -322,6 +322,8 @@ def departures(results: list[dict], outcome: str, title: str, intro: str) -> lis
         first = rows[0]
         versions = ", ".join("-" if r.get("api_version") is None else str(r["api_version"]) for r in rows)
         observed = first.get("actual") if first.get("actual") is not None else first.get("message", "")
+        if isinstance(observed, dict) and "summary" in observed:  # the exactly-once tier's anomalies
+            observed = observed["summary"]
         if outcome == "blocked":
             observed = f"step {first.get('step_label')} ({first.get('step_api')}): {_cell(observed)}"
         lines.append(f"| {target} | {case} | {versions} | {_cell(first.get('expected'))[:200]} | "

@@ -77,10 +77,3 @@ class History:
     def load(cls, path: str | Path) -> "History":
         events = [Event(**json.loads(line)) for line in Path(path).read_text().splitlines() if line.strip()]
         return cls(events)
-
-
-class NoHistory(History):
-    """Records nothing: the benchmark's baseline runs the same client code without the bookkeeping."""
-
-    def record(self, process: str, kind: str, phase: str = "ok", **value) -> Event:
-        return Event(0, 0.0, process, kind, phase, value)

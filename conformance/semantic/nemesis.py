@@ -1,7 +1,8 @@
 """The faults of an exactly-once run: those the target can take, one at a time, each healed before the next.
 
 A multi-node Kafka loses the coordinator of a transactional id, the leader of an input partition and
-the group coordinator in turn (and has a leader moved where the target can); a single provisioned broker
+the group coordinator in turn, and has an output partition's leader and a transaction coordinator moved
+with nothing stopped; a single provisioned broker
 is restarted; a target behind the fault proxy also gets connections cut around EndTxn and
 TxnOffsetCommit, a lost Produce response, a duplicated Produce and slow AddPartitionsToTxn answers.
 A target that can take no fault (Tansu, the mock cluster, HOST:PORT) runs the workload without any:
@@ -28,13 +29,11 @@ def faults_for(target: Target, plan: Plan) -> list[Fault]:
     capabilities = target.capabilities
     faults: list[Fault] = []
     if "nodes" in capabilities:
-        from ..targets.kafka_cluster import NODE_FAULTS
-
         faults += [Fault("kill_node", {"coordinator": f"semantic-writer-0-{plan.run}"}, 5.0),
+                   Fault("move_leader", {"topic": plan.output_topic, "partition": 0}),
                    Fault("kill_node", {"leader": {"topic": plan.input_topic, "partition": 0}}, 5.0),
+                   Fault("move_leader", {"coordinator": f"semantic-writer-1-{plan.run}"}),
                    Fault("stop_node", {"group_coordinator": plan.group}, 5.0)]
-        if "move_leader" in NODE_FAULTS:
-            faults.append(Fault("move_leader", {"topic": plan.output_topic, "partition": 0}))
     elif "restart" in capabilities:
         faults.append(Fault("restart"))
     if "proxy" in capabilities:

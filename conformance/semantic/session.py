@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sys
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -88,14 +90,14 @@ def run_on(target: Target, settings: Settings) -> SemanticRun:
         if missing:
             run.problem = (Outcome.UNSUPPORTED, f"the target does not advertise {', '.join(missing)}")
             return run
-        _create_topics(plan)
+        create_topics(plan, target)
     except Exception as error:  # noqa: BLE001 - setting up is not what the checks judge
         run.problem = (Outcome.BLOCKED, f"setting up the topics failed: {type(error).__name__}: {error}")
         return run
     _exercise(target, plan, settings, run)
     run.duration_s = time.monotonic() - began
     if plan.crashes:
-        run.problem = (Outcome.ERROR, "the harness's clients broke, so the history is partial: " + plan.crashes[0])
+        run.problem = (Outcome.ERROR, "no verdict, the history is partial: " + plan.crashes[0])
     else:
         run.verdicts = judge(run.history.events)
     return run
@@ -110,17 +112,22 @@ def _missing_apis(plan: Plan) -> list[str]:
         cluster.close()
 
 
-def _create_topics(plan: Plan) -> None:
-    admin = AdminClient(plan.config())
-    brokers = len(admin.list_topics(timeout=10).brokers)
-    replication = min(3, brokers)
-    configs = {"min.insync.replicas": "2"} if replication >= 3 else {}
-    created = admin.create_topics([NewTopic(topic, plan.partitions, replication, config=configs) for topic in plan.topics],
-                                  operation_timeout=30, request_timeout=30)
-    for future in created.values():
-        future.result()
+def create_topics(plan: Plan, target: Target | None = None) -> None:
+    """With CreateTopics (AdminClient), or through the target's own control API where it has none (the mock)."""
     cluster = Cluster(plan.bootstrap, timeout=10.0, security=plan.security)
     try:
+        cluster.api_versions()
+        if cluster.version_range("CreateTopics") is None and target is not None:
+            for topic in plan.topics:
+                target.fault("topic_create", topic=topic, partitions=plan.partitions, replication=1)
+        else:
+            admin = AdminClient(plan.config())
+            replication = min(3, len(admin.list_topics(timeout=10).brokers))
+            configs = {"min.insync.replicas": "2"} if replication >= 3 else {}
+            created = admin.create_topics([NewTopic(topic, plan.partitions, replication, config=configs)
+                                           for topic in plan.topics], operation_timeout=30, request_timeout=30)
+            for future in created.values():
+                future.result()
         for topic, partition in plan.partitions_of_all():
             cluster.leader(topic, partition, wait=30.0)
     finally:
@@ -171,7 +178,9 @@ def _exercise(target: Target, plan: Plan, settings: Settings, run: SemanticRun) 
 def _join(thread: threading.Thread, plan: Plan) -> None:
     thread.join(STOP_WAIT_S)
     if thread.is_alive():
-        plan.crashes.append(f"{thread.name} did not stop within {STOP_WAIT_S:.0f} s of being asked")
+        frame = sys._current_frames().get(thread.ident)
+        where = "".join(traceback.format_stack(frame)[-2:]).strip() if frame is not None else "unknown"
+        plan.crashes.append(f"{thread.name} did not stop within {STOP_WAIT_S:.0f} s of being asked; it waits in:\n{where}")
 
 
 # ------------------------------------------------------------------------------ results
@@ -205,8 +214,10 @@ def _judged(result: CaseResult, check: Check, verdict: Verdict, stats: dict) -> 
         shown = verdict.anomalies[:SHOWN_ANOMALIES]
         result.outcome = Outcome.FAILED
         result.message = f"{len(verdict.anomalies)} anomalies, first: {shown[0].summary} ({workload})"
-        result.failure = StepFailure(step=0, step_label=check.id, expected=check.title,
-                                     actual=[anomaly.to_json() for anomaly in shown], message=result.message)
+        actual = {"summary": f"{len(verdict.anomalies)} anomalies; first: {shown[0].summary}",
+                  "anomalies": [anomaly.to_json() for anomaly in shown]}
+        result.failure = StepFailure(step=0, step_label=check.id, expected=check.title, actual=actual,
+                                     message=result.message)
         result.transcript_text = "\n\n".join(anomaly.summary + "\n" + "\n".join(f"  {event.line()}" for event in anomaly.events)
                                              for anomaly in shown)
     else:

@@ -111,15 +111,41 @@ class Worker(threading.Thread):
     def _start_producer(self) -> Producer | None:
         try:
             return new_producer(self.plan, f"semantic-{self.process}-{self.plan.run}")
-        except KafkaException as error:
+        except (KafkaException, ClientStuck) as error:
             self.history.record(self.process, "client", "info", error=f"init_transactions: {error.args[0]}")
             self.pause(1.0)
             return None
 
 
+class ClientStuck(Exception):
+    """A client call outlived its own timeout by far; its producer is abandoned."""
+
+
+def bounded(call, *args, limit: float = CALL_TIMEOUT_S + 5):
+    """``call(*args)`` on a thread of its own, given up after ``limit`` seconds: librdkafka's transactional
+    calls do not always honour their timeout (send_offsets_to_transaction waits forever while the group
+    coordinator is down, confluentinc/librdkafka#5456), and one stuck client must not stall the run."""
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call(*args)
+        except BaseException as error:  # noqa: BLE001 - handed to the caller
+            box["error"] = error
+
+    thread = threading.Thread(target=run, name=f"semantic-call-{getattr(call, '__name__', 'call')}", daemon=True)
+    thread.start()
+    thread.join(limit)
+    if thread.is_alive():
+        raise ClientStuck(f"{getattr(call, '__name__', 'a client call')} did not return within {limit:.0f} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 def new_producer(plan: Plan, transactional_id: str) -> Producer:
     producer = Producer(plan.producer_config(transactional_id))
-    producer.init_transactions(CALL_TIMEOUT_S)
+    bounded(producer.init_transactions, CALL_TIMEOUT_S)
     return producer
 
 
@@ -130,23 +156,29 @@ def end_transaction(producer: Producer, commit: bool) -> tuple[str, str | None, 
     deadline = time.monotonic() + 3 * CALL_TIMEOUT_S
     while True:
         try:
-            call(CALL_TIMEOUT_S)
+            bounded(call, CALL_TIMEOUT_S)
             return ("committed" if commit else "aborted"), None, True
+        except ClientStuck as stuck:
+            return "unknown", str(stuck), False
         except KafkaException as raised:
             error: KafkaError = raised.args[0]
             if error.txn_requires_abort():
-                return abort_after(producer, error)
+                return abort_after(producer, raised)
             if error.retriable() and time.monotonic() < deadline:
                 continue
             return "unknown", str(error), False
 
 
-def abort_after(producer: Producer, error: KafkaError | Exception) -> tuple[str, str | None, bool]:
+def abort_after(producer: Producer, raised: Exception) -> tuple[str, str | None, bool]:
+    """After a failed transactional call: abort, unless the producer is stuck."""
+    reason = str(raised.args[0] if isinstance(raised, KafkaException) and raised.args else raised)
+    if isinstance(raised, ClientStuck):
+        return "unknown", reason, False
     try:
-        producer.abort_transaction(CALL_TIMEOUT_S)
-        return "aborted", str(error), True
-    except KafkaException as second:
-        return "unknown", f"{error}; the abort failed too: {second.args[0]}", False
+        bounded(producer.abort_transaction, CALL_TIMEOUT_S)
+        return "aborted", reason, True
+    except (KafkaException, ClientStuck) as second:
+        return "unknown", f"{reason}; the abort failed too: {second.args[0]}", False
 
 
 class Writer(Worker):
@@ -172,8 +204,8 @@ class Writer(Worker):
                 producer.produce(self.plan.input_topic, value=value.encode(), partition=partition,
                                  on_delivery=lambda error, message: _delivered(offsets, error, message))
             outcome, error, usable = end_transaction(producer, commit)
-        except (KafkaException, BufferError) as raised:
-            outcome, error, usable = abort_after(producer, raised.args[0] if raised.args else raised)
+        except (KafkaException, BufferError, ClientStuck) as raised:
+            outcome, error, usable = abort_after(producer, raised)
         self.history.record(self.process, "txn", "ok" if outcome != "unknown" else "info", txn=txn,
                             outcome=outcome, offsets=offsets, **({"error": error} if error else {}))
         return producer if usable else None
@@ -229,10 +261,10 @@ class Processor(Worker):
                 producer.produce(self.plan.output_topic, value=value.encode(), partition=partition,
                                  on_delivery=lambda error, message: _delivered(offsets, error, message))
             positions = [position for position in consumer.position(consumer.assignment()) if position.offset >= 0]
-            producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), CALL_TIMEOUT_S)
+            bounded(producer.send_offsets_to_transaction, positions, consumer.consumer_group_metadata(), CALL_TIMEOUT_S)
             outcome, error, usable = end_transaction(producer, commit)
-        except (KafkaException, BufferError) as raised:
-            outcome, error, usable = abort_after(producer, raised.args[0] if raised.args else raised)
+        except (KafkaException, BufferError, ClientStuck) as raised:
+            outcome, error, usable = abort_after(producer, raised)
         self.history.record(self.process, "ctp", "ok" if outcome != "unknown" else "info", txn=txn,
                             outcome=outcome, offsets=offsets, **({"error": error} if error else {}))
         return outcome, usable
