@@ -17,9 +17,11 @@ import statistics
 import threading
 import time
 
+from confluent_kafka import KafkaException, Producer
+
 from .history import History
 from .session import create_topics
-from .workload import LsoMonitor, Plan, Reader, Writer, new_producer
+from .workload import LsoMonitor, Plan, Reader, Writer
 
 
 def bare(plan: Plan, seconds: float, producers: int) -> float:
@@ -27,17 +29,26 @@ def bare(plan: Plan, seconds: float, producers: int) -> float:
     done = []
 
     def loop(number: int) -> None:
-        producer = new_producer(plan, f"bench-bare-{number}-{secrets.token_hex(3)}")
+        transactional_id = f"bench-bare-{number}-{secrets.token_hex(3)}"
+        producer = Producer(plan.producer_config(transactional_id))
+        producer.init_transactions(10)
         choose, count, deadline = random.Random(number), 0, time.monotonic() + seconds
         while time.monotonic() < deadline:
-            producer.begin_transaction()
-            for index in range(choose.randint(1, 4)):
-                producer.produce(plan.input_topic, value=f"bare-{count}/{index}".encode(),
-                                 partition=choose.randrange(plan.partitions))
-            if choose.random() >= plan.abort_ratio:
-                producer.commit_transaction(10)
-            else:
-                producer.abort_transaction(10)
+            try:
+                producer.begin_transaction()
+                for index in range(choose.randint(1, 4)):
+                    producer.produce(plan.input_topic, value=f"bare-{count}/{index}".encode(),
+                                     partition=choose.randrange(plan.partitions))
+                if choose.random() >= plan.abort_ratio:
+                    producer.commit_transaction(10)
+                else:
+                    producer.abort_transaction(10)
+            except KafkaException as raised:  # what an application does: abort, or start over when fatal
+                if raised.args[0].txn_requires_abort():
+                    producer.abort_transaction(10)
+                else:
+                    producer = Producer(plan.producer_config(transactional_id))
+                    producer.init_transactions(10)
             count += 1
         done.append(count)
 
@@ -66,6 +77,8 @@ def _timed(threads, done, seconds) -> float:
         thread.start()
     for thread in threads:
         thread.join()
+    if len(done) != len(threads):
+        raise RuntimeError("a producer of the bare round failed (its traceback is above)")
     return sum(done) / seconds
 
 

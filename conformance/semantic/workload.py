@@ -108,6 +108,28 @@ class Worker(threading.Thread):
     def pause(self, seconds: float) -> None:
         self.stop_event.wait(seconds)
 
+    def write(self, producer: Producer, kind: str, txn: str, topic: str, records: list[tuple[str, int]],
+              commit: bool, *, sources: dict | None = None, before_end=None) -> tuple[str, bool]:
+        """One transaction writing ``records`` (value, partition), recorded as it begins and as it ends.
+        Returns (outcome, whether the producer is still usable)."""
+        extra = {"sources": sources} if sources is not None else {}
+        self.history.record(self.process, kind, "invoke", txn=txn, topic=topic, records=records,
+                            intent="commit" if commit else "abort", **extra)
+        offsets: dict[str, int] = {}
+        try:
+            producer.begin_transaction()
+            for value, partition in records:
+                producer.produce(topic, value=value.encode(), partition=partition,
+                                 on_delivery=lambda error, message: _delivered(offsets, error, message))
+            if before_end is not None:
+                before_end()
+            outcome, error, usable = end_transaction(producer, commit)
+        except (KafkaException, BufferError, ClientStuck) as raised:
+            outcome, error, usable = abort_after(producer, raised)
+        self.history.record(self.process, kind, "ok" if outcome != "unknown" else "info", txn=txn,
+                            outcome=outcome, offsets=offsets, **({"error": error} if error else {}))
+        return outcome, usable
+
     def _start_producer(self) -> Producer | None:
         try:
             return new_producer(self.plan, f"semantic-{self.process}-{self.plan.run}")
@@ -195,21 +217,8 @@ class Writer(Worker):
         records = [(f"{txn}/{index}", self.random.randrange(self.plan.partitions))
                    for index in range(self.random.randint(1, 4))]
         commit = self.random.random() >= self.plan.abort_ratio
-        self.history.record(self.process, "txn", "invoke", txn=txn, topic=self.plan.input_topic,
-                            records=records, intent="commit" if commit else "abort")
-        offsets: dict[str, int] = {}
-        try:
-            producer.begin_transaction()
-            for value, partition in records:
-                producer.produce(self.plan.input_topic, value=value.encode(), partition=partition,
-                                 on_delivery=lambda error, message: _delivered(offsets, error, message))
-            outcome, error, usable = end_transaction(producer, commit)
-        except (KafkaException, BufferError, ClientStuck) as raised:
-            outcome, error, usable = abort_after(producer, raised)
-        self.history.record(self.process, "txn", "ok" if outcome != "unknown" else "info", txn=txn,
-                            outcome=outcome, offsets=offsets, **({"error": error} if error else {}))
+        _, usable = self.write(producer, "txn", txn, self.plan.input_topic, records, commit)
         return producer if usable else None
-
 
 def _delivered(offsets: dict[str, int], error, message) -> None:
     if error is None:
@@ -252,22 +261,13 @@ class Processor(Worker):
                    for message in messages}
         records = [(value, source[0]) for value, source in sources.items()]
         commit = self.random.random() >= self.plan.abort_ratio / 2
-        self.history.record(self.process, "ctp", "invoke", txn=txn, topic=self.plan.output_topic, records=records,
-                            sources=sources, intent="commit" if commit else "abort")
-        offsets: dict[str, int] = {}
-        try:
-            producer.begin_transaction()
-            for value, partition in records:
-                producer.produce(self.plan.output_topic, value=value.encode(), partition=partition,
-                                 on_delivery=lambda error, message: _delivered(offsets, error, message))
+
+        def send_offsets() -> None:
             positions = [position for position in consumer.position(consumer.assignment()) if position.offset >= 0]
             bounded(producer.send_offsets_to_transaction, positions, consumer.consumer_group_metadata(), CALL_TIMEOUT_S)
-            outcome, error, usable = end_transaction(producer, commit)
-        except (KafkaException, BufferError, ClientStuck) as raised:
-            outcome, error, usable = abort_after(producer, raised)
-        self.history.record(self.process, "ctp", "ok" if outcome != "unknown" else "info", txn=txn,
-                            outcome=outcome, offsets=offsets, **({"error": error} if error else {}))
-        return outcome, usable
+
+        return self.write(producer, "ctp", txn, self.plan.output_topic, records, commit, sources=sources,
+                          before_end=send_offsets)
 
     def _rewind(self, consumer: Consumer) -> Consumer:
         """Back to the group's committed offsets, so inputs of an aborted transaction are processed again."""
