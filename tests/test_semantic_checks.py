@@ -208,3 +208,18 @@ def test_a_history_survives_its_file(tmp_path):
     story = healthy()
     path = story.history.dump(tmp_path / "history.jsonl")
     assert History.load(path).events == story.history.events
+
+
+def test_certification_grades_the_tiers_results_in_a_level_of_their_own():
+    from conformance.report.certify import levels
+    from conformance.run_state import result_line
+
+    story = healthy()
+    run = SemanticRun("kafka", "4.4.0", story.history, verdicts=checks.judge(story.history.events),
+                      stats={"transactions": {"committed": 2}, "faults": {"applied": 1}})
+    rows = [result_line(result, nodeid=f"semantic::{result.case_id}[kafka]", strict=False, harness_version="t")
+            for result in results(run, run_id="r1", history_file=None)]
+    graded = {grade.level.id: grade for grade in levels.grade(levels.load_levels(), rows, features={})}
+    under_faults = graded["exactly-once-under-faults"]
+    assert (under_faults.counted, under_faults.passed) == (len(checks.CHECKS), len(checks.CHECKS))
+    assert graded["transactions"].counted == 0  # the suites' levels are not graded from the tier's lines
