@@ -295,10 +295,12 @@ class SpecRegistry:
         self._messages: dict[str, MessageSpec] = {}
         self.generation = 0  # bumped on every change, so compiled codecs know to recompile
         self._names_by_key: tuple[int, dict[int, str]] = (-1, {})
+        self._apis: dict[str | int, ApiSpecs] = {}  # api() answers, valid for the current generation
 
     def add(self, spec: MessageSpec) -> None:
         self._messages[spec.name] = spec
         self.generation += 1
+        self._apis = {}
 
     def load_dir(self, directory: Path | str) -> list[MessageSpec]:
         directory = Path(directory)
@@ -316,6 +318,12 @@ class SpecRegistry:
             raise SpecError(f"no message spec named {name!r}") from None
 
     def api(self, name_or_key: str | int) -> ApiSpecs:
+        found = self._apis.get(name_or_key)  # every exchange asks several times: encode, headers, decode
+        if found is None:
+            found = self._apis[name_or_key] = self._api(name_or_key)
+        return found
+
+    def _api(self, name_or_key: str | int) -> ApiSpecs:
         name = self.api_name(name_or_key)
         request = self._messages.get(f"{name}Request")
         response = self._messages.get(f"{name}Response")

@@ -1,9 +1,10 @@
-"""Per-exchange time through the fault proxy against a direct socket round trip to the same broker.
+"""Per-exchange time of the harness's client and of the fault proxy against a bare socket round trip.
 
 ``python -m conformance.proxy.bench [--target kafka] [--exchanges 2000] [--api ApiVersions|Metadata]``
-starts the target once, then alternates rounds of the same request over a bare socket to the broker,
-over a bare socket to the proxy (in this process, as the harness runs it; no fault installed) and, for
-scale, through a bare byte relay, and prints the median time per exchange of each and the ratios to the
+starts the target once, then alternates rounds of the same request: a ready-made frame over a bare
+socket to the broker (direct), the harness's own client (encoding, decoding and the transcript included),
+a bare socket through the proxy (in this process, as the harness runs it; no fault installed) and, for
+scale, through a bare byte relay. It prints the median time per exchange of each and the ratios to the
 direct path, measured side by side in one run.
 """
 
@@ -16,6 +17,8 @@ import statistics
 import threading
 import time
 
+from ..client.connection import Connection
+from ..client.transcript import Transcript
 from ..protocol import frames
 from ..protocol.codec import default_codec
 from .server import ProxyServer, split_address
@@ -86,13 +89,32 @@ def per_exchange(connection: _Socket, frame: bytes, count: int) -> float:
     return (time.perf_counter() - started) / count
 
 
+class _Harness:
+    """The harness's own client: encode the body, send, read, decode, keep the exchange in a transcript
+    (cleared between rounds, as a case's transcript ends with the case)."""
+
+    def __init__(self, address: str, api: str, version: int, body: dict):
+        host, port = split_address(address)
+        self.connection = Connection(host, port, default_codec(), Transcript())
+        self.request = (api, version, body)
+
+    def exchange(self, frame: bytes) -> None:
+        self.connection.request(*self.request)
+
+    def close(self) -> None:
+        self.connection.close()
+        self.connection.transcript.exchanges.clear()
+
+
 def measure(bootstrap: str, exchanges: int, api: str, rounds: int = 10) -> dict:
-    """Median seconds per exchange, direct and proxied, over ``rounds`` alternating rounds."""
+    """Median seconds per exchange over ``rounds`` alternating rounds: a bare socket sending a ready frame
+    (direct), the harness's client (encode, send, decode, transcript), a bare byte relay and the proxy."""
     version, body = REQUESTS[api]
     frame = frames.encode_request(default_codec(), api, version, 1, body)
     with ProxyServer(bootstrap) as proxy:
         relay = _Relay(bootstrap)
-        paths = {"direct": _Socket(bootstrap), "relay": _Socket(relay.address), "proxied": _Socket(proxy.bootstrap)}
+        paths = {"direct": _Socket(bootstrap), "harness": _Harness(bootstrap, api, version, body),
+                 "relay": _Socket(relay.address), "proxied": _Socket(proxy.bootstrap)}
         try:
             for path in paths.values():
                 per_exchange(path, frame, 50)    # warm every path up (connection set-up, broker caches)
@@ -101,13 +123,15 @@ def measure(bootstrap: str, exchanges: int, api: str, rounds: int = 10) -> dict:
             for _ in range(rounds):
                 for name, path in paths.items():
                     times[name].append(per_exchange(path, frame, each))
+                paths["harness"].connection.transcript.exchanges.clear()
         finally:
             for path in paths.values():
                 path.close()
             relay.thread.join(5)
     median = {name: statistics.median(values) for name, values in times.items()}
     return {"api": api, "exchanges": each * rounds, **{f"{name}_us": value * 1e6 for name, value in median.items()},
-            "ratio": median["proxied"] / median["direct"], "relay_ratio": median["relay"] / median["direct"]}
+            "ratio": median["proxied"] / median["direct"], "relay_ratio": median["relay"] / median["direct"],
+            "harness_ratio": median["harness"] / median["direct"]}
 
 
 def _target(spec: str):
@@ -142,11 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"target {arguments.target} at {target.bootstrap}; {arguments.exchanges} exchanges per path, "
               "alternating rounds, median per exchange")
-        print(f"{'request':<12} {'direct µs':>10} {'proxied µs':>11} {'ratio':>6}   "
+        print(f"{'request':<12} {'direct µs':>10} {'harness µs':>11} {'ratio':>6}   {'proxied µs':>11} {'ratio':>6}   "
               f"{'bare relay µs':>13} {'ratio':>6}")
         for api in arguments.api or ["ApiVersions", "Metadata"]:
             result = measure(target.bootstrap, arguments.exchanges, api)
-            print(f"{api:<12} {result['direct_us']:>10.1f} {result['proxied_us']:>11.1f} {result['ratio']:>5.2f}x   "
+            print(f"{api:<12} {result['direct_us']:>10.1f} {result['harness_us']:>11.1f} {result['harness_ratio']:>5.2f}x   "
+                  f"{result['proxied_us']:>11.1f} {result['ratio']:>5.2f}x   "
                   f"{result['relay_us']:>13.1f} {result['relay_ratio']:>5.2f}x")
     finally:
         target.stop()
