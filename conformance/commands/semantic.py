@@ -105,7 +105,8 @@ def _run_target(pool, spec: str, settings, run_id: str, histories: Path):
     made = results(run, run_id=run_id, history_file=str(history_file))
     stats = run.stats
     title = (f"exactly-once on {spec}: {stats.get('transactions', {})}, {stats.get('transactions_per_s', 0)} tx/s, "
-             f"faults {stats.get('faults', {}).get('applied', 0)} applied" if stats else f"exactly-once on {spec}")
+             f"faults {stats.get('faults', {}).get('applied', 0)} applied, --seed {stats.get('seed')}"
+             if "transactions" in stats else f"exactly-once on {spec}")
     print_table(["check", "outcome", "detail"], [[result.case_id, result.outcome.value, result.message[:160]]
                                                   for result in made], title=title)
     print(f"history: {history_file} (librdkafka's log: {history_file.with_suffix('.clients.log')})")

@@ -4,9 +4,10 @@ A multi-node Kafka loses the coordinator of a transactional id, the leader of an
 the group coordinator in turn, and has an output partition's leader and a transaction coordinator moved
 with nothing stopped; a single provisioned broker
 is restarted; a target behind the fault proxy also gets connections cut around EndTxn and
-TxnOffsetCommit, a lost Produce response, a duplicated Produce and slow AddPartitionsToTxn answers.
-A target that can take no fault (Tansu, the mock cluster, HOST:PORT) runs the workload without any:
-the run says so.
+TxnOffsetCommit, a lost Produce response, a duplicated Produce and slow AddPartitionsToTxn answers;
+librdkafka's mock answers EndTxn, Produce, TxnOffsetCommit and AddPartitionsToTxn with retriable errors
+and takes its brokers down. A target that can take no fault (Tansu, HOST:PORT) runs the workload
+without any: the run says so.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ class Fault:
     name: str  # a target fault, or "restart"
     arguments: dict = field(default_factory=dict)
     lasts_s: float = 0.0  # how long it stays before the target is healed
+    undo: tuple = ()  # (fault, arguments) pairs that end it, for targets whose heal() does not
+
+
+def _mock_errors(api: str, *errors: str) -> Fault:
+    return Fault("request_errors", {"api": api, "errors": list(errors)}, 3.0,
+                 undo=(("clear_request_errors", {"api": api}),))
 
 
 def faults_for(target: Target, plan: Plan) -> list[Fault]:
@@ -36,6 +43,12 @@ def faults_for(target: Target, plan: Plan) -> list[Fault]:
                    Fault("stop_node", {"group_coordinator": plan.group}, 5.0)]
     elif "restart" in capabilities:
         faults.append(Fault("restart"))
+    if target.kind == "rdkafka-mock":  # librdkafka's mock answers chosen requests with errors, or goes down
+        faults += [_mock_errors("EndTxn", "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE"),
+                   _mock_errors("Produce", "NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT"),
+                   _mock_errors("TxnOffsetCommit", "COORDINATOR_LOAD_IN_PROGRESS"),
+                   _mock_errors("AddPartitionsToTxn", "CONCURRENT_TRANSACTIONS", "CONCURRENT_TRANSACTIONS"),
+                   Fault("broker_down", {"broker_id": -1}, 3.0, undo=(("broker_up", {"broker_id": -1}),))]
     if "proxy" in capabilities:
         faults += [Fault("proxy.cut_after", {"api": "EndTxn"}, 3.0),
                    Fault("proxy.drop_response", {"api": "Produce"}, 6.0),
@@ -58,9 +71,11 @@ class Nemesis(Worker):
                 return
             self.apply(fault)
             self.pause(fault.lasts_s)
+            for name, arguments in fault.undo:
+                self.apply(Fault(name, arguments), counted=False)
             self.heal()
 
-    def apply(self, fault: Fault) -> None:
+    def apply(self, fault: Fault, *, counted: bool = True) -> None:
         self.history.record(self.process, "fault", "invoke", fault=fault.name, arguments=fault.arguments)
         try:
             if fault.name == "restart":
@@ -70,7 +85,7 @@ class Nemesis(Worker):
         except Exception as error:  # noqa: BLE001 - a fault the target refused is recorded, not a crash
             self.history.record(self.process, "fault", "info", fault=fault.name, error=f"{type(error).__name__}: {error}")
             return
-        self.applied += 1
+        self.applied += counted
         self.history.record(self.process, "fault", "ok", fault=fault.name)
 
     def heal(self) -> None:

@@ -85,6 +85,8 @@ def run_on(target: Target, settings: Settings) -> SemanticRun:
     plan = Plan(target.bootstrap, run=name, logger=_client_logger(run, name), partitions=settings.partitions,
                 producers=settings.producers, processors=settings.processors, client_config=settings.client_config,
                 security=security, seed=settings.seed if settings.seed is not None else secrets.randbits(32))
+    run.stats["seed"] = plan.seed
+    run.history.record("harness", "run", target=target.spec, seed=plan.seed, topics=plan.topics, group=plan.group)
     try:
         missing = _missing_apis(plan)
         if missing:
@@ -161,7 +163,7 @@ def _exercise(target: Target, plan: Plan, settings: Settings, run: SemanticRun) 
     _join(monitor, plan)
     events = history.events
     ends = [event for event in events if event.kind in ("txn", "ctp") and event.phase != "invoke"]
-    run.stats = {
+    run.stats.update({
         "workload_s": round(workload_s, 1),
         "transactions": {outcome: sum(1 for event in ends if event.value.get("outcome") == outcome)
                          for outcome in ("committed", "aborted", "unknown")},
@@ -169,7 +171,7 @@ def _exercise(target: Target, plan: Plan, settings: Settings, run: SemanticRun) 
         "reads": sum(1 for event in events if event.kind == "read"),
         "faults": {"planned": [fault.name for fault in faults], "applied": nemesis.applied if nemesis else 0,
                    "refused": [event.value for event in events if event.kind == "fault" and event.phase == "info"]},
-    }
+    })
     if not faults:
         run.stats["faults"]["note"] = ("faults off (--no-faults)" if not settings.faults
                                        else f"target {target.spec!r} can take none of the tier's faults")

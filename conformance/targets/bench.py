@@ -13,7 +13,7 @@ import time
 from ..wiring import target_kinds
 from .registry import resolve
 
-DEFAULT_SPECS = ["kafka", "kafka:3.9.1", "tansu", "rdkafka-mock"]
+DEFAULT_SPECS = ["kafka", "kafka:3.9.1", "kafka,nodes=3", "tansu", "rdkafka-mock"]
 
 
 def main(argv: list[str] | None = None) -> int:
