@@ -223,3 +223,27 @@ def test_certification_grades_the_tiers_results_in_a_level_of_their_own():
     under_faults = graded["exactly-once-under-faults"]
     assert (under_faults.counted, under_faults.passed) == (len(checks.CHECKS), len(checks.CHECKS))
     assert graded["transactions"].counted == 0  # the suites' levels are not graded from the tier's lines
+
+
+def test_a_target_that_never_answers_gets_an_error_per_check_not_a_verdict(tmp_path):
+    import socket
+    import threading
+    import time
+
+    from conformance.cli import main
+    from conformance.report.results import read_results
+
+    silent = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(silent.accept()), daemon=True).start()
+    began = time.monotonic()
+    try:
+        status = main(["semantic", "--target", f"127.0.0.1:{silent.getsockname()[1]}", "--duration", "1",
+                       "--results", str(tmp_path / "r.jsonl"), "--histories", str(tmp_path / "h")])
+    finally:
+        silent.close()
+    rows = read_results(tmp_path / "r.jsonl")
+    assert status == 1 and time.monotonic() - began < 60
+    assert len(rows) == len(checks.CHECKS)
+    assert {row["outcome"] for row in rows} == {"error"}
+    assert all("does not answer ApiVersions" in row["message"] for row in rows), rows[0]["message"]

@@ -89,9 +89,13 @@ def run_on(target: Target, settings: Settings) -> SemanticRun:
     run.history.record("harness", "run", target=target.spec, seed=plan.seed, topics=plan.topics, group=plan.group)
     try:
         missing = _missing_apis(plan)
-        if missing:
-            run.problem = (Outcome.UNSUPPORTED, f"the target does not advertise {', '.join(missing)}")
-            return run
+    except Exception as error:  # noqa: BLE001 - a target that does not answer gets no verdict, said plainly
+        run.problem = (Outcome.ERROR, f"the target does not answer ApiVersions: {type(error).__name__}: {error}")
+        return run
+    if missing:
+        run.problem = (Outcome.UNSUPPORTED, f"the target does not advertise {', '.join(missing)}")
+        return run
+    try:
         create_topics(plan, target)
     except Exception as error:  # noqa: BLE001 - setting up is not what the checks judge
         run.problem = (Outcome.BLOCKED, f"setting up the topics failed: {type(error).__name__}: {error}")
@@ -152,15 +156,16 @@ def _exercise(target: Target, plan: Plan, settings: Settings, run: SemanticRun) 
         time.sleep(0.2)
     if nemesis is not None:
         calm.set()
-        _join(nemesis, plan)
+        _join(nemesis, plan, time.monotonic() + STOP_WAIT_S)
         nemesis.heal()
     stop.set()
+    stopped_by = time.monotonic() + STOP_WAIT_S  # one deadline for all: stuck clients cost one wait, not one each
     for client in clients:
-        _join(client, plan)
+        _join(client, plan, stopped_by)
     workload_s = time.monotonic() - started
     drain(plan, history, settle_s=plan.transaction_timeout_ms / 1000 + 15)
     sampled.set()
-    _join(monitor, plan)
+    _join(monitor, plan, time.monotonic() + STOP_WAIT_S)
     events = history.events
     ends = [event for event in events if event.kind in ("txn", "ctp") and event.phase != "invoke"]
     run.stats.update({
@@ -177,8 +182,8 @@ def _exercise(target: Target, plan: Plan, settings: Settings, run: SemanticRun) 
                                        else f"target {target.spec!r} can take none of the tier's faults")
 
 
-def _join(thread: threading.Thread, plan: Plan) -> None:
-    thread.join(STOP_WAIT_S)
+def _join(thread: threading.Thread, plan: Plan, deadline: float) -> None:
+    thread.join(max(0.0, deadline - time.monotonic()))
     if thread.is_alive():
         frame = sys._current_frames().get(thread.ident)
         where = "".join(traceback.format_stack(frame)[-2:]).strip() if frame is not None else "unknown"
