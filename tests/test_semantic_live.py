@@ -4,6 +4,7 @@ whose departures it must find."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -23,10 +24,6 @@ def semantic(tmp_path, target: str, seconds: int, *extra: str) -> tuple[int, dic
     return status, {row["case"]: row for row in read_results(results)}
 
 
-def workload(row: dict) -> str:
-    return row["message"]
-
-
 @pytest.mark.parametrize("target, fault", [("kafka", "restart"), ("kafka,nodes=3", "kill_node")])
 def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, target, fault):
     status, rows = semantic(tmp_path, target, 25, "--junit", str(tmp_path / "junit.xml"))
@@ -34,7 +31,7 @@ def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, 
     assert {row["outcome"] for row in rows.values()} == {"passed"}, {case: row["message"] for case, row in rows.items()}
     assert status == 0
     message = rows["committed-records-visible"]["message"]
-    assert " 0 faults" not in message and "0 committed" not in message, message  # the run did something under faults
+    assert not re.search(r"\b0 (faults|committed)", message), message  # the run did something, under faults
     history = [json.loads(line) for line in open(rows["no-duplicates"]["artifacts"]["history"])]
     applied = [event["value"]["fault"] for event in history if event["kind"] == "fault" and event["phase"] == "ok"]
     assert fault in applied
