@@ -53,6 +53,8 @@ class Codec:
         # (api as the caller spelt it, version, direction) -> function: one lookup per call
         self._encoders: dict[tuple, Callable] = {}
         self._decoders: dict[tuple, Callable] = {}
+        # (direction, api, version) -> (generation, (api key, header version)), kept by frames
+        self.frame_plans: dict[tuple, tuple] = {}
         self._generation = self.registry.generation
 
     def message_spec(self, api: str | int, direction: str) -> MessageSpec:

@@ -58,7 +58,7 @@ def encode_request(codec: Codec, api: str | int, version: int, correlation_id: i
                    client_id: str | None = "kafka-conformance", *, malleable: bool = False,
                    malformation: Malformation | None = None) -> bytes:
     """A complete request frame, size prefix included."""
-    api_key, header_version = _plan(codec, (REQUEST, api, version), lambda: _request_plan(codec, api, version))
+    api_key, header_version = _plan(codec, REQUEST, api, version)
     header = {"request_api_key": api_key, "request_api_version": version,
               "correlation_id": correlation_id, "client_id": client_id}
     if malformation and malformation.header:
@@ -70,24 +70,16 @@ def encode_request(codec: Codec, api: str | int, version: int, correlation_id: i
     return SIZE.pack(len(payload)) + payload
 
 
-def _plan(codec: Codec, key: tuple, make):
-    """What every frame of one API version needs (its key, its header version), worked out once per
-    codec and spec generation: looking it up is a fifth of the client's own cost per exchange."""
-    plans = codec.__dict__.setdefault("_frame_plans", {})
-    found = plans.get(key)
+def _plan(codec: Codec, direction: str, api: str | int, version: int) -> tuple[int, int]:
+    """(API key, header version) of one API version's frames, worked out once per codec and spec
+    generation: looking them up each time was a fifth of the client's own cost per exchange."""
+    key = (direction, api, version)
+    found = codec.frame_plans.get(key)
     if found is None or found[0] != codec.registry.generation:
-        found = plans[key] = (codec.registry.generation, make())
+        api_key = codec.registry.api(api).api_key
+        header = request_header_version if direction == REQUEST else response_header_version
+        found = codec.frame_plans[key] = (codec.registry.generation, (api_key, header(codec, api_key, version)))
     return found[1]
-
-
-def _request_plan(codec: Codec, api: str | int, version: int) -> tuple[int, int]:
-    api_key = codec.registry.api(api).api_key
-    return api_key, request_header_version(codec, api_key, version)
-
-
-def _response_plan(codec: Codec, api: str | int, version: int) -> tuple[int, int]:
-    api_key = codec.registry.api(api).api_key
-    return api_key, response_header_version(codec, api_key, version)
 
 
 def _header_aliases(overrides: dict) -> dict:
@@ -137,7 +129,7 @@ def decode_response(codec: Codec, api: str | int, version: int, payload: bytes) 
 
 def decode_response_with_tail(codec: Codec, api: str | int, version: int, payload: bytes) -> tuple[dict, dict, int]:
     """Like :func:`decode_response`, but bytes after the body are counted instead of refused."""
-    api_key, header_version = _plan(codec, (RESPONSE, api, version), lambda: _response_plan(codec, api, version))
+    api_key, header_version = _plan(codec, RESPONSE, api, version)
     header, offset = codec.decode_message("ResponseHeader", header_version, payload)
     body, end = codec.decode(api_key, version, RESPONSE, payload, offset)
     return header, body, len(payload) - end
