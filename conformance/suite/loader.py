@@ -19,7 +19,7 @@ import yaml
 from ..protocol.errors import error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
-from . import expressions
+from . import expressions, internals
 from .components import Components
 from .model import Case, Requirement, Suite
 
@@ -29,7 +29,7 @@ BUNDLED_TEMPLATES = Path(__file__).resolve().parents[2] / "suites" / TEMPLATE_DI
 LAST_STEP_KEYS = ("expect", "save", "retry", "timeout_ms")  # given on a `use:` step, they apply to its last step
 TEMPLATE_KEYS = ("params", "steps")
 USE_STEP_KEYS = ("use", "with", "when", "label", *LAST_STEP_KEYS)  # anything else on a `use:` step would be dropped
-SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response")  # fetch steps may also check their summary
+SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response", "refused")  # fetch steps may also check their summary
 
 
 class SuiteError(Exception):
@@ -538,6 +538,9 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
         steps = expand_templates(raw["steps"], templates, report, [*where, "steps"], kinds=components.step_kinds)
         check_steps(steps, report, [*where, "steps"], api_names, requests, (api, versions) if api and versions else None,
                     components=components)
+        if raw.get("requirement", defaults.get("requirement", "MUST")) != Requirement.IMPLEMENTATION.value:
+            for at, message in internals.internals_named(raw["steps"], [*where, "steps"]):
+                report(at, message)
         if schema_failed:
             continue  # problems are reported; no Case is built from a file that failed the schema
         suite.cases.append(Case(

@@ -25,6 +25,8 @@ TRANSACTION_APIS = {"InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "
 GROUP_APIS = {"TxnOffsetCommit", "OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat",
               "LeaveGroup"}
 DEFAULT_WAIT_MS = 200
+# `expect: {refused: true}`: what a KIP demands where it lists errors without tying one to the condition.
+REFUSED = "refused: any error code, or the connection closed"
 PARALLEL_DEADLINE_S = 120.0
 # Versions a client may send: AddPartitionsToTxn v4+ is for brokers only (KIP-890).
 CLIENT_MAX = {"AddPartitionsToTxn": 3}
@@ -314,7 +316,7 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
     try:
         connection.receive(sent, timeout)
     except Disconnected as error:
-        if expect.get("disconnect"):
+        if expect.get("disconnect") or expect.get("refused"):  # closing the connection is one way to refuse
             return None
         raise Deviation(f"{name}: {error}", expected=_describe_expect(expect, version), actual="connection closed") from None
     except ResponseTimeout as error:
@@ -344,6 +346,8 @@ def _has_raw(value) -> bool:
 
 
 def _describe_expect(expect: dict, version: int):
+    if expect.get("refused"):
+        return REFUSED
     if "error_code" in expect:
         wanted = matchers.for_version(expect["error_code"], version)
         return {"error_code": wanted}
@@ -352,11 +356,14 @@ def _describe_expect(expect: dict, version: int):
 
 def check_expect(context: Context, name: str, response: dict, expect: dict, version: int, error_of=None) -> None:
     """Compare a response with a step's ``expect`` (error code and field matchers)."""
+    if expect.get("refused") and (error_of or matchers.primary_error)(response) == 0:
+        raise Deviation(f"{name}: expected the request to be refused, it was answered with NONE",
+                        expected=REFUSED, actual="NONE")
     if "error_code" in expect:
         wanted = matchers.for_version(expect["error_code"], version)
         if wanted is not matchers._MISSING:
             actual = (error_of or matchers.primary_error)(response)
-            problem = matchers.match_error(actual, wanted)
+            problem = matchers.match_value(actual, wanted, True, context.matchers)  # a name, a list, or {ne: NONE}
             if problem:
                 message = response.get("error_message") if isinstance(response, dict) else None
                 raise Deviation(f"{name}: {problem}" + (f" ({message})" if message else ""),
