@@ -13,13 +13,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from .commands.run_options import DEFAULT_ALLUREDIR, DEFAULT_RESULTS, DEFAULT_TARGET  # noqa: F401
 from .report.console import print_table
-from .report.invocation import default_suites_path, plugin_arguments
+from .report.invocation import default_suites_path
 from .suite.model import Outcome
-
-DEFAULT_RESULTS = "reports/results.jsonl"
-DEFAULT_ALLUREDIR = "reports/allure-results"
-DEFAULT_TARGET = "kafka"
 
 
 # ------------------------------------------------------------------------------ commands
@@ -70,25 +67,11 @@ def command_list(arguments) -> int:
 def command_run(arguments, pytest_arguments: list[str]) -> int:
     import pytest
 
+    from .commands.run_options import pytest_options
     from .report.results import new_run_id
 
     run_id = arguments.run_id or new_run_id()
-    options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", arguments.results]
-    for target in arguments.target or [DEFAULT_TARGET]:
-        options += ["--target", target]
-    for path in arguments.paths or [default_suites_path()]:
-        options += ["--suite", str(path)]
-    if arguments.strict:
-        options.append("--conformance-strict")
-    if arguments.drafts:
-        options.append("--conformance-drafts")
-    options += ["--transcripts", arguments.transcripts]
-    if arguments.client_config:
-        options += ["--client-config", arguments.client_config]
-    if arguments.alluredir:
-        # One run, one Allure report: results left from an earlier run would show up as retries.
-        options += ["--alluredir", arguments.alluredir, "--clean-alluredir"]
-    exit_code = int(pytest.main([*options, *pytest_arguments]))
+    exit_code = int(pytest.main([*pytest_options(arguments, run_id), *pytest_arguments]))
     print_summary(arguments.results, run_id)
     from .commands import write_junit_after_run  # JUnit from the JSONL records just written
 
@@ -196,18 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     findings.add_argument("--all-runs", action="store_true",
                           help="count every run in the files (default: each target's latest run only)")
     run = commands.add_parser("run", help="run suites with pytest (arguments after -- go to pytest)")
-    run.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
-    run.add_argument("--target", action="append", metavar="SPEC",
-                     help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
-    run.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
-    run.add_argument("--client-config", metavar="FILE",
-                     help="Kafka client properties for HOST:PORT targets (TLS, SASL/PLAIN)")
-    run.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
-    run.add_argument("--transcripts", choices=["failures", "all", "none"], default="failures",
-                     help="which items keep their exchanges in the results file (default: failures)")
-    run.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
-    run.add_argument("--alluredir", default=DEFAULT_ALLUREDIR, metavar="DIR",
-                     help="Allure results folder, emptied first ('' for none)")
+    from .commands.run_options import add_run_arguments  # the options conformance flaky takes too
+
+    add_run_arguments(run)
     run.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
     from .analysis.cli import register as register_analyze  # no Spark import until the command runs
 
@@ -227,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+PYTEST_PASS_THROUGH = ("run", "flaky")  # commands that hand the arguments after -- to pytest
+
+
 def dispatch(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("decode", "diff"):  # wire tools keep their own options
@@ -240,8 +217,9 @@ def dispatch(argv: list[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     if arguments.command == "run":
         return command_run(arguments, pytest_arguments)
-    if pytest_arguments:
-        build_parser().error("arguments after -- are only for 'conformance run'")
+    if pytest_arguments and arguments.command not in PYTEST_PASS_THROUGH:
+        build_parser().error("arguments after -- are only for 'conformance run' and 'conformance flaky'")
+    arguments.pytest_arguments = pytest_arguments
     if getattr(arguments, "handler", None) is not None:  # commands registered by conformance.commands
         return arguments.handler(arguments)
     commands = {"targets": command_targets, "lint": command_lint, "list": command_list,

@@ -101,7 +101,7 @@ class RunState:
                 runner.close()
             except Exception as error:  # noqa: BLE001 - every target must still be stopped
                 warnings.warn(f"closing the runner of {spec!r} failed: {error}", stacklevel=1)
-        for problem in self.pool.stop_all():
+        for problem in self.pool.stop_all(down=self.down):  # kept up for the next session unless down
             warnings.warn(problem, stacklevel=1)
 
 

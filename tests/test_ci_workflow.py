@@ -21,8 +21,13 @@ def workflow() -> dict:
     return yaml.safe_load(WORKFLOW.read_text())
 
 
-def steps() -> dict[str, dict]:
-    return {step["id"]: step for step in workflow()["jobs"]["conformance"]["steps"] if "id" in step}
+def steps(job: str = "conformance") -> dict[str, dict]:
+    return {step["id"]: step for step in workflow()["jobs"][job]["steps"] if "id" in step}
+
+
+def triggers() -> dict:
+    document = workflow()
+    return document.get("on", document.get(True))  # YAML 1.1 reads a bare `on` key as true
 
 
 def test_workflow_runs_a_matrix_gates_and_keeps_the_reports():
@@ -38,10 +43,42 @@ def test_workflow_runs_a_matrix_gates_and_keeps_the_reports():
         assert kept in upload["with"]["path"]
 
 
-def run_step(name: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+def test_a_scheduled_job_runs_the_suites_several_times_and_keeps_the_flakiness_report():
+    assert "cron" in triggers()["schedule"][0] and "workflow_dispatch" in triggers()
+    jobs = workflow()["jobs"]
+    assert "schedule" in jobs["flaky"]["if"] and "workflow_dispatch" in jobs["flaky"]["if"]
+    assert jobs["conformance"]["if"] == "github.event_name != 'schedule'"  # the nightly run is the flaky job
+    command = steps("flaky")["flaky"]["run"]
+    assert "conformance flaky --runs" in command and jobs["flaky"]["env"]["TARGET"] == "kafka"
+    assert int(jobs["flaky"]["env"]["RUNS"]) >= 2
+    upload = next(step for step in jobs["flaky"]["steps"] if step.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["if"] == "always()" and "reports/flaky/" in upload["with"]["path"]
+    for written in ("reports/flaky/results.jsonl", "reports/flaky/flaky.txt", "reports/flaky/flaky.json"):
+        assert written in command
+
+
+def run_step(name: str, cwd: Path, env: dict, job: str = "conformance") -> subprocess.CompletedProcess:
     """A step's shell as the runner would run it (bash -e), with the job's env."""
-    return subprocess.run(["bash", "-e", "-c", steps()[name]["run"]], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run(["bash", "-e", "-c", steps(job)[name]["run"]], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=900, check=False)
+
+
+@pytest.mark.broker
+def test_the_flaky_step_runs_locally(tmp_path):
+    """rdkafka-mock (in-process), one small suite, two runs: the step writes the results and both reports."""
+    from conformance.plugins import target_kinds
+
+    reason = next(kind for kind in target_kinds() if kind.matches("rdkafka-mock")).availability()
+    if reason:
+        pytest.skip(f"rdkafka-mock: {reason}")
+    env = {**os.environ, **{name: str(value) for name, value in workflow()["jobs"]["flaky"]["env"].items()},
+           "TARGET": "rdkafka-mock", "SUITES": str(ROOT / "suites" / "kip98" / "coordinator.yaml"), "RUNS": "2",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = run_step("flaky", tmp_path, env, job="flaky")
+    assert done.returncode in (0, 1), f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    facts = json.loads((tmp_path / "reports" / "flaky" / "flaky.json").read_text())
+    assert len(facts["runs"]) == 2 and facts["stable"] is (done.returncode == 0)
+    assert (tmp_path / "reports" / "flaky" / "flaky.txt").read_text() in done.stdout
 
 
 @pytest.mark.broker

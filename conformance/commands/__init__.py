@@ -1,4 +1,5 @@
-"""Sub-commands that drive runs and reports (``gate``, ``certify``, ``semantic``, ``report allure``; ``run --junit``).
+"""Sub-commands that drive runs and reports (``gate``, ``certify``, ``semantic``, ``flaky``, ``report allure``;
+``run --junit``).
 
 They sit beside cli.py at the top of the layers: ``certify`` runs pytest with the plugin and reads its
 session state. Each registers its parser with a ``handler``; cli.dispatch calls it.
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 def register(commands) -> None:
     from ..report import gate
-    from . import certify, semantic
+    from . import certify, flaky, semantic
 
     gate.register(commands)
     certify.register(commands)
     semantic.register(commands)
+    flaky.register(commands)
     from ..report import allure_html
 
     report = commands.add_parser("report", help="build reports from results (see: conformance report --help)")

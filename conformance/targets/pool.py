@@ -4,12 +4,19 @@ Starting is lazy so that selecting only some cases (``-k``, ``-m``) never provis
 selected case uses, and so that ``--collect-only`` starts nothing. A start is attempted once:
 an unavailable target or a failed start is remembered and answered again for every later case,
 instead of paying a broker's start-up timeout per case.
+
+Inside :func:`kept_started` (``conformance flaky``: N pytest sessions in a row in one process),
+pools share their targets by spec and a session's end leaves them running for the next session;
+a target the session found down is stopped for real, so the next session starts it afresh.
 """
 
 from __future__ import annotations
 
+import warnings
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from .base import Target, TargetUnavailable
 from .registry import TargetKind, resolve
@@ -28,11 +35,23 @@ class _Slot:
     problem: Exception | None = None  # TargetUnavailable or TargetStartFailed, once a start was tried
 
 
+# spec -> slot, shared by the pools made inside kept_started(); None outside one
+_KEPT: ContextVar[dict[str, _Slot] | None] = ContextVar("conformance_kept_targets", default=None)
+
+
 class TargetPool:
     def __init__(self, specs: Iterable[str], kinds: Iterable[TargetKind]):
         """Resolves every spec now so a typo is a usage error before anything is collected."""
         kinds = list(kinds)
-        self._slots = {spec: _Slot(resolve(spec, kinds)) for spec in dict.fromkeys(specs)}
+        self._kept = _KEPT.get()
+        self._slots = {}
+        for spec in dict.fromkeys(specs):
+            if self._kept is not None and spec in self._kept:
+                self._slots[spec] = self._kept[spec]
+                continue
+            self._slots[spec] = _Slot(resolve(spec, kinds))
+            if self._kept is not None:
+                self._kept[spec] = self._slots[spec]
 
     @property
     def specs(self) -> list[str]:
@@ -66,17 +85,42 @@ class TargetPool:
     def started(self) -> list[Target]:
         return [slot.target for slot in self._slots.values() if slot.started]
 
-    def stop_all(self) -> list[str]:
-        """Stops every started target; returns the problems instead of raising, so all get stopped."""
-        problems = []
-        for spec, slot in self._slots.items():
-            if slot.started:
-                try:
-                    slot.target.stop()
-                except Exception as error:  # noqa: BLE001
-                    problems.append(f"stopping target {spec!r} failed: {error}")
-                slot.started = False
-        return problems
+    def stop_all(self, *, down: Iterable[str] = ()) -> list[str]:
+        """Stops every started target; returns the problems instead of raising, so all get stopped.
+
+        Inside :func:`kept_started` only the targets named in ``down`` are stopped (and forgotten,
+        so the next pool starts them again); the others stay up for the next session."""
+        if self._kept is not None:
+            down = set(down)
+            return _stop_slots({spec: self._kept.pop(spec) for spec in self._slots
+                                if spec in down and spec in self._kept})
+        return _stop_slots(self._slots)
+
+
+@contextmanager
+def kept_started() -> Iterator[None]:
+    """Pools made inside share targets by spec and leave them started between sessions; every target
+    still started is stopped when the block ends (Ctrl-C and SIGTERM included)."""
+    kept: dict[str, _Slot] = {}
+    token = _KEPT.set(kept)
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+        for problem in _stop_slots(kept):
+            warnings.warn(problem, stacklevel=1)
+
+
+def _stop_slots(slots: dict[str, _Slot]) -> list[str]:
+    problems = []
+    for spec, slot in slots.items():
+        if slot.started:
+            try:
+                slot.target.stop()
+            except Exception as error:  # noqa: BLE001
+                problems.append(f"stopping target {spec!r} failed: {error}")
+            slot.started = False
+    return problems
 
 
 def diagnosis(spec: str, target: Target, error: Exception) -> str:

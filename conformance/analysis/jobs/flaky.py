@@ -2,7 +2,8 @@
 
 ``flaky_rate`` is the share of runs that disagree with the item's most common outcome;
 ``flips`` counts outcome changes from one run to the next (a rate of 0.5 with one flip is a
-change of behaviour, with many flips it is noise).
+change of behaviour, with many flips it is noise). :mod:`..flakiness` is the same judgement in
+plain Python (``conformance flaky`` without PySpark).
 """
 
 from __future__ import annotations
@@ -22,15 +23,19 @@ def run(tables, *, min_runs: int = 2, **_) -> dict[str, DataFrame]:
     flips = (items.withColumn("_previous", F.lag("outcome").over(ordered))
              .withColumn("_flip", (F.col("_previous").isNotNull() & (F.col("_previous") != F.col("outcome")))
                          .cast("int")))
-    per_item = (flips.groupBy(*GROUP, "item")
-                .agg(F.countDistinct("run_id").alias("runs"), F.count("*").alias("rows"),
-                     F.sum("_flip").alias("flips"),
-                     *[F.sum((F.col("outcome") == outcome).cast("int")).alias(outcome) for outcome in OUTCOMES])
-                .where(F.col("runs") >= min_runs))
-    modal = F.greatest(*[F.col(outcome) for outcome in OUTCOMES])
-    distinct = sum(((F.col(outcome) > 0).cast("int") for outcome in OUTCOMES), F.lit(0))
-    scored = (per_item.withColumn("outcomes", distinct)
-              .withColumn("flaky_rate", F.round(1 - modal / F.col("rows"), 4)))
+    # Per outcome first, then per item: the distinct outcomes and the most common one's count come
+    # from the outcomes themselves, so an outcome OUTCOMES does not name still makes an item change.
+    per_outcome = (flips.groupBy(*GROUP, "item", "outcome")
+                   .agg(F.count("*").alias("_n"), F.sum("_flip").alias("_flips"),
+                        F.collect_set("run_id").alias("_runs")))
+    scored = (per_outcome.groupBy(*GROUP, "item")
+              .agg(F.size(F.array_distinct(F.flatten(F.collect_list("_runs")))).alias("runs"),
+                   F.sum("_n").alias("rows"), F.sum("_flips").alias("flips"),
+                   *[F.sum(F.when(F.col("outcome") == outcome, F.col("_n")).otherwise(0)).alias(outcome)
+                     for outcome in OUTCOMES],
+                   F.count("*").alias("outcomes"), F.max("_n").alias("_modal"))
+              .where(F.col("runs") >= min_runs)
+              .withColumn("flaky_rate", F.round(1 - F.col("_modal") / F.col("rows"), 4)).drop("_modal"))
     flaky = scored.where(F.col("outcomes") > 1).orderBy(F.desc("flaky_rate"), F.desc("flips"), *GROUP, "item")
     summary = (scored.groupBy(*GROUP)
                .agg(F.count("*").alias("items_seen_twice"), F.sum((F.col("outcomes") > 1).cast("int")).alias("flaky"),

@@ -1,0 +1,52 @@
+"""The options ``conformance run`` takes, and the pytest arguments they become.
+
+``conformance flaky`` takes the same options (it runs the same selection N times), so both commands
+add them from here and turn them into pytest arguments the same way.
+"""
+
+from __future__ import annotations
+
+from ..report.invocation import default_suites_path, plugin_arguments
+
+DEFAULT_RESULTS = "reports/results.jsonl"
+DEFAULT_ALLUREDIR = "reports/allure-results"
+DEFAULT_TARGET = "kafka"
+
+
+def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,
+                      results_flags: tuple[str, ...] = ("--results",)) -> None:
+    """Paths and --target, --strict, --client-config, --drafts, --transcripts, --results, --alluredir."""
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+    parser.add_argument("--target", action="append", metavar="SPEC",
+                        help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
+    parser.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
+    parser.add_argument("--client-config", metavar="FILE",
+                        help="Kafka client properties for HOST:PORT targets (TLS, SASL/PLAIN)")
+    parser.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
+    parser.add_argument("--transcripts", choices=["failures", "all", "none"], default="failures",
+                        help="which items keep their exchanges in the results file (default: failures)")
+    parser.add_argument(*results_flags, dest="results", default=results, metavar="FILE",
+                        help=f"JSONL results file, appended (default: {results})")
+    parser.add_argument("--alluredir", default=alluredir, metavar="DIR",
+                        help=f"Allure results folder, emptied first ('' for none; default: {alluredir or 'none'})")
+
+
+def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> list[str]:
+    """The pytest arguments of one run of the selection ``arguments`` describe (those after ``--`` not included)."""
+    options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", arguments.results]
+    for target in arguments.target or [DEFAULT_TARGET]:
+        options += ["--target", target]
+    for path in arguments.paths or [default_suites_path()]:
+        options += ["--suite", str(path)]
+    if arguments.strict:
+        options.append("--conformance-strict")
+    if arguments.drafts:
+        options.append("--conformance-drafts")
+    options += ["--transcripts", arguments.transcripts]
+    if arguments.client_config:
+        options += ["--client-config", arguments.client_config]
+    if arguments.alluredir:
+        options += ["--alluredir", arguments.alluredir]
+        if clean_alluredir:  # one run, one Allure report: results left from an earlier run would show up as retries
+            options.append("--clean-alluredir")
+    return options
