@@ -16,7 +16,7 @@ from pathlib import Path
 from .commands.run_options import DEFAULT_ALLUREDIR, DEFAULT_RESULTS, DEFAULT_TARGET  # noqa: F401
 from .report.console import print_table
 from .report.invocation import default_suites_path
-from .suite.model import Outcome
+from .suite.model import OUTCOME_LABELS, OUTCOME_ORDER
 
 
 # ------------------------------------------------------------------------------ commands
@@ -80,7 +80,7 @@ def command_run(arguments, pytest_arguments: list[str]) -> int:
 
 
 # ------------------------------------------------------------------------------ output
-SUMMARY_COLUMNS = [outcome.value for outcome in Outcome]
+SUMMARY_COLUMNS = list(OUTCOME_ORDER)
 
 
 def summary_rows(records: list[dict]) -> list[list]:
@@ -99,7 +99,7 @@ def print_summary(results_path: str | Path, run_id: str) -> None:
     if not records:
         print(f"no results recorded for run {run_id} in {results_path}")
         return
-    print_table(["target", *SUMMARY_COLUMNS, "total"], summary_rows(records),
+    print_table(["target", *(OUTCOME_LABELS[column] for column in SUMMARY_COLUMNS), "total"], summary_rows(records),
                 title=f"run {run_id} ({results_path})")
 
 

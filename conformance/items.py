@@ -210,14 +210,17 @@ class CaseItem(pytest.Item):
 def conclude(result: CaseResult, *, strict: bool) -> None:
     """Turn a case outcome into the pytest verdict (returns normally for a pass).
 
-    A SHOULD or MAY deviation without ``--conformance-strict``, and any departure from an
-    IMPLEMENTATION-level case, is an *xfail*: visible as ``x`` and listed by ``-rx`` with its reason,
-    in the JSONL file as ``failed`` and in Allure as skipped with the category "SHOULD/MAY not met" —
-    a finding to read, not a broken build. BLOCKED is never a pass: it fails (or xfails) like a departure,
-    under its own headline.
+    A SHOULD or MAY deviation without ``--conformance-strict`` is an *xfail*: visible as ``x`` and
+    listed by ``-rx`` with its reason, in the JSONL file as ``failed`` and in Allure as skipped with the
+    category "SHOULD/MAY not met" — a finding to read, not a broken build. An IMPLEMENTATION case whose
+    step under test departs (DIFFERS) is an xfail too, even under strict: in the JSONL file as
+    ``differs`` and in Allure as skipped with the category "Differs from Kafka (IMPLEMENTATION)".
+    BLOCKED is never a pass: it fails (or xfails) like a departure, under its own headline.
     """
     if result.outcome is Outcome.PASSED:
         return
+    if result.outcome is Outcome.DIFFERS:  # an IMPLEMENTATION case: never binding, even under strict
+        pytest.xfail(text.headline(result))
     if result.outcome in (Outcome.FAILED, Outcome.BLOCKED):
         if binding(result, strict=strict):
             raise ConformanceFailure(result)

@@ -14,6 +14,8 @@ def binding(result: CaseResult, *, strict: bool) -> bool:
 
 def verdict(result: CaseResult, *, strict: bool) -> str:
     """The pytest verdict :func:`conclude` gives, as a word for the results file."""
+    if result.outcome is Outcome.DIFFERS:  # information about the target, never a failure
+        return "xfailed"
     if result.outcome in (Outcome.FAILED, Outcome.BLOCKED):
         return "failed" if binding(result, strict=strict) else "xfailed"
     return {Outcome.PASSED: "passed", Outcome.UNSUPPORTED: "skipped", Outcome.SKIPPED: "skipped"}.get(

@@ -1,6 +1,6 @@
 """Hand-made results records for the report tests (gate, JUnit, certification): made here, not from a run.
 
-Only the fields the reports read are filled; the shape follows results schema version 2.
+Only the fields the reports read are filled; the shape follows results schema version 3.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ def record(case: str, version: int | None, outcome: str, *, target: str = "kafka
            api: str | None = "EndTxn", requirement: str = "MUST", kip: str = "KIP-98", run_id: str = "run-a",
            **extra) -> dict:
     binding = requirement == "MUST" or extra.get("strict")
-    verdict = {"passed": "passed", "unsupported": "skipped", "skipped": "skipped", "error": "error"}.get(
-        outcome, "failed" if binding else "xfailed")
+    verdict = {"passed": "passed", "unsupported": "skipped", "skipped": "skipped", "error": "error",
+               "differs": "xfailed"}.get(outcome, "failed" if binding else "xfailed")
     suite_file = suite.replace(".", "/", 1) + ".yaml"
     row = {
-        "schema_version": 2, "run_id": run_id, "target": target, "target_version": "4.4.0", "suite": suite,
+        "schema_version": 3, "run_id": run_id, "target": target, "target_version": "4.4.0", "suite": suite,
         "case": case, "title": f"{case} (hand-made)", "kip": kip, "api": api, "api_version": version,
         "outcome": outcome, "requirement": requirement, "cites": f"{kip}: a hand-made citation for {case}",
         "draft": False, "tags": [], "duration_s": 0.01, "message": "", "step": None, "step_label": None,
@@ -27,9 +27,10 @@ def record(case: str, version: int | None, outcome: str, *, target: str = "kafka
         else f"suites/{suite_file}::{case}[{target}]",
         "verdict": verdict, "strict": False, "worker": "main", "recorded_at": "2026-11-24T00:00:00Z",
     }
-    if outcome in ("failed", "blocked"):
-        row.update(step=2, step_label="send EndTxn", step_role="under_test" if outcome == "failed" else "setup",
-                   step_api=api if outcome == "failed" else "AddPartitionsToTxn", expected="INVALID_TXN_STATE",
+    if outcome in ("failed", "differs", "blocked"):
+        departed = outcome != "blocked"  # the step under test departed
+        row.update(step=2, step_label="send EndTxn", step_role="under_test" if departed else "setup",
+                   step_api=api if departed else "AddPartitionsToTxn", expected="INVALID_TXN_STATE",
                    actual="NONE", message=f"2 send EndTxn: expected INVALID_TXN_STATE, got NONE ({case})")
     if outcome == "error":
         row["message"] = "connection refused by 127.0.0.1:9092"

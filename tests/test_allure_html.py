@@ -56,6 +56,10 @@ def test_categories_tell_departures_from_errors_timeouts_and_unsupported():
     assert category("broken", "ConnectionRefusedError: [Errno 111]") == "Harness or infrastructure error"
     assert category("skipped", "Skipped: unsupported: tansu advertises EndTxn v0-v4, not v5") == \
         "Unsupported by the target"
+    differs = ("XFailed: differs from Kafka (IMPLEMENTATION, not a conformance requirement): "
+               "2 send Produce: expected INVALID_TOPIC_EXCEPTION")
+    assert category("skipped", differs) == "Differs from Kafka (IMPLEMENTATION)"
+    assert category("skipped", "XFailed: SHOULD not met: 1 send EndTxn") == "SHOULD/MAY not met (not enforced)"
 
 
 def test_environment_from_results_gives_versions_and_features(tmp_path):

@@ -272,3 +272,28 @@ def test_command_line(spark, corpus, tmp_path, capsys):
     assert "<img" in (out / "matrix" / "index.html").read_text()
     assert spark.sparkContext._jsc is not None  # the command left the caller's session running
     assert main(["matrix", str(tmp_path / "nothing")]) == 2
+
+
+def test_implementation_items_that_differ_from_kafka_are_their_own_outcome(spark, tmp_path):
+    """Schema 2 wrote "failed" for an IMPLEMENTATION item that departed: read as "differs", counted
+    apart, and passed -> differs is a change, never a regression. A crash stays "failed"."""
+    first, second = "20261101T010000Z-eeeeee", "20261102T010000Z-ffffff"
+    implementation = {"requirement": "IMPLEMENTATION"}
+    lines = [record(first, "gamma", "2026-11-01", "c1", 0, "passed", **implementation),
+             record(first, "gamma", "2026-11-01", "c2", 0, "passed", **implementation),
+             record(first, "gamma", "2026-11-01", "c3", 0, "passed", **implementation),
+             record(second, "gamma", "2026-11-02", "c1", 0, "failed", **implementation),  # schema 2
+             record(second, "gamma", "2026-11-02", "c2", 0, "differs", schema_version=3, **implementation),
+             record(second, "gamma", "2026-11-02", "c3", 0, "failed", **implementation,
+                    message="the target stopped answering after this case: connection refused")]
+    (tmp_path / "gamma.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    built = warehouse.build(spark, collect([str(tmp_path)]))
+    tables = warehouse.Tables(built.items.cache(), built.exchanges.cache())
+    outcomes = {row.case: row.outcome for row in tables.items.where(f"run_id = '{second}'").collect()}
+    assert outcomes == {"c1": "differs", "c2": "differs", "c3": "failed"}
+    levels = rows(job("matrix").run(tables)["kip_levels"], "target", "requirement")
+    assert (levels[("gamma", "IMPLEMENTATION")].differs, levels[("gamma", "IMPLEMENTATION")].failed) == (2, 1)
+    changes = {row.item: row.change for row in job("regressions").run(tables)["changes"].collect()}
+    assert changes == {"s/c1[v0]": "changed", "s/c2[v0]": "changed", "s/c3[v0]": "regression"}
+    runs = rows(job("history").run(tables)["runs"], "run_id")
+    assert (runs[(second,)].differs, runs[(second,)].failed) == (2, 1)

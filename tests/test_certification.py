@@ -60,6 +60,7 @@ def test_unsupported_versions_miss_a_level_only_where_it_demands_them():
 
 def test_implementation_and_draft_items_are_never_counted():
     rows = [produce("dup", 3, "passed"), produce("internal", 3, "failed", requirement="IMPLEMENTATION"),
+            produce("states", 3, "differs", requirement="IMPLEMENTATION"),
             produce("draft", 3, "failed", draft=True), record("commit", 3, "passed")]
     grades = grade([IDEMPOTENT, TXN, STRICT], rows, FEATURES)
     assert statuses(grades) == {"idem": REACHED, "txn": REACHED, "strict": REACHED}
@@ -155,3 +156,27 @@ def test_certify_from_results_writes_page_json_and_badges(tmp_path, capsys):
     assert "kip98.idempotence::dup@v4" in html and "Without a verdict (blocked or error)" in html
     badge = (folder / "badges" / "idempotent-producer.svg").read_text()
     assert badge.startswith("<svg") and "missed" in badge
+
+
+def test_implementation_items_that_differ_from_kafka_are_shown_apart_and_never_graded(tmp_path):
+    rows = [produce("dup", 3, "passed", transcript=[API_VERSIONS]), record("commit", 3, "passed"),
+            produce("to-internal-topic", 4, "differs", requirement="IMPLEMENTATION"),
+            # results schema 2 wrote the same kind of item as "failed": read back as "differs"
+            produce("to-internal-topic", 5, "failed", requirement="IMPLEMENTATION", schema_version=2)]
+    out = tmp_path / "cert"
+    assert main(["certify", "--results", str(write_jsonl(tmp_path / "r.jsonl", rows)), "-o", str(out)]) == 0
+    folder = next(out.glob("kafka-*"))
+    facts = json.loads((folder / "certification.json").read_text())
+    for level in facts["levels"]:  # never a departure, nor an item without a verdict, in any level
+        assert level["departures"] == [] and level["without_verdict"] == [], level
+    assert facts["counts"]["by_outcome"] == {"passed": 2, "differs": 2}
+    assert facts["counts"]["by_requirement"]["IMPLEMENTATION"] == {"differs": 2}
+    assert facts["departures"] == [] and facts["without_verdict"] == []
+    assert [item["item"] for item in facts["differs_from_kafka"]] == [
+        "kip98.idempotence::to-internal-topic@v4", "kip98.idempotence::to-internal-topic@v5"]
+    html = (folder / "index.html").read_text()
+    assert "<th class='differs'>differs from Kafka</th>" in html
+    assert "<h2 id='differs'>Differs from Kafka (IMPLEMENTATION)</h2>" in html
+    assert "None: no item departed from the spec." in html
+    assert "<rect class='differs'" in html and "fill='#0969da'" in html  # the matrix cell, in its own colour
+    assert ">differs from Kafka</text>" in html  # and its legend entry

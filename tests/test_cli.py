@@ -71,8 +71,26 @@ def test_arguments_after_double_dash_are_refused_outside_run(capsys):
 
 def test_summary_counts_outcomes_per_target():
     records = [{"target": "kafka", "outcome": "passed"}, {"target": "kafka", "outcome": "failed"},
-               {"target": "tansu", "outcome": "unsupported"}, {"target": "kafka", "outcome": "passed"}]
-    assert summary_rows(records) == [["kafka", 2, 1, 0, 0, 0, 0, 3], ["tansu", 0, 0, 0, 0, 1, 0, 1]]
+               {"target": "tansu", "outcome": "unsupported"}, {"target": "kafka", "outcome": "passed"},
+               {"target": "tansu", "outcome": "differs"}]
+    # passed, failed, differs from Kafka, blocked, error, unsupported, skipped, total
+    assert summary_rows(records) == [["kafka", 2, 1, 0, 0, 0, 0, 0, 3], ["tansu", 0, 0, 1, 0, 0, 1, 0, 2]]
+
+
+def test_the_run_summary_has_a_column_for_implementation_items_that_differ_from_kafka(tmp_path, capsys):
+    from report_records import record, write_jsonl
+
+    from conformance.cli import print_summary
+
+    results = write_jsonl(tmp_path / "r.jsonl", [
+        record("commit", 3, "failed"),
+        record("internals", 3, "failed", requirement="IMPLEMENTATION", schema_version=2),  # schema 2: read as differs
+        record("states", 3, "differs", requirement="IMPLEMENTATION")])
+    print_summary(results, "run-a")
+    header, row = capsys.readouterr().out.splitlines()[1:3]  # piped: a title, then tab-separated lines
+    assert header.split("\t") == ["target", "passed", "failed", "differs from Kafka", "blocked", "error",
+                                  "unsupported", "skipped", "total"]
+    assert row.split("\t") == ["kafka", "0", "1", "2", "0", "0", "0", "0", "3"]
 
 
 def test_run_passes_drafts_strict_targets_and_paths_to_pytest(monkeypatch, tmp_path):
@@ -103,13 +121,27 @@ def test_findings_count_each_targets_latest_run_unless_asked_for_all(tmp_path, c
     writer.append({"run_id": "20260101T000000Z-cccccc", "target": "tansu", "suite": "s", "case": "a",
                    "outcome": "blocked", "api_version": 1, "step_label": "1 send InitProducerId",
                    "step_api": "InitProducerId", "actual": "COORDINATOR_NOT_AVAILABLE"})
+    # An IMPLEMENTATION item that departed, as results schema 2 wrote it ("failed") and as 3 does ("differs").
+    for case, outcome, version in (("states", "failed", 2), ("topic", "differs", 3)):
+        writer.append({"schema_version": version, "run_id": "20260101T000000Z-cccccc", "target": "tansu",
+                       "suite": "s", "case": case, "outcome": outcome, "requirement": "IMPLEMENTATION",
+                       "api_version": 1, "expected": "Ongoing", "actual": "ONGOING"})
     assert main(["findings", str(results)]) == 0
     latest = capsys.readouterr().out
-    assert "| kafka | 4.4.0 | 2 | 0 | 0 | 0 | 0 | 0 |" in latest  # the older kafka run is not counted
-    assert "| tansu |  | 0 | 0 | 1 | 0 | 0 | 0 |" in latest
+    assert ("| Target | Version | passed | failed | differs from Kafka | blocked | error | unsupported | skipped |"
+            in latest)
+    assert "| kafka | 4.4.0 | 2 | 0 | 0 | 0 | 0 | 0 | 0 |" in latest  # the older kafka run is not counted
+    assert "| tansu |  | 0 | 0 | 2 | 1 | 0 | 0 | 0 |" in latest
+    assert "## Per suite (passed / failed / differs from Kafka / blocked / error / unsupported)" in latest
+    assert "| s | 2 / 0 / 0 / 0 / 0 / 0 | 0 / 0 / 2 / 1 / 0 / 0 |" in latest
     assert "step 1 send InitProducerId (InitProducerId): COORDINATOR_NOT_AVAILABLE" in latest
+    departures = latest[latest.index("## Departures"):latest.index("## Blocked")]
+    assert "tansu" not in departures and "0 failed items" in departures
+    differs = latest[latest.index("## Differs from Kafka (IMPLEMENTATION, not conformance)"):]
+    assert "| tansu | s::states | 1 | Ongoing | ONGOING |" in differs and "| tansu | s::topic | 1 |" in differs
+    assert "2 differs from Kafka items in 2 target × case pairs." in differs
     assert main(["findings", "--all-runs", str(results)]) == 0
-    assert "| kafka | 4.4.0 | 2 | 2 | 0 | 0 | 0 | 0 |" in capsys.readouterr().out
+    assert "| kafka | 4.4.0 | 2 | 2 | 0 | 0 | 0 | 0 | 0 |" in capsys.readouterr().out
 
 
 def test_conformance_run_without_suites_names_its_own_way_to_give_them(tmp_path, monkeypatch):

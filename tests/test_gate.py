@@ -31,7 +31,7 @@ def test_regressions_improvements_and_missing_items(tmp_path, capsys):
         record("commit", 4, "error"),                       # regression: an error is no pass either
         record("abort", 3, "passed"),                       # improvement
         record("fenced", 3, "unsupported"),                 # a lost pass, not a departure
-        record("detail", 3, "failed", requirement="IMPLEMENTATION"),  # informational only
+        record("detail", 3, "differs", requirement="IMPLEMENTATION"),  # information, never a regression
         record("brand-new", 0, "failed"),                   # a new case that fails
         record("brand-new-ok", 0, "passed"),
     ])
@@ -43,9 +43,20 @@ def test_regressions_improvements_and_missing_items(tmp_path, capsys):
     assert "reproduce: python -m pytest --target kafka 'suites/kip98/transactions.yaml::commit[kafka-v3]'" in out
     assert "IMPROVEMENT: kafka kip98.transactions::abort@v3: failed -> passed" in out
     assert "NO LONGER RUN: kafka kip98.transactions::fenced@v3: passed -> unsupported" in out
-    assert "CHANGED: kafka kip98.transactions::detail@v3: passed -> failed (IMPLEMENTATION detail" in out
+    assert "CHANGED: kafka kip98.transactions::detail@v3: passed -> differs (differs from Kafka" in out
     assert "MISSING from the results: kafka kip98.transactions::old-only@v3: passed -> absent" in out
     assert "3 regression" in out and "1 missing" in out
+
+
+def test_an_implementation_item_that_differs_from_kafka_is_never_a_regression(tmp_path, capsys):
+    report = gate.compare([], [record("detail", 3, "differs", requirement="IMPLEMENTATION")])
+    assert [change.kind for change in report.changes] == ["new"] and report.passed(strict=True)
+    # A baseline of results schema 2 said "failed" for the same item: it reads as "differs", so nothing changed.
+    old = record("detail", 3, "failed", requirement="IMPLEMENTATION", schema_version=2)
+    base = write_jsonl(tmp_path / "base.jsonl", [old])
+    new = write_jsonl(tmp_path / "new.jsonl", [record("detail", 3, "differs", requirement="IMPLEMENTATION")])
+    assert main(["gate", "--baseline", str(base), "--results", str(new)]) == 0
+    assert "gate PASS: 1 items compared; 0 regression" in capsys.readouterr().out
 
 
 def test_blocked_after_a_pass_is_a_regression():

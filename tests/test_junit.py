@@ -22,6 +22,7 @@ def test_outcomes_map_to_what_ci_tells_apart():
         record("pass", 3, "passed"), record("depart", 3, "failed"), record("down", 3, "error"),
         record("blocked", 3, "blocked"), record("old", 0, "unsupported"), record("no-fault", 3, "skipped"),
         record("should", 3, "failed", requirement="SHOULD"),
+        record("internals", 3, "differs", requirement="IMPLEMENTATION"),
     ])
     cases = cases_by_name(tree)
     assert list(cases["pass[v3]"]) == [cases["pass[v3]"].find("properties")]
@@ -34,8 +35,11 @@ def test_outcomes_map_to_what_ci_tells_apart():
     assert cases["old[v0]"].find("skipped").get("type") == "unsupported"
     assert cases["no-fault[v3]"].find("skipped").get("type") == "skipped"
     assert cases["should[v3]"].find("skipped").get("type") == "not-enforced"  # SHOULD, not --strict
+    differs = cases["internals[v3]"]  # an IMPLEMENTATION case the target does otherwise than Kafka: never a failure
+    assert differs.find("failure") is None and differs.find("skipped").get("type") == "differs-from-kafka"
+    assert differs.find("skipped").get("message").startswith("differs from Kafka (IMPLEMENTATION): 2 send EndTxn")
     root = tree.getroot()
-    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("7", "1", "2", "3")
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("8", "1", "2", "4")
 
 
 def test_properties_carry_kip_api_version_and_requirement():

@@ -16,7 +16,7 @@ from conformance import plugin as conformance_plugin
 from conformance.hookspecs import hookimpl
 from conformance.plugins import plugin_manager
 from conformance.report.results import read_results
-from conformance.suite.model import CaseResult, Outcome, StepFailure
+from conformance.suite.model import RESULTS_SCHEMA_VERSION, CaseResult, Outcome, StepFailure
 from conformance.plugins import codec_with_plugins
 from conformance.suite.runner import Runner
 from conformance.targets.base import Target, TargetUnavailable
@@ -131,7 +131,7 @@ class FakeRunner(Runner):
             transcript=[{"request": "EndTxn", "version": version}],
             transcript_text=f"-> EndTxn v{version} committed=true\n<- EndTxn error_code=INVALID_TXN_STATE",
         )
-        if outcome is Outcome.FAILED:
+        if outcome in (Outcome.FAILED, Outcome.DIFFERS):
             result.failure = StepFailure(step=1, step_label="1 send EndTxn", expected="NONE",
                                          actual="INVALID_TXN_STATE", message="error_code: expected NONE")
             result.message = "1 send EndTxn: error_code: expected NONE, got INVALID_TXN_STATE"
@@ -316,6 +316,44 @@ def test_should_deviation_is_xfail_unless_strict(suites, outcomes):
     pytest_strict_mode.assert_outcomes(xfailed=1)
 
 
+IMPLEMENTATION_SUITE = """\
+suite: kip98.internals
+title: What Apache Kafka does where the KIPs leave it open
+spec: KIP-98
+cases:
+  - id: internal-topic
+    title: A write to the transaction log's topic is refused
+    requirement: IMPLEMENTATION
+    cites: "Kafka stores transaction state in __transaction_state"
+    under_test: {api: EndTxn, versions: "0"}
+    steps:
+      - send: EndTxn
+        fields: {transactional_id: "t", producer_id: 1, producer_epoch: 0, committed: true}
+        expect: {error_code: NONE}
+"""
+
+
+def test_an_implementation_case_that_differs_from_kafka_is_an_xfail_even_under_strict_and_counted_apart(
+        suites, outcomes):
+    outcomes["internal-topic"] = Outcome.DIFFERS
+    (suites.path / "suites" / "kip98" / "internals.yaml").write_text(IMPLEMENTATION_SUITE)
+    allure_directory = suites.path / "allure-results"
+    result = run(suites, "--target", "fake", "--conformance-strict", "-rx", "--alluredir", str(allure_directory))
+    result.assert_outcomes(passed=5, xfailed=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["conformance target fake: ran: 5 passed, 1 differs from Kafka",
+                                 "XFAIL *internal-topic* - differs from Kafka (IMPLEMENTATION, not a conformance "
+                                 "requirement): 1 send EndTxn*"])
+    [record] = [row for row in read_results(suites.path / "reports" / "results.jsonl") if row["case"] == "internal-topic"]
+    assert (record["outcome"], record["verdict"], record["schema_version"]) == ("differs", "xfailed", 3)
+    [allure_result] = [json.loads(path.read_text()) for path in allure_directory.glob("*-result.json")
+                       if "transaction log" in path.read_text()]
+    assert allure_result["status"] == "skipped"  # never failed
+    assert "differs from Kafka" in allure_result["statusDetails"]["message"]
+    categories = json.loads((allure_directory / "categories.json").read_text())
+    assert "Differs from Kafka (IMPLEMENTATION)" in [category["name"] for category in categories]
+
+
 def test_strict_can_be_set_in_the_ini_file(suites, outcomes):
     outcomes[EPOCH] = Outcome.FAILED
     suites.makeini("[pytest]\nconformance_strict = true\n")
@@ -342,7 +380,7 @@ def test_an_unavailable_target_of_a_matrix_errors_its_items_and_says_so_while_th
     result.assert_outcomes(passed=5, errors=5)
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # a target that could not run is never green
     result.stdout.fnmatch_lines(["*target 'fake-unavailable' cannot run here: no fake engine on this machine*",
-                                 "conformance target fake: ran",
+                                 "conformance target fake: ran: 5 passed",
                                  "conformance target fake-unavailable: DOWN: *no fake engine on this machine"])
     assert FakeTarget.events.count("start fake-unavailable") == 1
     outcomes = [record["outcome"] for record in read_results(suites.path / "reports/results.jsonl")
@@ -514,8 +552,8 @@ def test_conformance_run_runs_the_suites_and_prints_a_summary_per_target(suites,
     assert exit_code == pytest.ExitCode.TESTS_FAILED
     output = capsys.readouterr().out
     assert "run cli-run (reports/results.jsonl)" in output
-    assert "fake\t2\t3\t0\t0\t0\t0\t5" in output
-    assert "fake-unavailable\t0\t0\t0\t5\t0\t0\t5" in output
+    assert "fake\t2\t3\t0\t0\t0\t0\t0\t5" in output  # passed, failed, differs from Kafka, blocked, error, ...
+    assert "fake-unavailable\t0\t0\t0\t0\t5\t0\t0\t5" in output
 
 
 def test_an_unwritable_results_path_is_one_usage_error_before_any_item(suites):
@@ -549,7 +587,7 @@ def test_every_collected_item_has_a_result_line_and_only_failures_keep_their_tra
     result = run(suites, "--target", "fake")
     result.assert_outcomes(passed=2, failed=3, skipped=1)
     records = read_results(suites.path / "reports" / "results.jsonl")
-    assert len(records) == 6 and {record["schema_version"] for record in records} == {2}
+    assert len(records) == 6 and {record["schema_version"] for record in records} == {RESULTS_SCHEMA_VERSION}
     assert all(record["harness_version"] for record in records)
     [draft] = [record for record in records if record["case"] == "drafted"]
     assert draft["outcome"] == "skipped" and "--conformance-drafts" in draft["message"]

@@ -34,6 +34,23 @@ def test_appending_after_a_truncated_line_keeps_the_new_record_whole(tmp_path):
     assert records == [{"run_id": "a", "number": 0}, {"run_id": "b", "number": 1}]
 
 
+def test_results_of_schema_2_read_an_implementation_departure_as_differs(tmp_path):
+    """Schema 2 wrote "failed" for an IMPLEMENTATION item whose step under test departed; schema 3
+    writes "differs". A crash stays "failed" in both, and schema 3 records are read as written."""
+    writer = ResultsWriter(tmp_path / "results.jsonl")
+    rows = [(2, "IMPLEMENTATION", "failed", "2 send Produce: expected INVALID_TOPIC_EXCEPTION, got NONE"),
+            (2, "IMPLEMENTATION", "failed", "the target stopped answering after this case: connection refused"),
+            (2, "MUST", "failed", "1 send EndTxn: expected NONE"),
+            (None, "IMPLEMENTATION", "failed", "a record from before schema versions"),
+            (3, "IMPLEMENTATION", "failed", "the target stopped answering after this case (refused); restarted"),
+            (3, "IMPLEMENTATION", "differs", "2 send Produce: expected INVALID_TOPIC_EXCEPTION, got NONE")]
+    for version, requirement, outcome, message in rows:
+        writer.append({"schema_version": version, "run_id": "a", "requirement": requirement, "outcome": outcome,
+                       "message": message})
+    assert [record["outcome"] for record in read_results(writer.path)] == [
+        "differs", "failed", "failed", "differs", "failed", "differs"]
+
+
 def test_a_missing_file_has_no_results(tmp_path):
     assert read_results(tmp_path / "absent.jsonl") == []
 

@@ -49,7 +49,7 @@ def rerun_failures_alone(runner, items, results):
     not a verdict on the case: it is reported as a warning (and in the findings) rather than failing
     the harness's self-test. One that repeats stays."""
     for index, result in enumerate(results):
-        if result.outcome in (Outcome.FAILED, Outcome.BLOCKED, Outcome.ERROR) and not result.draft:
+        if result.outcome in (Outcome.FAILED, Outcome.DIFFERS, Outcome.BLOCKED, Outcome.ERROR) and not result.draft:
             again = runner.run(*items[index])
             if again.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED):
                 warnings.warn(f"{runner.target.spec}: {result.suite_id}::{result.case_id} v{result.version} failed only "
@@ -91,7 +91,7 @@ def test_known_deviations_of_other_implementations_are_pinned(spec, kind):
     paths = [ROOT / "suites" / name for name in json.loads((PINS / f"{kind}.json").read_text())["suites"]]
     results = run_suites(spec, paths)
     observed = {f"{r.suite_id}::{r.case_id}@v{r.version}": r.outcome.value for r in results
-                if r.outcome in (Outcome.FAILED, Outcome.BLOCKED, Outcome.ERROR)}
+                if r.outcome in (Outcome.FAILED, Outcome.DIFFERS, Outcome.BLOCKED, Outcome.ERROR)}
     expected = pinned(kind)
     new = {item: outcome for item, outcome in observed.items() if expected.get(item) != outcome}
     fixed = sorted(set(expected) - set(observed))

@@ -78,6 +78,25 @@ def test_the_step_under_test_that_departs_fails_the_item(tmp_path):
     assert (result.failure.role, result.failure.api) == ("under_test", "EndTxn")
 
 
+def implementation(case_yaml: str) -> str:
+    """The same case at the IMPLEMENTATION level: what Apache Kafka does where the KIPs leave it open."""
+    return case_yaml.replace("  cites: KIP-98\n", "  cites: KIP-98\n  requirement: IMPLEMENTATION\n", 1)
+
+
+def test_an_implementation_case_whose_step_under_test_departs_differs_from_kafka_and_never_fails(tmp_path):
+    broker = FakeKafka(answering({"EndTxn": 48}))  # INVALID_TXN_STATE
+    result = run_case(tmp_path, broker, implementation(INIT_THEN_END), 3)
+    assert result.outcome is Outcome.DIFFERS
+    assert (result.failure.role, result.failure.api) == ("under_test", "EndTxn")
+    assert result.to_json()["outcome"] == "differs" and result.to_json()["schema_version"] == 3
+
+
+def test_an_implementation_case_whose_set_up_departs_stays_blocked(tmp_path):
+    broker = FakeKafka(answering({"InitProducerId": 15}))  # COORDINATOR_NOT_AVAILABLE
+    result = run_case(tmp_path, broker, implementation(INIT_THEN_END), 3)
+    assert result.outcome is Outcome.BLOCKED
+
+
 def test_the_step_under_test_that_holds_passes(tmp_path):
     result = run_case(tmp_path, FakeKafka(), INIT_THEN_END, 3)
     assert result.outcome is Outcome.PASSED, result.message
@@ -205,6 +224,17 @@ def test_the_case_after_which_the_target_stops_answering_fails_and_later_items_e
     assert all(result.message.startswith(f"not run: target {broker.address} stopped answering after verdicts::rough")
                for result in later)
     assert all(result.duration_s < 0.1 for result in later)  # no connection attempted
+
+
+def test_an_implementation_case_after_which_the_target_stops_answering_fails_like_any_crash(tmp_path):
+    rough, plain = load_cases(tmp_path, implementation(ROUGH), INIT_THEN_END)
+    broker = FakeKafka(lambda api, version, body: DIE if api == "DescribeProducers" else None)
+    runner = runner_for(broker)
+    assert runner.run(plain, 3).outcome is Outcome.PASSED
+    killed = runner.run(rough, None)
+    assert killed.requirement.value == "IMPLEMENTATION"
+    assert killed.outcome is Outcome.FAILED
+    assert killed.message.startswith("the target stopped answering after this case")
 
 
 @pytest.mark.parametrize("mode, says", [("hang", "no response within"), ("http", "an http server listens on this port"),

@@ -1,7 +1,7 @@
 """Write fixtures/known-deviations/KIND.json from a results file of a run against that target.
 
 Usage: python tools/pin_deviations.py RESULTS.jsonl KIND SUITE_PATH... (relative to suites/)
-The pin lists every failed, blocked or errored item with what was expected and what the target did, so
+The pin lists every failed, differing (IMPLEMENTATION), blocked or errored item with what was expected and what the target did, so
 tests/test_suites_on_brokers.py notices any change in the target's behaviour.
 """
 
@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
     wanted = [(root / name).resolve() for name in suites]
     deviations = []
     for row in rows:
-        if row["outcome"] not in ("failed", "blocked", "error"):
+        if row["outcome"] not in ("failed", "differs", "blocked", "error"):
             continue
         path = Path(row["path"]).resolve()
         if not any(path == folder or folder in path.parents for folder in wanted):

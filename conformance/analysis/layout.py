@@ -21,7 +21,9 @@ suite, case        the suite id and case id
 item               ``suite/case[vN]``: the same test on any target and in any run
 title, kip, api    as in the suite; api is null for cases with no API under test
 api_version        the version under test, null when none
-outcome            passed, failed, blocked, error, unsupported, skipped
+outcome            passed, failed, differs, blocked, error, unsupported, skipped (``differs``: an
+                   IMPLEMENTATION item where the target does not do what Apache Kafka does; files
+                   of results schema 2 said ``failed``, and are read as ``differs``)
 requirement        MUST, SHOULD, MAY, IMPLEMENTATION
 draft, strict      the case checks a draft KIP; the run made SHOULD/MAY departures fail
 tags               the case's tags
@@ -67,6 +69,8 @@ date               partition: the UTC date of ``sent_at`` (else of the item)
 from __future__ import annotations
 
 from pyspark.sql import types as T
+
+from ..suite.model import OUTCOME_ORDER
 
 PARTITIONS = ["target", "date"]
 ITEMS, EXCHANGES = "items", "exchanges"
@@ -151,7 +155,7 @@ EXCHANGES_SCHEMA = T.StructType([
 ])
 EXCHANGE_COLUMNS = [field.name for field in EXCHANGES_SCHEMA.fields]
 
-# Every outcome is counted apart; only "passed" is a pass.
-OUTCOMES = ["passed", "failed", "blocked", "error", "unsupported", "skipped"]
+# Every outcome is counted apart, in the order every report lists them; only "passed" is a pass.
+OUTCOMES = list(OUTCOME_ORDER)
 NO_VERDICT = {"unsupported", "skipped"}  # the item did not test the target: out of every rate's denominator
 CONFORMANCE_LEVELS = ["MUST", "SHOULD", "MAY"]  # IMPLEMENTATION items never count towards a level

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "blocked": "#ef6c00", "error": "#6a1b9a",
+COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "differs": "#1565c0", "blocked": "#ef6c00", "error": "#6a1b9a",
            "unsupported": "#9e9e9e", "skipped": "#cfd8dc"}
 TABLE_ROWS = 200  # rows of each table shown on the page; the Parquet beside it has them all
 
@@ -67,6 +67,7 @@ def outcomes_over_time(runs, path: Path, *, last: int = 60) -> Path | None:
     ``last`` runs: more bars than that are not readable)."""
     from pyspark.sql import Window
 
+    from ..suite.model import OUTCOME_LABELS
     from .layout import OUTCOMES
 
     newest = Window.partitionBy("target").orderBy(F.desc("run_started"), F.desc("run_id"))
@@ -83,7 +84,7 @@ def outcomes_over_time(runs, path: Path, *, last: int = 60) -> Path | None:
         bottom = [0] * len(mine)
         for outcome in OUTCOMES:
             values = [row[outcome] for row in mine]
-            axis.bar(range(len(mine)), values, bottom=bottom, color=COLOURS[outcome], label=outcome)
+            axis.bar(range(len(mine)), values, bottom=bottom, color=COLOURS[outcome], label=OUTCOME_LABELS[outcome])
             bottom = [b + v for b, v in zip(bottom, values)]
         axis.set_xticks(range(len(mine)), labels, rotation=30, fontsize=7)
         axis.set_title(target, fontsize=10)

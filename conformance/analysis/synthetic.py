@@ -18,7 +18,15 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from ..report.results import read_results
-from .layout import OUTCOMES
+
+# The outcomes a synthetic change or flake gives: a verdict or none, as a real run would. An
+# IMPLEMENTATION item departs as "differs", any other as "failed".
+VARIED = ["passed", "failed", "blocked", "error"]
+VARIED_IMPLEMENTATION = ["passed", "differs", "blocked", "error"]
+
+
+def varied(record: dict) -> list[str]:
+    return VARIED_IMPLEMENTATION if record.get("requirement") == "IMPLEMENTATION" else VARIED
 
 ENHANCED_PACKET, SECTION_HEADER = 6, 0x0A0D0D0A
 FLAKY_SHARE = 0.01  # items giving a one-run different outcome in a run
@@ -66,7 +74,7 @@ def write_results(seeds: dict[str, list[dict]], folder: Path, rows: int, *, seed
                 state[each]["version"] += 1
                 for record in seeds[each]:
                     if chooser.random() < CHANGE_SHARE:
-                        state[each]["changed"][record["nodeid"]] = chooser.choice(OUTCOMES[:4])
+                        state[each]["changed"][record["nodeid"]] = chooser.choice(varied(record))
         began = start + timedelta(hours=runs)
         run_id = began.strftime("%Y%m%dT%H%M%SZ") + f"-{runs:06x}"
         for position, record in enumerate(records):
@@ -74,7 +82,7 @@ def write_results(seeds: dict[str, list[dict]], folder: Path, rows: int, *, seed
                 break
             outcome = mine["changed"].get(record["nodeid"], record["outcome"])
             if chooser.random() < FLAKY_SHARE:
-                outcome = chooser.choice([other for other in OUTCOMES[:4] if other != outcome])
+                outcome = chooser.choice([other for other in varied(record) if other != outcome])
             line = dict(record, run_id=run_id, outcome=outcome,
                         target_version=f"{record.get('target_version') or '0'}+syn{mine['version']}",
                         duration_s=round((record.get("duration_s") or 0.1) * chooser.uniform(0.7, 1.6), 4),

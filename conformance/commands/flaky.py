@@ -24,7 +24,7 @@ from pathlib import Path
 from ..analysis import flakiness
 from ..report.itemref import label, reproduce
 from ..report.results import new_run_id, read_results
-from ..suite.model import Outcome
+from ..suite.model import OUTCOME_ORDER
 from .run_options import add_run_arguments, pytest_options
 
 DEFAULT_RESULTS = "reports/flaky/results.jsonl"
@@ -32,7 +32,7 @@ DEFAULT_RESULTS = "reports/flaky/results.jsonl"
 QUIET_PYTEST = ["-q", "--tb=no", "-rN"]
 RUN_EXIT_CODES_OK = (0, 1)  # pytest: every item ran (1: some did not pass); others mean the run itself failed
 MESSAGE_CHARS = 300
-OUTCOMES = [outcome.value for outcome in Outcome]  # the order run lines list outcomes in
+OUTCOMES = list(OUTCOME_ORDER)  # the order run lines list outcomes in
 
 DESCRIPTION = """\
 Run the same selection N times in a row, each run with its own run id, into one results file, and

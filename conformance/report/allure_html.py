@@ -17,9 +17,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .allure import DIFFERS_CATEGORY
+
 # First match wins (Allure matches messageRegex against the whole message, so every pattern is anchored
 # with .*). The harness's statuses: a departure is "failed", a harness or infrastructure error
-# "broken", unsupported versions and missing capabilities "skipped".
+# "broken", unsupported versions, missing capabilities and IMPLEMENTATION cases that differ from
+# Kafka "skipped".
 CATEGORIES = [
     {"name": "Timeout", "matchedStatuses": ["failed", "broken"],
      "messageRegex": r"(?is).*(timed out|timeout|no response within).*",
@@ -31,6 +34,7 @@ CATEGORIES = [
      "description": "The API under test departs from what the KIP requires (MUST, or SHOULD/MAY with --strict)."},
     {"name": "Harness or infrastructure error", "matchedStatuses": ["broken"],
      "description": "Not a verdict on the target: the harness, the network or the broker process failed."},
+    DIFFERS_CATEGORY,
     {"name": "Unsupported by the target", "matchedStatuses": ["skipped"],
      "messageRegex": r"(?is).*unsupported: .*",
      "description": "The target does not advertise the API version under test: never a failure."},

@@ -11,7 +11,7 @@ from ..protocol.errors import UnknownErrorName, error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import SpecRegistry, VersionRange
 from ..suite.matchers import for_version
-from ..suite.model import Case, Suite
+from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER, Case, Suite
 
 
 def _cell(text) -> str:
@@ -282,31 +282,33 @@ def findings_markdown(results: list[dict]) -> str:
         matrix[(row["suite"], row["target"])][row["outcome"]] += 1
         versions[row["target"]] = row.get("target_version") or ""
     targets = sorted(by_target)
-    outcomes = ["passed", "failed", "blocked", "error", "unsupported", "skipped"]
+    outcomes = list(OUTCOME_ORDER)
+    per_suite = [outcome for outcome in OUTCOME_ORDER if outcome != "skipped"]
     runs = sorted({row.get("run_id", "") for row in results})
     lines = ["# Findings", "", "Generated from harness results by `conformance findings` "
              f"(runs: {', '.join(runs)}).", "",
-             "## Outcomes per target", "", "| Target | Version | " + " | ".join(outcomes) + " |",
+             "## Outcomes per target", "",
+             "| Target | Version | " + " | ".join(OUTCOME_LABELS[o] for o in outcomes) + " |",
              "|---|---|" + "---|" * len(outcomes)]
     for target in targets:
         lines.append(f"| {target} | {versions[target]} | " + " | ".join(str(by_target[target][o]) for o in outcomes) + " |")
-    lines += ["", "## Per suite (passed / failed / blocked / error / unsupported)", "",
+    lines += ["", f"## Per suite ({' / '.join(OUTCOME_LABELS[o] for o in per_suite)})", "",
               "| Suite | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
     for suite in sorted({suite for suite, _ in matrix}):
         cells = []
         for target in targets:
             count = matrix.get((suite, target), Counter())
-            cells.append(f"{count['passed']} / {count['failed']} / {count['blocked']} / {count['error']} / "
-                         f"{count['unsupported']}")
+            cells.append(" / ".join(str(count[o]) for o in per_suite))
         lines.append(f"| {suite} | " + " | ".join(cells) + " |")
-    conformance = [row for row in results if row.get("requirement") != "IMPLEMENTATION"]
-    lines += departures(conformance, "failed", "Departures",
+    # By outcome alone: an IMPLEMENTATION item that departed is "differs", listed apart; one that is
+    # "failed" took the target down, which is a failure whatever the level.
+    lines += departures(results, "failed", "Departures",
                         "One row per target and case; the versions where it departed, and what it did at the first of them.")
-    lines += departures(conformance, "blocked", "Blocked items (no verdict on the API under test)",
+    lines += departures(results, "blocked", "Blocked items (no verdict on the API under test)",
                         "A set-up or check step on another API departed; the step is named in Observed.")
-    lines += departures([row for row in results if row.get("requirement") == "IMPLEMENTATION"], "failed",
-                        "Where Apache Kafka's implementation details differ (not conformance)",
-                        "Cases of the IMPLEMENTATION level: what Kafka does where the KIPs leave it open.")
+    lines += departures(results, "differs", "Differs from Kafka (IMPLEMENTATION, not conformance)",
+                        "Cases of the IMPLEMENTATION level: what Apache Kafka does where the KIPs leave it open, "
+                        "and the target does otherwise. Information about the target, never a departure from a KIP.")
     return "\n".join(lines) + "\n"
 
 
@@ -328,5 +330,6 @@ def departures(results: list[dict], outcome: str, title: str, intro: str) -> lis
             observed = f"step {first.get('step_label')} ({first.get('step_api')}): {_cell(observed)}"
         lines.append(f"| {target} | {case} | {versions} | {_cell(first.get('expected'))[:200]} | "
                      f"{_cell(observed)[:300]} | {_cell(first.get('cites', ''))[:160]} |")
-    lines += ["", f"{sum(len(rows) for rows in grouped.values())} {outcome} items in {len(grouped)} target × case pairs."]
+    lines += ["", f"{sum(len(rows) for rows in grouped.values())} {OUTCOME_LABELS.get(outcome, outcome)} items in "
+                  f"{len(grouped)} target × case pairs."]
     return lines

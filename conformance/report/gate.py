@@ -3,7 +3,8 @@
 An item is one target × case × API version. It regressed when it passed in the baseline and now
 fails, errors or is blocked; a case the baseline does not have regresses when it does not pass.
 Items present on one side only are listed, never silently dropped. IMPLEMENTATION items
-(Kafka internals, not conformance) are reported as changes but never fail the gate.
+(Kafka internals, not conformance) are reported as changes but never fail the gate; one that
+``differs`` from Kafka is information about the target, never a regression.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..suite.model import RESULTS_SCHEMA_VERSION
 from . import known_failures
 from .itemref import key, label, latest, reproduce, rerun_argument
 from .results import new_run_id, read_results
 
-NOT_PASSING = ("failed", "error", "blocked")
+NOT_PASSING = ("failed", "error", "blocked")  # "differs" is not among them: it is never a regression
 
 
 @dataclass
@@ -77,6 +79,8 @@ def _classify(base: dict | None, record: dict) -> Change | None:
     was = base.get("outcome")
     if was == outcome:
         return None
+    if outcome == "differs":  # IMPLEMENTATION items only: Kafka's behaviour, not a KIP's
+        return Change("changed", record, base, "differs from Kafka (IMPLEMENTATION, informational)")
     if was == "passed" and outcome in NOT_PASSING:
         return Change("changed" if informational else "regression", record, base,
                       "IMPLEMENTATION detail (informational)" if informational else "")
@@ -205,6 +209,7 @@ def save_baseline(records: list[dict], path: str | Path) -> int:
     lines = []
     for row in rows:
         kept = {name: row.get(name) for name in BASELINE_FIELDS}
+        kept["schema_version"] = RESULTS_SCHEMA_VERSION  # read_results named the outcome as this version does
         kept["message"] = (row.get("message") or "").splitlines()[0][:200] if row.get("message") else ""
         lines.append(json.dumps(kept, separators=(",", ":")) + "\n")
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,8 @@ run properly), so the mapping keeps the harness's distinction:
 - blocked, binding: ``<error type="blocked">`` (a step on another API departed: no verdict)
 - error: ``<error type="error">`` (harness, infrastructure or target down)
 - failed or blocked, not binding (SHOULD/MAY without --strict, IMPLEMENTATION): ``<skipped type="not-enforced">``
+- differs (an IMPLEMENTATION case where the target does not do what Apache Kafka does):
+  ``<skipped type="differs-from-kafka">``, never a failure, with or without --strict
 - unsupported and skipped: ``<skipped>``
 """
 
@@ -49,6 +51,11 @@ def element_for(record: dict) -> tuple[ElementTree.Element, str]:
     elif outcome == "blocked" and binding or outcome == "error":
         kind = "error"
         ElementTree.SubElement(case, "error", {"type": outcome, "message": message}).text = _clean(_details(record))
+    elif outcome == "differs":
+        kind = "skipped"
+        ElementTree.SubElement(case, "skipped", {"type": "differs-from-kafka",
+                                                 "message": f"differs from Kafka (IMPLEMENTATION): {message}"}
+                               ).text = _clean(_details(record))
     elif outcome in ("failed", "blocked"):
         kind = "skipped"
         ElementTree.SubElement(case, "skipped", {"type": "not-enforced",

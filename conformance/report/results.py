@@ -15,6 +15,8 @@ import time
 import warnings
 from pathlib import Path
 
+from ..suite.model import outcome_of
+
 try:
     import fcntl
 except ImportError:  # Windows: O_APPEND alone still keeps short lines whole
@@ -63,7 +65,8 @@ def _write_all(descriptor: int, data: bytes) -> None:
 
 
 def read_results(path: str | Path, *, run_id: str | None = None) -> list[dict]:
-    """Every complete record in the file (only those of ``run_id`` when given).
+    """Every complete record in the file (only those of ``run_id`` when given), its outcome named as
+    the current schema names it (a version 2 IMPLEMENTATION item that departed reads ``differs``).
 
     A last line without its newline is a record a killed run was writing: dropped silently.
     Any other undecodable line is dropped with a warning: it is the same kind of half-written
@@ -88,5 +91,7 @@ def read_results(path: str | Path, *, run_id: str | None = None) -> list[dict]:
         if not isinstance(record, dict):
             continue
         if run_id is None or record.get("run_id") == run_id:
+            if "outcome" in record:
+                record["outcome"] = outcome_of(record)
             records.append(record)
     return records

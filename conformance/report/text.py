@@ -8,22 +8,31 @@ from __future__ import annotations
 
 import pprint
 
-from ..suite.model import CaseResult, Outcome
+from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER, CaseResult, Outcome
 
 LABEL_WIDTH = 10
 
 
 def headline(result: CaseResult) -> str:
     """One line: the exception message, pytest's short summary and Allure's status message."""
+    if result.outcome is Outcome.DIFFERS:
+        return f"differs from Kafka (IMPLEMENTATION, not a conformance requirement): {summary(result)}"
     if result.outcome is Outcome.FAILED:
-        if result.requirement.value == "IMPLEMENTATION":
-            return f"Kafka implementation detail not met (not a conformance requirement): {summary(result)}"
+        if result.requirement.value == "IMPLEMENTATION":  # only a crash fails an IMPLEMENTATION case
+            return f"IMPLEMENTATION case failed (not a conformance requirement): {summary(result)}"
         return f"{result.requirement.value} not met: {summary(result)}"
     if result.outcome is Outcome.BLOCKED:
         return f"blocked, no verdict on {result.api or 'the case'}: {summary(result)}"
     if result.outcome is Outcome.ERROR:
         return f"error, no verdict on the target: {summary(result)}"
     return f"{result.outcome.value}: {summary(result)}"
+
+
+def outcome_counts(counts: dict[str, int]) -> str:
+    """``4 passed, 1 differs from Kafka``: the outcomes present, in the canonical order, each apart."""
+    shown = [f"{counts[outcome]} {OUTCOME_LABELS[outcome]}" for outcome in OUTCOME_ORDER if counts.get(outcome)]
+    shown += [f"{count} {outcome}" for outcome, count in counts.items() if outcome not in OUTCOME_LABELS and count]
+    return ", ".join(shown) or "no items"
 
 
 def summary(result: CaseResult) -> str:

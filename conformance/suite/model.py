@@ -30,14 +30,42 @@ class Outcome(str, enum.Enum):
 
     PASSED = "passed"  # the step under test ran at the version under test and met its expectation
     FAILED = "failed"  # the step under test (or a check that verifies it) departs: a finding on the API under test
+    # An IMPLEMENTATION case where the target does not do what Apache Kafka does: information about
+    # the target, never a departure from a KIP.
+    DIFFERS = "differs"
     BLOCKED = "blocked"  # a setup, precondition or check step on another API departed: no verdict on the API under test
     ERROR = "error"  # the harness, the infrastructure or the target's liveness failed: no verdict
     UNSUPPORTED = "unsupported"  # the target does not advertise the API version under test
     SKIPPED = "skipped"  # the case needs something the target lacks (a fault capability, a feature)
 
 
+# The order every report lists outcomes in, and the words a person reads for them (the results
+# file, JSON and CSS classes keep the outcome word itself).
+OUTCOME_ORDER: tuple[str, ...] = tuple(outcome.value for outcome in Outcome)
+OUTCOME_LABELS: dict[str, str] = {outcome: outcome for outcome in OUTCOME_ORDER} | {"differs": "differs from Kafka"}
+
+# How the runner's message begins for the item after which the target stopped answering: a crash is
+# a crash, so that item is FAILED whatever its requirement level.
+STOPPED_ANSWERING = "the target stopped answering after this case"
+
 # Version 2 adds the BLOCKED outcome, the IMPLEMENTATION requirement level and step_role/step_api.
-RESULTS_SCHEMA_VERSION = 2
+# Version 3 adds the DIFFERS outcome: an IMPLEMENTATION item whose step under test departs is
+# ``differs``, no longer ``failed`` (see :func:`outcome_of`, which reads older records the same way).
+RESULTS_SCHEMA_VERSION = 3
+
+
+def outcome_of(record: dict) -> str | None:
+    """A results record's outcome as schema version 3 names it.
+
+    Before version 3 an IMPLEMENTATION item whose step under test departed was ``failed``: it is
+    read as ``differs``, unless the target stopped answering after it (a crash stays ``failed``)."""
+    outcome = record.get("outcome")
+    version = record.get("schema_version")
+    if (outcome == Outcome.FAILED.value and record.get("requirement") == Requirement.IMPLEMENTATION.value
+            and (not isinstance(version, int) or version < 3)
+            and not str(record.get("message") or "").startswith(STOPPED_ANSWERING)):
+        return Outcome.DIFFERS.value
+    return outcome
 
 
 @dataclass
@@ -76,7 +104,7 @@ class Case:
         """Whether the case treats the target roughly (malformed frames, expected disconnects or silence):
         the target is checked to still answer after each of its items, even a passing one."""
         text = json.dumps(self.steps, default=str)
-        return any(f'"{key}"' in text for key in ("malform", "disconnect", "no_response", "raw_hex", "fault"))
+        return any(f'"{key}"' in text for key in ("malform", "disconnect", "no_response", "refused", "raw_hex", "fault"))
 
     @functools.cached_property
     def topics_used(self) -> list[str]:

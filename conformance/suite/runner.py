@@ -14,7 +14,7 @@ from ..protocol.exceptions import ProtocolError
 from ..targets.base import CapabilityMissing, Target
 from . import broker_config, steps
 from .components import Components
-from .model import Case, CaseResult, Outcome, StepFailure
+from .model import STOPPED_ANSWERING, Case, CaseResult, Outcome, Requirement, StepFailure
 from .resources import Resources, TooFewBrokers
 
 
@@ -106,11 +106,12 @@ class Runner:
             return result
         where = f"{case.full_id}" + ("" if version is None else f" v{version}")
         if self._restarted():
-            note = f"the target stopped answering after this case ({problem}); the harness restarted it"
+            note = f"{STOPPED_ANSWERING} ({problem}); the harness restarted it"
         else:
             self.down = f"target {self.target.spec} stopped answering after {where}: {problem}"
-            note = f"the target stopped answering after this case: {problem}"
-        # A crash is never a pass: the case that took the target down fails, whatever its steps saw.
+            note = f"{STOPPED_ANSWERING}: {problem}"
+        # A crash is never a pass: the case that took the target down fails, whatever its steps saw
+        # and whatever its requirement level (an IMPLEMENTATION case that differed too).
         result.outcome = Outcome.FAILED
         result.message = note + (f"\n{result.message}" if result.message else "")
         return result
@@ -163,7 +164,10 @@ class Runner:
                                          expected=deviation.expected, actual=deviation.actual, message=str(deviation),
                                          role=role, api=deviation.api)
             if role == "under_test":
-                return self._finish(result, Outcome.FAILED, started, transcript, str(deviation))
+                # An IMPLEMENTATION case describes Apache Kafka, not a KIP: departing from it is information.
+                differs = case.requirement is Requirement.IMPLEMENTATION
+                return self._finish(result, Outcome.DIFFERS if differs else Outcome.FAILED, started, transcript,
+                                    str(deviation))
             what = "set-up" if role == "setup" else "check"
             return self._finish(result, Outcome.BLOCKED, started, transcript,
                                 f"a {what} step on {deviation.api or 'another step kind'} departed, so there is no "

@@ -2,8 +2,9 @@
 
 A regression is an item that passed and now fails, is blocked or errs; an improvement one that
 passes now and did not; any other change of outcome (failed to error, passed to unsupported when
-a target stops advertising a version) is a change. Items in one run only are reported too
-(``missing``, ``new``), never silently dropped.
+a target stops advertising a version) is a change, and so is passed to ``differs`` (an
+IMPLEMENTATION item: information about the target, never a regression). Items in one run only
+are reported too (``missing``, ``new``), never silently dropped.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pyspark.sql import functions as F
 
 from .runs import with_run_start
 
-DEPARTED = ["failed", "blocked", "error"]
+DEPARTED = ["failed", "blocked", "error"]  # never "differs": an IMPLEMENTATION item is information
 
 
 def classify(before: F.Column, after: F.Column) -> F.Column:

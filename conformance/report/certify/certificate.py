@@ -89,6 +89,8 @@ def build(target: str, records: list[dict], grades: list[Grade], *, fingerprint:
         "counts": page.outcome_counts(items),
         "departures": [_item(record) for record in items if record.get("outcome") == "failed"],
         "without_verdict": [_item(record) for record in items if record.get("outcome") in ("blocked", "error")],
+        # IMPLEMENTATION items where the target does not do what Apache Kafka does: never graded.
+        "differs_from_kafka": [_item(record) for record in items if record.get("outcome") == "differs"],
     }
 
 

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from html import escape
 
+from ...suite.model import OUTCOME_LABELS, OUTCOME_ORDER
 from ..itemref import label, reproduce
 from . import svg
 from .levels import Grade
@@ -23,6 +24,7 @@ pre{background:#f6f8fa;padding:6px;white-space:pre-wrap;word-break:break-all;mar
 .status-missed{color:#cf222e} .status-incomplete{color:#9a6700} .status-reached{color:#1a7f37}
 .departure{border-left:4px solid #d73a49;padding-left:10px;margin:14px 0}
 .incomplete{border-left:4px solid #e36209;padding-left:10px;margin:14px 0}
+div.differs{border-left:4px solid #0969da;padding-left:10px;margin:14px 0}
 .matrix-box{overflow-x:auto;border:1px solid #d0d7de;padding:8px}
 .apis{columns:4 220px;font-size:12px} .api{break-inside:avoid;padding:1px 0}
 """
@@ -41,7 +43,7 @@ def render(certificate: dict, grades: list[Grade], records: list[dict]) -> str:
         "<h2 id='matrix'>Outcome matrix</h2><p class='meta'>One row per KIP, suite and API under test; one column "
         "per API version. A cell stacks the outcomes of the cases it holds, worst on top (hover for counts).</p>",
         f"<div class='matrix-box'>{svg.matrix(records)}</div>",
-        _departures(records), _incomplete(records),
+        _departures(records), _incomplete(records), _differs(records),
         _fingerprint(certificate["fingerprint"], certificate["identity"]),
         _provenance(certificate),
         "</body></html>",
@@ -80,14 +82,16 @@ def _levels(grades: list[Grade]) -> str:
 
 
 def _counts(counts: dict) -> str:
-    outcomes = list(svg.OUTCOME_ORDER)[::-1]
+    outcomes = list(OUTCOME_ORDER)
     rows = "".join(f"<tr><th>{escape(requirement)}</th>" + "".join(f"<td>{row.get(outcome, 0)}</td>"
                                                                   for outcome in outcomes) + "</tr>"
                    for requirement, row in counts["by_requirement"].items())
     total = "".join(f"<td><b>{counts['by_outcome'].get(outcome, 0)}</b></td>" for outcome in outcomes)
     return ("<h2 id='counts'>Counts</h2><table><tr><th>requirement</th>"
-            + "".join(f"<th>{outcome}</th>" for outcome in outcomes) + f"</tr>{rows}<tr><th>all</th>{total}</tr>"
-            "</table><p class='meta'>IMPLEMENTATION items describe Kafka internals: shown, never graded. "
+            + "".join(f"<th class='{outcome}'>{escape(OUTCOME_LABELS[outcome])}</th>" for outcome in outcomes)
+            + f"</tr>{rows}<tr><th>all</th>{total}</tr>"
+            "</table><p class='meta'>IMPLEMENTATION items describe Kafka internals: shown, never graded; one "
+            "that <i>differs from Kafka</i> is information about the target, not a departure from a KIP. "
             "Blocked items had a setup or check step on another API depart; errors are harness or "
             "infrastructure failures: neither is a verdict on the API under test.</p>")
 
@@ -136,6 +140,21 @@ def _incomplete(records: list[dict]) -> str:
             "of the API under test: a setup or check step on another API departed (blocked), or the harness or "
             "infrastructure failed (error). Levels holding them are <b>incomplete</b>, not reached.</p>"
             "<table><tr><th>outcome</th><th>item</th><th>departing API</th><th>message</th><th>reproduce</th></tr>"
+            f"{body}</table></div>")
+
+
+def _differs(records: list[dict]) -> str:
+    rows = [record for record in records if record.get("outcome") == "differs"]
+    if not rows:
+        return ""
+    body = "".join(
+        f"<tr class='differs-item'><td>{escape(label(row))}</td><td>{escape(str(row.get('step_label') or ''))}</td>"
+        f"<td><pre>{escape(_value(row.get('expected')))}</pre></td><td><pre>{escape(_value(row.get('actual')))}</pre>"
+        f"</td><td><pre class='reproduce'>{escape(reproduce(row))}</pre></td></tr>" for row in rows)
+    return ("<h2 id='differs'>Differs from Kafka (IMPLEMENTATION)</h2><div class='differs'><p>What Apache Kafka "
+            "does where the KIPs leave it open, and this target does otherwise: information about the target, "
+            "never a departure from a KIP, and never counted towards a level.</p>"
+            "<table><tr><th>item</th><th>step</th><th>Kafka does</th><th>observed</th><th>reproduce</th></tr>"
             f"{body}</table></div>")
 
 

@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from html import escape
 
-# Worst first: the order a cell stacks the outcomes of its items (cases of one suite and API) in.
-OUTCOME_ORDER = ("failed", "blocked", "error", "skipped", "unsupported", "passed")
-COLOURS = {"failed": "#d73a49", "blocked": "#e36209", "error": "#6f42c1", "skipped": "#b0b7bf",
-           "unsupported": "#e1e4e8", "passed": "#28a745"}
+from ...suite.model import OUTCOME_LABELS
+from ...suite.model import OUTCOME_ORDER as MODEL_ORDER
+
+# Worst first: the order a cell stacks the outcomes of its items (cases of one suite and API) in. An
+# IMPLEMENTATION item that differs from Kafka is information, shown in blue, below every missing verdict.
+OUTCOME_ORDER = ("failed", "blocked", "error", "differs", "skipped", "unsupported", "passed")
+COLOURS = {"failed": "#d73a49", "blocked": "#e36209", "error": "#6f42c1", "differs": "#0969da",
+           "skipped": "#b0b7bf", "unsupported": "#e1e4e8", "passed": "#28a745"}
+assert set(OUTCOME_ORDER) == set(MODEL_ORDER) == set(COLOURS), "every outcome has its place and colour"
 BADGE_COLOURS = {"reached": "#2da44e", "missed": "#cf222e", "incomplete": "#bf8700", "not run": "#6e7781"}
 FONT = "font-family='DejaVu Sans,Verdana,Arial,sans-serif'"  # local fonts only; none is fetched
 
@@ -30,7 +35,8 @@ def matrix(records: list[dict]) -> str:
     ordered = sorted(rows)
     versions = sorted({version for _, version in cells}) or [0]
     cell, gap, left, top = 18, 2, 360, 34
-    width = left + len(versions) * (cell + gap) + 10
+    legend_width = sum(26 + 7 * len(OUTCOME_LABELS[outcome]) for outcome in OUTCOME_ORDER)
+    width = max(left + len(versions) * (cell + gap) + 10, legend_width + 4)
     height = top + len(ordered) * (cell + gap) + 40
     parts = [f"<svg xmlns='http://www.w3.org/2000/svg' class='matrix' width='{width}' height='{height}' "
              f"viewBox='0 0 {width} {height}' role='img' aria-label='outcome matrix' {FONT} font-size='11'>",
@@ -62,9 +68,10 @@ def matrix(records: list[dict]) -> str:
     legend_y = top + len(ordered) * (cell + gap) + 16
     x = 4
     for outcome in reversed(OUTCOME_ORDER):
-        parts.append(f"<rect x='{x}' y='{legend_y}' width='12' height='12' fill='{COLOURS[outcome]}'/>"
-                     f"<text x='{x + 16}' y='{legend_y + 10}'>{outcome}</text>")
-        x += 26 + 7 * len(outcome)
+        parts.append(f"<rect class='legend {outcome}' x='{x}' y='{legend_y}' width='12' height='12' "
+                     f"fill='{COLOURS[outcome]}'/>"
+                     f"<text x='{x + 16}' y='{legend_y + 10}'>{OUTCOME_LABELS[outcome]}</text>")
+        x += 26 + 7 * len(OUTCOME_LABELS[outcome])
     parts.append("</svg>")
     return "".join(parts)
 
