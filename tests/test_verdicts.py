@@ -175,7 +175,7 @@ def test_a_missing_element_names_the_responses_own_error_first(tmp_path):
       steps:
         - send: ListTransactions
           fields: {state_filters: [], producer_id_filters: []}
-          expect: {fields: {"transaction_states[0].transaction_state": Ongoing}}
+          expect: {fields: {"transaction_states[0].producer_id": 7}}
     """
     broker = FakeKafka(answering({"ListTransactions": 15}))
     result = run_case(tmp_path, broker, textwrap.dedent(case), 0)
