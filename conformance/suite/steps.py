@@ -409,18 +409,22 @@ def summarise(response) -> object:
 
 
 def save(context: Context, response: dict, wanted: dict | None) -> None:
-    """``{variable: path}``; a path ending in ``?`` is optional (kept unchanged when absent)."""
-    for variable, path in (wanted or {}).items():
-        optional = path.endswith("?")
-        path = path.rstrip("?")
-        try:
-            value = response if path in (".", "") else matchers.lookup(response, path)
-        except matchers.PathError:
-            if optional:
-                continue
-            raise
-        with context.lock:
-            context.variables[variable] = value
+    """``{variable: path}``; a path ending in ``?`` is optional (kept unchanged when absent). A list of
+    paths takes the first the response has (a field that moved between versions)."""
+    for variable, paths in (wanted or {}).items():
+        choices = paths if isinstance(paths, list) else [paths]
+        for position, path in enumerate(choices):
+            optional = path.endswith("?")
+            path = path.rstrip("?")
+            try:
+                value = response if path in (".", "") else matchers.lookup(response, path)
+            except matchers.PathError:
+                if optional or position < len(choices) - 1:
+                    continue
+                raise
+            with context.lock:
+                context.variables[variable] = value
+            break
 
 
 def retrying(context: Context, step: dict, attempt):
