@@ -140,7 +140,8 @@ class CaseItem(pytest.Item):
         try:
             self.state.pool.acquire(self.target_spec)
         except (TargetUnavailable, TargetStartFailed) as problem:
-            what = "cannot run here" if isinstance(problem, TargetUnavailable) else "did not start"
+            what = (getattr(problem, "what", "cannot run here") if isinstance(problem, TargetUnavailable)
+                    else "did not start")
             text = str(problem) if isinstance(problem, TargetStartFailed) else f"target {self.target_spec!r} {what}: {problem}"
             self.state.target_down(self.target_spec, text, self.session)
             self.state.record(self, self.result_without_run(Outcome.ERROR, text))

@@ -6,13 +6,21 @@ FindCoordinator, CreateTopics, DeleteTopics, ListOffsets) and hands every reques
 answer (every field at its default: no error), or one of the behaviours below. ``mode`` makes the
 whole server misbehave: ``hang`` (accepts, never answers), ``http`` (answers like a web server),
 ``truncate`` (sends half of every frame, then closes).
+
+``tls`` (a server ``ssl.SSLContext``) makes it a TLS listener; ``sasl`` (a :class:`Sasl`) makes it
+require SASL as Kafka does: before authenticating only ApiVersions and the SASL requests are
+answered (anything else closes the connection), PLAIN and SCRAM are checked against the users, and
+with a session lifetime (KIP-368) a request after the session ended closes the connection.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
+import time
 import uuid
+from dataclasses import dataclass, field
 
 from conformance.protocol import frames
 from conformance.protocol.codec import default_codec
@@ -23,11 +31,29 @@ SILENT = "silent"  # handler answer: keep the connection, never answer this requ
 DIE = "die"  # handler answer: close the connection and stop listening, like a crashed broker
 
 
+@dataclass
+class Sasl:
+    """What a SASL listener of the fake enables: mechanisms, users and passwords, a session lifetime."""
+
+    users: dict[str, str]
+    mechanisms: tuple[str, ...] = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+    lifetime_ms: int = 0
+    # (connection number, mechanism, user, succeeded) for every authentication, re-authentications included
+    log: list[tuple[int, str, str, bool]] = field(default_factory=list)
+
+
+PRE_AUTHENTICATION = ("ApiVersions", "SaslHandshake", "SaslAuthenticate")
+
+
 class FakeKafka:
-    def __init__(self, handler=None, *, mode: str = "answer", apis: dict[str, tuple[int, int]] | None = None):
+    def __init__(self, handler=None, *, mode: str = "answer", apis: dict[str, tuple[int, int]] | None = None,
+                 tls: ssl.SSLContext | None = None, sasl: Sasl | None = None):
         self.handler = handler or (lambda api, version, body: None)
         self.mode = mode
         self.apis = apis
+        self.tls = tls
+        self.sasl = sasl
+        self.connections = 0
         self.requests: list[tuple[str, int]] = []
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
@@ -61,6 +87,16 @@ class FakeKafka:
 
     def _serve(self, client: socket.socket) -> None:
         buffer = bytearray()
+        self.connections += 1
+        state = {"connection": self.connections, "authenticated": False, "expires": None}
+        if self.tls is not None:
+            try:
+                client.settimeout(5)
+                client = self.tls.wrap_socket(client, server_side=True)
+                client.settimeout(None)
+            except (OSError, ssl.SSLError):
+                client.close()
+                return
         with client:
             while self.alive:
                 try:
@@ -78,7 +114,7 @@ class FakeKafka:
                 for payload in payloads:
                     if self.mode == "hang":
                         continue
-                    answer = self._answer(payload)
+                    answer = self._answer(payload, state)
                     if answer == DIE:
                         self.stop()
                         return
@@ -91,7 +127,7 @@ class FakeKafka:
                         return
                     client.sendall(answer)
 
-    def _answer(self, payload: bytes):
+    def _answer(self, payload: bytes, state: dict | None = None):
         api_key, version, correlation = frames.peek_request_header(payload)
         api = CODEC.registry.api(api_key).name
         try:
@@ -99,12 +135,70 @@ class FakeKafka:
         except Exception:  # noqa: BLE001 - a deliberately malformed request: a real broker closes
             return CLOSE
         self.requests.append((api, version))
+        if self.sasl is not None and state is not None:
+            if state["expires"] is not None and time.monotonic() > state["expires"]:
+                return CLOSE  # Kafka closes a connection whose session ended on its next request
+            if api in ("SaslHandshake", "SaslAuthenticate"):
+                return frames.encode_response(CODEC, api, version, correlation, self._sasl(api, version, body, state))
+            if not state["authenticated"] and api not in PRE_AUTHENTICATION:
+                return CLOSE
         answer = self.handler(api, version, body)
         if isinstance(answer, str):
             return answer
         if answer is None:
             answer = self._default(api, version, body)
         return frames.encode_response(CODEC, api, version, correlation, answer)
+
+    def _sasl(self, api: str, version: int, body: dict, state: dict) -> dict:
+        """Kafka's server side of KIP-43/152/368: a handshake names the mechanism, tokens follow."""
+        sasl = self.sasl
+        if api == "SaslHandshake":
+            state["authenticated"] = False
+            if body["mechanism"] not in sasl.mechanisms:
+                return {"error_code": 33, "mechanisms": list(sasl.mechanisms)}
+            state["mechanism"], state["scram"] = body["mechanism"], None
+            return {"error_code": 0, "mechanisms": list(sasl.mechanisms)}
+        mechanism, token = state.get("mechanism"), bytes(body["auth_bytes"])
+        failed = {"error_code": 58, "auth_bytes": b"",
+                  "error_message": f"Authentication failed during authentication due to invalid credentials "
+                                   f"with SASL mechanism {mechanism}"}
+        if mechanism == "PLAIN":
+            _, user, password = token.decode().split("\0")
+            ok = sasl.users.get(user) == password
+            sasl.log.append((state["connection"], mechanism, user, ok))
+            return self._authenticated(state) if ok else failed
+        from scramp import ScramException, ScramMechanism
+
+        if state["scram"] is None:
+            scram = ScramMechanism(mechanism)
+
+            def lookup(user):
+                if user not in sasl.users:
+                    raise ScramException("unknown user")
+                state["user"] = user
+                return scram.make_auth_info(sasl.users[user], iteration_count=4096)
+
+            server = state["scram"] = scram.make_server(lookup)
+            try:
+                server.set_client_first(token.decode())
+            except ScramException:
+                sasl.log.append((state["connection"], mechanism, "?", False))
+                return failed
+            return {"error_code": 0, "auth_bytes": server.get_server_first().encode()}
+        server, state["scram"] = state["scram"], None
+        try:
+            server.set_client_final(token.decode())
+        except ScramException:
+            sasl.log.append((state["connection"], mechanism, state.get("user", "?"), False))
+            return failed
+        sasl.log.append((state["connection"], mechanism, state["user"], True))
+        return {**self._authenticated(state), "auth_bytes": server.get_server_final().encode()}
+
+    def _authenticated(self, state: dict) -> dict:
+        state["authenticated"] = True
+        lifetime = self.sasl.lifetime_ms
+        state["expires"] = time.monotonic() + lifetime / 1000 if lifetime else None
+        return {"error_code": 0, "auth_bytes": b"", "session_lifetime_ms": lifetime}
 
     def _default(self, api: str, version: int, body: dict) -> dict:
         node = {"node_id": 1, "host": "127.0.0.1", "port": self.port, "rack": None}

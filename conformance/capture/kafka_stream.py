@@ -327,6 +327,7 @@ class KafkaDecoder:
             return
         if end != len(frame):
             exchange.problems.append(f"{len(frame) - end} bytes left over after the request body")
+        _redact_sasl(exchange, "request")
 
     def _response(self, conversation: _Conversation, frame: bytes, completed: float, packet: int) -> None:
         self.capture.frames += 1
@@ -361,6 +362,7 @@ class KafkaDecoder:
             return
         if end != len(frame):
             exchange.problems.append(f"{len(frame) - end} bytes left over after the response body")
+        _redact_sasl(exchange, "response")
 
     def _api_versions_v0(self, exchange: WireExchange, frame: bytes) -> bool:
         """KIP-511: a broker answers an ApiVersions version it does not know with a v0 body."""
@@ -381,6 +383,16 @@ class KafkaDecoder:
         self.capture.exchanges.append(WireExchange(
             conversation.label, "?", -1, -1, correlation_id, b"", response_bytes=frame, received_at=completed,
             response_packet=packet, problems=[problem], endpoints=conversation.endpoints))
+
+
+SASL_AUTHENTICATE = 36
+
+
+def _redact_sasl(exchange: WireExchange, side: str) -> None:
+    """SASL tokens (a PLAIN password, SCRAM proofs and signatures) are never shown in a decoded capture."""
+    body = getattr(exchange, side)
+    if exchange.api_key == SASL_AUTHENTICATE and isinstance(body, dict) and "auth_bytes" in body:
+        setattr(exchange, side, {**body, "auth_bytes": "<redacted>"})
 
 
 def _first_frame(chunks: list[tuple[bytes, int, float]]) -> bytes | None:

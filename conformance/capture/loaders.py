@@ -101,11 +101,16 @@ def exchange_from_transcript(entry: dict) -> WireExchange:
     request_bytes = _bytes(entry.get("request_bytes")) or b""
     if request_bytes == b"<redacted>":
         request_bytes = b""
+    response_bytes = _bytes(entry.get("response_bytes"))
+    if response_bytes == b"<redacted>":  # a SASL token from the broker
+        response_bytes = b""
     exchange = WireExchange(
         connection=str(entry.get("connection")), api=entry.get("api") or "?", api_key=int(entry.get("api_key", -1)),
         version=int(entry.get("version", -1)), correlation_id=int(entry.get("correlation_id", -1)),
-        request_bytes=request_bytes, response_bytes=_bytes(entry.get("response_bytes")),
+        request_bytes=request_bytes, response_bytes=response_bytes,
         sent_at=entry.get("sent_at"), received_at=entry.get("received_at"), step=entry.get("step"))
+    if response_bytes == b"" and isinstance(entry.get("response"), dict):
+        exchange.response = entry["response"]  # redacted bytes: the recorded (also redacted) body
     if entry.get("problem"):
         exchange.problems.append(f"{entry['problem']}: {entry.get('diagnosis') or ''}".rstrip(": "))
     return exchange

@@ -57,7 +57,9 @@ class WireExchange:
             "client": list(self.endpoints[0]) if self.endpoints else None,
             "server": list(self.endpoints[1]) if self.endpoints else None,
         }
-        if with_bytes:
+        if with_bytes and self.api_key == 36:  # SaslAuthenticate: its frames carry secrets
+            record["request_bytes"] = record["response_bytes"] = "<redacted>"
+        elif with_bytes:
             record["request_bytes"] = base64.b64encode(self.request_bytes).decode()
             record["response_bytes"] = (None if self.response_bytes is None
                                         else base64.b64encode(self.response_bytes).decode())

@@ -7,7 +7,8 @@ import time
 from ..protocol import frames
 from ..protocol.codec import Codec, default_codec
 from ..protocol.errors import error_name
-from .connection import ClientError, Connection, GarbageResponse
+from . import sasl
+from .connection import ClientError, Connection, GarbageResponse, SecurityFailure
 from .security import Security
 from .transcript import Transcript
 
@@ -76,29 +77,25 @@ class Cluster:
 
     def _connect(self, addresses: list[tuple[str, int]], name: str) -> Connection:
         """A connection (authenticated where the cluster needs it) to the first address that accepts."""
+        security = self.security
+        authenticate = None
+        if security.mechanism is not None:
+            def authenticate(connection: Connection, step: str) -> int:
+                return sasl.authenticate(connection, security, step=step)
         for number, (host, port) in enumerate(addresses, 1):
             connection = Connection(host, port, self.codec, self.transcript, name=name,
                                     client_id=self.client_id, timeout=self.timeout,
-                                    ssl_context=self.security.ssl_context())
+                                    ssl_context=security.ssl_context(), authenticate=authenticate)
             try:
-                connection.connect()
+                connection.connect()  # TLS, then SASL where the cluster needs it
+            except SecurityFailure:
+                raise  # the next address would refuse the same credentials or certificate
             except ClientError:
                 if number == len(addresses):
                     raise
                 continue
-            if self.security.sasl_username is not None:
-                self._authenticate(connection)
             return connection
         raise ClusterError(f"no address to connect to for {name}")
-
-    def _authenticate(self, connection: Connection) -> None:
-        handshake = connection.request("SaslHandshake", 1, {"mechanism": "PLAIN"}, step="sasl")
-        if handshake.response["error_code"]:
-            raise ClusterError(f"SASL handshake refused: {error_name(handshake.response['error_code'])}")
-        token = f"\0{self.security.sasl_username}\0{self.security.sasl_password}".encode()
-        answer = connection.request("SaslAuthenticate", 2, {"auth_bytes": token}, step="sasl")
-        if answer.response["error_code"]:
-            raise ClusterError(f"SASL authentication failed: {error_name(answer.response['error_code'])}")
 
     def close(self) -> None:
         for connection in self._connections.values():

@@ -7,10 +7,12 @@ connections from threads. Encoding and decoding come from the sans-IO protocol c
 from __future__ import annotations
 
 import itertools
+import random
 import socket
 import ssl
 import threading
 import time
+from typing import Callable
 
 from ..protocol import frames
 from ..protocol.codec import Codec
@@ -44,12 +46,27 @@ class GarbageResponse(ClientError):
     problem = "garbage"
 
 
+class SecurityFailure(ClientError):
+    """The connection could not be secured or authenticated (TLS handshake, certificates, SASL); the
+    message says which in one line and holds no secret."""
+
+    problem = "security"
+
+
+# KIP-368: like Kafka's clients, re-authenticate at a random point between 85% and 95% of the session.
+REAUTHENTICATE_AT = (0.85, 0.95)
+
+
 class Connection:
     """A connection to ``host:port``; ``name`` labels it in transcripts (``bootstrap``, ``node-1``)."""
 
     def __init__(self, host: str, port: int, codec: Codec, transcript: Transcript, *,
                  name: str | None = None, client_id: str = "kafka-conformance",
-                 timeout: float = 10.0, ssl_context: ssl.SSLContext | None = None):
+                 timeout: float = 10.0, ssl_context: ssl.SSLContext | None = None,
+                 authenticate: Callable[["Connection", str], int] | None = None):
+        """``authenticate(connection, step)`` runs after every (re)connect, e.g. a SASL exchange, and
+        returns the session lifetime in ms the broker granted (0: none); before it ends the connection
+        authenticates again on the same socket (KIP-368)."""
         self.host, self.port = host, port
         self.codec = codec
         self.transcript = transcript
@@ -63,22 +80,121 @@ class Connection:
         self._pending: dict[int, Exchange] = {}
         self._lock = threading.RLock()
         self.closed_by_peer = False
+        self._authenticate = authenticate
+        self._authenticating = False
+        self._session_started: float | None = None  # monotonic time the current session began (or earlier)
+        self._session_ends: float | None = None  # when the broker ends it; None: no limit
+        self._reauthenticate_at: float | None = None
+        self._timer: threading.Timer | None = None
+        self.reauthentications = 0
 
     # ---------------------------------------------------------------------- socket
     def connect(self) -> None:
-        if self._socket is not None:
-            return
+        with self._lock:
+            if self._socket is not None:
+                return
+            try:
+                sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+            except OSError as error:
+                raise Disconnected(f"cannot connect to {self.host}:{self.port}: {error}") from None
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.ssl_context is not None:
+                try:
+                    sock = self.ssl_context.wrap_socket(sock, server_hostname=self.host)
+                except (OSError, ssl.SSLError) as error:
+                    sock.close()
+                    raise SecurityFailure(f"{self.host}:{self.port}: {tls_diagnosis(error, self.host)}") from None
+            self._socket = sock
+            self.closed_by_peer = False
+            if self._authenticate is not None:
+                self._login("sasl")
+
+    def _login(self, step: str) -> None:
+        """Authenticates on the open socket; a failure closes it and raises."""
+        self._authenticating = True
+        began = time.monotonic()  # before the request: the broker's clock for the session starts later
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
-        except OSError as error:
-            raise Disconnected(f"cannot connect to {self.host}:{self.port}: {error}") from None
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if self.ssl_context is not None:
-            sock = self.ssl_context.wrap_socket(sock, server_hostname=self.host)
-        self._socket = sock
-        self.closed_by_peer = False
+            lifetime_ms = self._authenticate(self, step)
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            self._authenticating = False
+        self._schedule_reauthentication(began, lifetime_ms)
+
+    def _schedule_reauthentication(self, began: float, lifetime_ms: int) -> None:
+        self._cancel_timer()
+        if not lifetime_ms or lifetime_ms <= 0:
+            self._session_started = self._session_ends = self._reauthenticate_at = None
+            return
+        lifetime = lifetime_ms / 1000
+        self._session_started, self._session_ends = began, began + lifetime
+        self._reauthenticate_at = began + lifetime * random.uniform(*REAUTHENTICATE_AT)
+        # an idle connection must not outlive its session either: a timer re-authenticates it
+        timer = threading.Timer(max(0.0, self._reauthenticate_at - time.monotonic()), self._reauthenticate_when_idle)
+        timer.daemon = True
+        self._timer = timer
+        timer.start()
+
+    def _cancel_timer(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def _reauthenticate_when_idle(self) -> None:
+        """On the timer's thread: re-authenticate once no request is in flight, before the session ends."""
+        timer = self._timer
+        while self._socket is not None and self._timer is timer and self._session_ends is not None:
+            if time.monotonic() >= self._session_ends:
+                return  # too late for this socket: the next request reconnects
+            if self._lock.acquire(timeout=0.05):
+                try:
+                    if self._timer is not timer or self._socket is None:
+                        return
+                    if not self._pending:
+                        try:
+                            self._reauthenticate()
+                        except (ClientError, OSError):
+                            self.close()  # the next request reconnects and authenticates afresh
+                        return
+                finally:
+                    self._lock.release()
+            time.sleep(0.05)
+
+    def _reauthenticate(self) -> None:
+        self.reauthentications += 1
+        self._login("reauthenticate")
+
+    def _keep_session(self) -> None:
+        """Before a request: re-authenticate when due; a session already over means a new connection (the
+        broker closes one whose session ended on its next request)."""
+        if self._session_ends is None or self._authenticating:
+            return
+        now = time.monotonic()
+        if now >= self._session_ends and not self._pending:
+            self.close()
+            self.connect()
+        elif now >= self._reauthenticate_at:
+            self._reauthenticate()
+
+    def _tls_alert(self) -> str | None:
+        """Why the broker ended a TLS connection, when an alert it sent before closing says (a refused
+        client certificate arrives after the handshake in TLS 1.3, often before the first write fails)."""
+        if not isinstance(self._socket, ssl.SSLSocket):
+            return None
+        try:
+            self._socket.settimeout(1.0)
+            self._socket.recv(1)
+        except ssl.SSLError as error:
+            if getattr(error, "reason", None) and "ALERT" in error.reason.upper():
+                return f"TLS error: {tls_diagnosis(error, self.host)}"
+        except OSError:
+            pass
+        return None
 
     def close(self) -> None:
+        self._cancel_timer()
+        self._session_started = self._session_ends = self._reauthenticate_at = None
         sock = self._socket
         if sock is not None:  # wakes a thread blocked in recv (it holds the lock): closing never waits for a timeout
             try:
@@ -114,6 +230,7 @@ class Connection:
         """
         with self._lock:
             self.connect()
+            self._keep_session()
             correlation = next(self._correlation) if correlation_id is None else correlation_id
             api_specs = self.codec.registry.api(api)
             frame = frames.encode_request(self.codec, api, version, correlation, body, self.client_id,
@@ -126,7 +243,7 @@ class Connection:
             try:
                 self._socket.sendall(frame)
             except OSError as error:
-                self._fail(exchange, Disconnected, f"sending failed: {error}")
+                self._fail(exchange, Disconnected, f"sending failed: {self._tls_alert() or error}")
             if expect_response:
                 self._pending[correlation] = exchange
             return exchange
@@ -165,6 +282,8 @@ class Connection:
                 chunk = self._socket.recv(READ_SIZE)
             except socket.timeout:
                 continue
+            except ssl.SSLError as error:  # an alert after the handshake: TLS 1.3 refuses a client certificate here
+                self._fail(waiting, Disconnected, f"TLS error while waiting: {tls_diagnosis(error, self.host)}")
             except OSError as error:
                 self._fail(waiting, Disconnected, f"connection error while waiting: {error}")
             if not chunk:
@@ -217,6 +336,49 @@ class Connection:
 
 
 _ERRORS = {"timeout": ResponseTimeout, "disconnected": Disconnected, "garbage": GarbageResponse}
+
+
+# OpenSSL's verification codes (X509_V_ERR_*) for the broker's certificate
+_EXPIRED, _NOT_YET_VALID = 10, 9
+_UNTRUSTED = {2, 18, 19, 20, 21}
+_WRONG_NAME = {62, 64}
+_CA_HINT = "ssl.ca.location or ssl.truststore.location"
+_CLIENT_CERTIFICATE = "ssl.certificate.location and ssl.key.location, or ssl.keystore.location"
+
+
+def tls_diagnosis(error: BaseException, host: str) -> str:
+    """One line saying why TLS failed: the broker's certificate (expired, untrusted, another name), the
+    client's (required, refused, expired), or no TLS at all on the other end."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        code = error.verify_code
+        if code == _EXPIRED:
+            return "untrusted certificate: the broker's certificate has expired"
+        if code == _NOT_YET_VALID:
+            return "untrusted certificate: the broker's certificate is not valid yet"
+        if code in _UNTRUSTED:
+            return (f"untrusted certificate: the broker's certificate is not signed by a CA this client trusts "
+                    f"({_CA_HINT})")
+        if code in _WRONG_NAME:
+            return (f"untrusted certificate: the broker's certificate does not name {host} "
+                    "(ssl.endpoint.identification.algorithm=none skips this check)")
+        return f"untrusted certificate: {error.verify_message}"
+    reason = (getattr(error, "reason", None) or "").upper()
+    if "CERTIFICATE_REQUIRED" in reason or "HANDSHAKE_FAILURE" in reason and "ALERT" in reason:
+        return f"client certificate required: the broker asks for a client certificate ({_CLIENT_CERTIFICATE})"
+    if "CERTIFICATE_EXPIRED" in reason:
+        return "client certificate refused: the broker says this client's certificate has expired"
+    if "UNKNOWN_CA" in reason or "BAD_CERTIFICATE" in reason or "UNSUPPORTED_CERTIFICATE" in reason:
+        return "client certificate refused: the broker does not trust this client's certificate (not signed by its CA)"
+    if "WRONG_VERSION_NUMBER" in reason or "RECORD_LAYER_FAILURE" in reason or "PACKET_LENGTH_TOO_LONG" in reason:
+        return ("TLS on a plaintext port: the other end does not speak TLS "
+                "(a PLAINTEXT or SASL_PLAINTEXT listener? check security.protocol)")
+    if isinstance(error, (ssl.SSLEOFError, ConnectionResetError, BrokenPipeError, ssl.SSLZeroReturnError)):
+        return ("TLS on a plaintext port: the connection was closed during the TLS handshake "
+                "(a PLAINTEXT or SASL_PLAINTEXT listener? check security.protocol)")
+    if isinstance(error, (socket.timeout, TimeoutError)):
+        return ("TLS on a plaintext port: no answer to the TLS handshake "
+                "(a PLAINTEXT or SASL_PLAINTEXT listener? check security.protocol)")
+    return f"TLS failed: {error}"
 
 
 def _tls_hint(received: bytes | bytearray, ssl_context) -> str:

@@ -37,16 +37,25 @@ class Exchange:
             return None
         return round((self.received_at - self.sent_at) * 1000, 3)
 
+    @property
+    def shown_response(self) -> dict | None:
+        """The response as reports show it: a SASL token from the broker (SCRAM's salt, nonce and
+        signature: enough to test password guesses offline) is redacted like the client's."""
+        if self.api == "SaslAuthenticate" and isinstance(self.response, dict) and "auth_bytes" in self.response:
+            return {**self.response, "auth_bytes": "<redacted>"}
+        return self.response
+
     def to_json(self) -> dict:
+        secret = self.api == "SaslAuthenticate"
         return {
             "connection": self.connection, "api": self.api, "api_key": self.api_key,
             "version": self.version, "correlation_id": self.correlation_id, "step": self.step,
             "sent_at": self.sent_at, "received_at": self.received_at, "elapsed_ms": self.elapsed_ms,
-            "request": jsonable(self.request), "response": jsonable(self.response),
+            "request": jsonable(self.request), "response": jsonable(self.shown_response),
             "response_header": jsonable(self.response_header),
             "request_bytes": base64.b64encode(self.request_bytes).decode(),
             "response_bytes": None if self.response_bytes is None
-            else base64.b64encode(self.response_bytes).decode(),
+            else base64.b64encode(b"<redacted>" if secret else self.response_bytes).decode(),
             "problem": self.problem, "diagnosis": self.diagnosis, "trailing_bytes": self.trailing_bytes,
         }
 
@@ -115,7 +124,7 @@ class Transcript:
             if full:
                 lines.append(f"    request:  {_short(jsonable(exchange.request))}")
                 if exchange.response is not None:
-                    lines.append(f"    response: {_short(jsonable(exchange.response))}")
+                    lines.append(f"    response: {_short(jsonable(exchange.shown_response))}")
             if exchange.diagnosis:
                 lines.append(f"    problem:  {exchange.diagnosis}")
         if negotiations:

@@ -14,6 +14,13 @@ class TargetUnavailable(RuntimeError):
     """This target cannot run on this machine (no Docker engine, no binary, ...); the reason says why."""
 
 
+class TargetRefused(TargetUnavailable):
+    """The target answers, but not to the harness as configured (credentials, certificates, TLS or not,
+    a SASL mechanism it does not enable); the message says which in one line, with no secret."""
+
+    what = "cannot be reached as configured"
+
+
 class CapabilityMissing(RuntimeError):
     """A case asked for something (restart, fault injection) this target cannot do."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..client.security import Security
-from .base import Target, TargetInfo, TargetUnavailable, wait_for_port
+from .base import Target, TargetInfo, TargetRefused, TargetUnavailable, wait_for_port
 from .registry import TargetKind
 
 _SPEC = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
@@ -17,7 +17,7 @@ CONNECT_TIMEOUT = 5.0
 
 # Client settings that may be shown in reports; every other security setting (passwords, keys,
 # user names, tokens) stays out of info() and repr().
-_SHOWABLE_SECURITY = ("security.protocol", "sasl.mechanism", "sasl.mechanisms")
+_SHOWABLE_SECURITY = ("security.protocol", "sasl.mechanism", "sasl.mechanisms", "ssl.endpoint.identification.algorithm")
 
 
 def parse(spec: str) -> tuple[str, int] | None:
@@ -32,7 +32,7 @@ class HostPortTarget(Target):
     kind = "host:port"
 
     def __init__(self, spec: str, security: dict[str, str] | None = None, connect_timeout: float = CONNECT_TIMEOUT):
-        """``security`` holds librdkafka client settings for SASL/PLAIN or TLS, e.g.
+        """``security`` holds client settings for SASL (PLAIN, SCRAM) and TLS (client certificates too), e.g.
         ``{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": ...,
         "sasl.password": ..., "ssl.ca.location": ...}``; clients get them from :meth:`client_config`."""
         super().__init__(spec)
@@ -41,20 +41,37 @@ class HostPortTarget(Target):
             raise ValueError(f"not a HOST:PORT spec: {spec!r}")
         self.host, self.port = address
         self.connect_timeout = connect_timeout
-        self.use_client_config(security or {})
+        self._take(security or {})
 
     def use_client_config(self, settings: dict[str, str]) -> None:
-        """Take a client config's security settings; a setting the raw client cannot honour raises now."""
+        """Take a client config's security settings; a setting the raw client cannot honour (or a file,
+        key or password it cannot read) raises now, naming the key."""
+        self._take(settings)
+        self.security.check()
+
+    def _take(self, settings: dict[str, str]) -> None:
         self.security = Security.from_client_config(settings)
         self._security = dict(settings)
 
     def start(self) -> None:
-        # Only TCP reachability: TLS and SASL problems surface in the first real request, with detail.
+        """The broker must accept TCP connections, then answer as configured (TLS, SASL): whatever stops
+        it is said in one line before any case runs."""
         if not wait_for_port(self.host, self.port, self.connect_timeout):
             raise TargetUnavailable(
                 f"nothing accepts TCP connections on {self.spec} within {self.connect_timeout:g}s; "
                 "is the broker running and is this its advertised listener?"
             )
+        from ..client.reach import why_unreachable
+        from ..client.security import SecurityConfigError
+
+        try:
+            self.security.check()
+        except SecurityConfigError as error:
+            raise TargetRefused(str(error)) from None
+        secured = self.security.tls or self.security.mechanism is not None
+        problem = why_unreachable(self.bootstrap, self.security, timeout=10.0 if secured else 2.0)
+        if problem is not None:
+            raise TargetRefused(problem)
 
     def stop(self) -> None:
         """The broker is not ours to stop."""
