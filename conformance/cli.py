@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .commands.run_options import DEFAULT_ALLUREDIR, DEFAULT_RESULTS, DEFAULT_TARGET  # noqa: F401
 from .report.console import print_table
-from .report.invocation import default_suites_path
+from .report.invocation import SUITE_PATHS_HELP, suite_paths
 from .suite.model import OUTCOME_LABELS, OUTCOME_ORDER
 
 
@@ -37,7 +37,7 @@ def command_targets(arguments) -> int:
 def command_lint(arguments) -> int:
     from .suite.loader import lint, load_suites
 
-    paths = arguments.paths or [default_suites_path()]
+    paths = suite_paths(arguments.paths)
     from .wiring import components
 
     errors = lint(paths, components())
@@ -55,7 +55,7 @@ def command_list(arguments) -> int:
 
     from .wiring import components
 
-    suites, errors = load_suites(arguments.paths or [default_suites_path()], components=components())
+    suites, errors = load_suites(suite_paths(arguments.paths), components=components())
     for error in errors:
         print(error, file=sys.stderr)
     rows = [[suite.id, case.id, case.api or "-", str(case.versions) if case.api else "-", case.requirement.value,
@@ -117,7 +117,7 @@ def _suites_or_fail(paths):
 
     from .wiring import components
 
-    suites, errors = load_suites(paths or [default_suites_path()], components=components())
+    suites, errors = load_suites(suite_paths(paths), components=components())
     for error in errors:
         print(error, file=sys.stderr)
     return suites
@@ -163,13 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("targets", help="target kinds, and whether each can run here")
     lint = commands.add_parser("lint", help="check suite files; prints file:line: key: message")
-    lint.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+    lint.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     listing = commands.add_parser("list", help="every case: suite, id, api, versions, requirement, title")
-    listing.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+    listing.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     for name, text in (("deviations", "where Apache Kafka departs from the KIP texts, from the suites"),
                        ("coverage", "API x version x error code coverage of the suites")):
         document = commands.add_parser(name, help=text)
-        document.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+        document.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
         document.add_argument("-o", "--output", metavar="FILE", help="write Markdown here instead of stdout")
     commands.add_parser("decode", help="decode a pcap of Kafka traffic (see: conformance decode --help)")
     commands.add_parser("diff", help="wire-level diff of two runs or captures (see: conformance diff --help)")

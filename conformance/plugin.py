@@ -4,8 +4,8 @@ Dormant unless asked: it collects suites only with ``--target`` or ``--suite`` (
 ``conformance_target`` ini option, or ``CONFORMANCE_TARGET``), so the harness's own unit tests
 and any other project's tests run as if it were not installed.
 
-- ``pytest --target kafka`` runs ``suites/`` of the rootdir; ``--suite PATH`` picks others; YAML
-  files given as arguments run too. Several ``--target`` give a matrix.
+- ``pytest --target kafka`` runs ``suites/`` of the rootdir (the bundled suites when it has none);
+  ``--suite PATH`` picks others; YAML files given as arguments run too. Several ``--target`` give a matrix.
 - Targets start when the first selected item needs one and stop at the end of the session.
 - Outcomes map to pytest verdicts in :func:`conformance.items.conclude`: a MUST deviation fails;
   a SHOULD/MAY deviation is an xfail unless ``--conformance-strict`` (pytest owns ``--strict``).
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from . import resources
 from .report.results import ResultsWriter, new_run_id, read_results
 from .targets.pool import TargetPool, TargetStartFailed
 
@@ -107,7 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _apply_client_config(config, pool, invocation_dir)
     except (ValueError, OSError) as error:
         raise pytest.UsageError(str(error)) from None
-    roots = [(invocation_dir / suite).resolve() for suite in suites] or [(config.rootpath / "suites").resolve()]
+    roots = [(invocation_dir / suite).resolve() for suite in suites] or [_default_suites(config.rootpath)]
     explicit_files = {
         (invocation_dir / argument.split("::")[0]).resolve()
         for argument in (config.args if config.args_source is pytest.Config.ArgsSource.ARGS else [])
@@ -129,6 +130,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[STATE_KEY] = state
     _stop_on_sigterm(config)
+
+
+def _default_suites(rootdir: Path) -> Path:
+    """``suites/`` of the rootdir when it has one, else the bundled suites."""
+    here = rootdir / "suites"
+    return here.resolve() if here.is_dir() else resources.suites().resolve()
 
 
 def unwritable(path: Path) -> str | None:
@@ -327,8 +334,11 @@ def _harness_version() -> str:
         text = version("kafka-conformance")
     except PackageNotFoundError:
         text = "unknown"
+    checkout = resources.source_tree()
+    if checkout is None:  # an installed wheel: a git repository around it is someone else's
+        return text
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent, timeout=5,
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, timeout=5,
                                 capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return text

@@ -76,7 +76,7 @@ def test_no_allure_command_line_is_a_clear_error(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("ALLURE_BIN", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(allure_html, "__file__", str(tmp_path / "x" / "y" / "allure_html.py"))
+    monkeypatch.setattr(allure_html.resources, "source_tree", lambda: None)  # as from a wheel: no checkout
     results = tmp_path / "results"
     results.mkdir()
     (results / "1-result.json").write_text("{}")

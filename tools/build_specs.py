@@ -27,9 +27,12 @@ import zipfile
 from pathlib import Path
 from typing import Any, Callable
 
-KAFKA_VERSION = os.environ.get("KAFKA_VERSION", "4.4.0")
-JAR_PREFIX = "common/message/"
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+from conformance.resources import UPSTREAM_KAFKA  # noqa: E402  (the pinned release, one constant)
+
+KAFKA_VERSION = os.environ.get("KAFKA_VERSION", UPSTREAM_KAFKA)
+JAR_PREFIX = "common/message/"
 DEFAULT_OUT = REPO_ROOT / "conformance" / "protocol" / "specs"
 
 APIS = [

@@ -5,7 +5,9 @@
 # the jar is absent). Set MAVEN_REPO_LOCAL to use a repository other than ~/.m2.
 set -euo pipefail
 
-KAFKA_VERSION="${KAFKA_VERSION:-4.4.0}"
+# The pinned release is conformance.resources.UPSTREAM_KAFKA (read from the file: no install needed).
+KAFKA_VERSION="${KAFKA_VERSION:-$(sed -n 's/^UPSTREAM_KAFKA = "\(.*\)"$/\1/p' "$(dirname "$0")/../conformance/resources.py")}"
+test -n "$KAFKA_VERSION" || { echo "fetch_oracles: no UPSTREAM_KAFKA in conformance/resources.py" >&2; exit 1; }
 repo="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}"
 jar="$repo/org/apache/kafka/kafka-clients/$KAFKA_VERSION/kafka-clients-$KAFKA_VERSION.jar"
 

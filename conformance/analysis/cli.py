@@ -52,7 +52,7 @@ def command_analyze(arguments) -> int:
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        print("conformance analyze needs PySpark: pip install -e '.[analysis]'", file=sys.stderr)
+        print("conformance analyze needs PySpark: pip install 'kafka-conformance[analysis]'", file=sys.stderr)
         return 2
     from .inputs import collect
 

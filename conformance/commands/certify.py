@@ -16,6 +16,7 @@ import pytest
 from ..report import known_failures
 from ..report.results import new_run_id, read_results
 from ..report.certify import certificate, fingerprint, levels
+from ..report.invocation import SUITE_PATHS_HELP
 
 DEFAULT_OUTPUT = "reports/certification"
 
@@ -23,7 +24,7 @@ DEFAULT_OUTPUT = "reports/certification"
 def register(commands) -> None:
     certify = commands.add_parser("certify", help="grade a target against the certification levels; "
                                                   "writes an HTML page, JSON and badges")
-    certify.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+    certify.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     certify.add_argument("--target", metavar="SPEC",
                          help="the target to run the suites on; with --results, the target to take from them "
                               "(default there: every target the results hold)")
@@ -95,11 +96,11 @@ def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments) -> 
 
 def _suite_ids(paths) -> list[str]:
     """Every suite the levels may ask for (drafts excluded: no level counts them)."""
-    from ..report.invocation import default_suites_path
+    from ..report.invocation import suite_paths
     from ..suite.loader import load_suites
     from ..wiring import components
 
-    suites, _ = load_suites(paths or [default_suites_path()], components=components())
+    suites, _ = load_suites(suite_paths(paths), components=components())
     return [suite.id for suite in suites if suite.cases and not all(case.draft for case in suite.cases)]
 
 
@@ -132,7 +133,7 @@ def _ask(target, rows: list[dict]) -> tuple[dict | None, dict]:
 
 
 def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
-    from ..report.invocation import default_suites_path, plugin_arguments
+    from ..report.invocation import plugin_arguments, suite_paths
 
     run_id = new_run_id()
     output = Path(arguments.output)
@@ -140,7 +141,7 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
     results = output / f"results-{run_id}.jsonl"
     options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", str(results),
                "--target", arguments.target]
-    for path in arguments.paths or [default_suites_path()]:
+    for path in suite_paths(arguments.paths):
         options += ["--suite", str(path)]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]

@@ -174,7 +174,7 @@ def judge_records(records: list[dict], files: list[str], choice: str, *, run_ids
             import pyspark  # noqa: F401
         except ImportError:
             if choice == "spark":
-                raise UsageError("--judge spark needs PySpark: pip install -e '.[analysis]'") from None
+                raise UsageError("--judge spark needs PySpark: pip install 'kafka-conformance[analysis]'") from None
         else:
             try:
                 version, rows = spark_judgement(files, run_ids=run_ids, targets=targets)

@@ -6,7 +6,7 @@ add them from here and turn them into pytest arguments the same way.
 
 from __future__ import annotations
 
-from ..report.invocation import default_suites_path, plugin_arguments
+from ..report.invocation import SUITE_PATHS_HELP, plugin_arguments, suite_paths
 
 DEFAULT_RESULTS = "reports/results.jsonl"
 DEFAULT_ALLUREDIR = "reports/allure-results"
@@ -16,7 +16,7 @@ DEFAULT_TARGET = "kafka"
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,
                       results_flags: tuple[str, ...] = ("--results",)) -> None:
     """Paths and --target, --strict, --client-config, --drafts, --transcripts, --results, --alluredir."""
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="suite files or folders (default: suites/)")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     parser.add_argument("--target", action="append", metavar="SPEC",
                         help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
     parser.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
@@ -36,7 +36,7 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
     options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", arguments.results]
     for target in arguments.target or [DEFAULT_TARGET]:
         options += ["--target", target]
-    for path in arguments.paths or [default_suites_path()]:
+    for path in suite_paths(arguments.paths):
         options += ["--suite", str(path)]
     if arguments.strict:
         options.append("--conformance-strict")

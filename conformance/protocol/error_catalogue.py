@@ -15,11 +15,12 @@ from pathlib import Path
 
 import yaml
 
+from .. import resources
 from .errors import UnknownErrorName, error_by_name
 from .exceptions import SpecError
 from .schema import SpecRegistry, VersionRange
 
-BUNDLED_CATALOGUE = Path(__file__).with_name("error_catalogue.yaml")
+BUNDLED_CATALOGUE = resources.error_catalogue()
 ENTRY_KEYS = frozenset({"versions", "when", "local"})
 SHARED_PREFIX = "x-"  # top-level keys holding shared wording (YAML anchors), not APIs
 

@@ -1,9 +1,12 @@
 """Kafka's protocol error codes: the code, its NAME and whether a client may retry.
 
-The table covers Apache Kafka 4.2.1. ``retriable`` follows the broker's own classification (its
-exception class derives from ``RetriableException``); NONE (0) is not an error and counts as not
-retriable. Decoding must never fail on a code this table lacks (a newer broker, a draft KIP), so
-lookups by code return a synthetic entry instead of raising.
+The table is Apache Kafka 4.2.1's (checked against that release's reference table); the release the
+harness pins, :data:`conformance.resources.UPSTREAM_KAFKA`, adds three codes no transaction case
+meets (CONTROLLER_ID_NOT_REGISTERED, GROUP_DELETION_FAILED, STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED).
+``retriable`` follows the broker's own classification (its exception class derives from
+``RetriableException``); NONE (0) is not an error and counts as not retriable. Decoding must never
+fail on a code this table lacks (a newer broker, a draft KIP), so lookups by code return a synthetic
+entry instead of raising.
 """
 
 from __future__ import annotations
@@ -11,8 +14,6 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-
-KAFKA_VERSION = "4.2.1"
 
 # (code, NAME, retriable), in code order.
 ERROR_TABLE: tuple[tuple[int, str, bool], ...] = (

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from .. import resources
 from .exceptions import SpecError
 
-BUNDLED_SPECS = Path(__file__).with_name("specs")
+BUNDLED_SPECS = resources.message_specs()
 
 PRIMITIVE_TYPES = frozenset(
     {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",

@@ -152,7 +152,7 @@ def _target(spec: str):
     for kind in kinds:
         if kind.matches(spec):
             return kind.create(spec)
-    raise SystemExit(f"no target kind matches {spec!r} (is the package installed: pip install -e .?)")
+    raise SystemExit(f"no target kind matches {spec!r} (is the package installed: pip install kafka-conformance?)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .. import resources
 from .allure import DIFFERS_CATEGORY
 
 # First match wins (Allure matches messageRegex against the whole message, so every pattern is anchored
@@ -48,18 +49,20 @@ class AllureUnavailable(RuntimeError):
 
 
 def allure_command() -> list[str]:
-    """$ALLURE_BIN, then the checkout's node_modules (npm ci), then ``allure`` on PATH."""
+    """$ALLURE_BIN, then node_modules of the current folder or of the checkout (npm ci), then ``allure`` on PATH."""
     if os.environ.get("ALLURE_BIN"):
         return [os.environ["ALLURE_BIN"]]
-    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+    for root in (Path.cwd(), resources.source_tree()):
+        if root is None:
+            continue
         local = root / "node_modules" / ".bin" / "allure"
         if local.is_file():
             return [str(local)]
     found = shutil.which("allure")
     if found:
         return [found]
-    raise AllureUnavailable("no Allure command line: run `npm ci` in the checkout (package.json pins "
-                            "allure-commandline), or set ALLURE_BIN")
+    raise AllureUnavailable("no Allure command line: `npm install -g allure-commandline` (or `npm ci` in the "
+                            "checkout, whose package.json pins it), or set ALLURE_BIN")
 
 
 def prepare(results: Path, staging: Path, *, previous_report: Path | None, executor: dict,

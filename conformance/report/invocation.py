@@ -5,11 +5,30 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from .. import resources
+
+SUITE_PATHS_HELP = "suite files or folders (default: suites/ here, else the bundled suites)"
+
 
 def default_suites_path() -> Path:
-    """``suites/`` of the current folder when there is one, else the one beside this package (a checkout)."""
+    """``suites/`` of the current folder when there is one, else the bundled suites."""
     here = Path.cwd() / "suites"
-    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "suites"
+    return here if here.is_dir() else resources.suites()
+
+
+def suite_paths(paths) -> list[Path]:
+    """The suite files and folders a command reads: those given, else :func:`default_suites_path`.
+
+    A relative path that is not there but names a bundled suite file or folder (``suites/cluster``,
+    ``kip98/transactions.yaml``) means the bundled one, so the same commands work without a checkout."""
+    return [_given_or_bundled(Path(path)) for path in paths] if paths else [default_suites_path()]
+
+
+def _given_or_bundled(path: Path) -> Path:
+    if path.exists() or path.is_absolute():
+        return path
+    bundled = resources.suites() / (Path(*path.parts[1:]) if path.parts[:1] == ("suites",) else path)
+    return bundled if bundled.exists() else path
 
 
 def plugin_arguments() -> list[str]:

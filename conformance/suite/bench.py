@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import time
 from collections import Counter
-from pathlib import Path
 
+from .. import resources
 from ..targets.registry import resolve
 from ..wiring import components, target_kinds
 from .loader import load_suites
@@ -22,7 +22,7 @@ from .runner import Runner
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.suite.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("paths", nargs="*", default=[str(Path(__file__).resolve().parents[2] / "suites")])
+    parser.add_argument("paths", nargs="*", default=[str(resources.suites())])
     parser.add_argument("--target", default="kafka")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--drafts", action="store_true", help="include draft-KIP cases (skipped by default, as in a run)")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from .. import resources
 from ..protocol.errors import error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
@@ -23,9 +24,9 @@ from . import expressions, internals
 from .components import Components
 from .model import Case, Requirement, Suite
 
-SCHEMA_PATH = Path(__file__).with_name("suite.schema.json")
+SCHEMA_PATH = resources.suite_schema()
 TEMPLATE_DIR = "templates"
-BUNDLED_TEMPLATES = Path(__file__).resolve().parents[2] / "suites" / TEMPLATE_DIR  # in a checkout
+BUNDLED_TEMPLATES = resources.templates()
 LAST_STEP_KEYS = ("expect", "save", "retry", "timeout_ms")  # given on a `use:` step, they apply to its last step
 TEMPLATE_KEYS = ("params", "steps")
 USE_STEP_KEYS = ("use", "with", "when", "label", *LAST_STEP_KEYS)  # anything else on a `use:` step would be dropped

@@ -1,15 +1,17 @@
 """The files a local single-node KRaft broker starts from: server.properties and logging configs.
 
 Settings are layered: the base below (what one combined broker+controller on loopback needs), then
-a profile file (``fixtures/kafka/*.properties``), then per-target overrides; later layers win.
+a profile file (``fixtures/kafka/*.properties``, bundled: :func:`conformance.resources.broker_profile`),
+then per-target overrides; later layers win.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_PROFILE = REPOSITORY_ROOT / "fixtures" / "kafka" / "fast-timeouts.properties"
+from .. import resources
+
+DEFAULT_PROFILE = resources.broker_profile()
 NODE_ID = 1
 
 

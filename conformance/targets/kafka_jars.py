@@ -27,9 +27,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from ..resources import UPSTREAM_KAFKA
 from .base import TargetUnavailable
 
-DEFAULT_KAFKA_VERSION = "4.4.0"
+DEFAULT_KAFKA_VERSION = UPSTREAM_KAFKA  # what `kafka` provisions
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 RELOAD4J_VERSION = "1.2.25"  # the version Kafka 3.x distributions ship
 DOWNLOAD_TIMEOUT_SECONDS = 900

@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from ... import resources
 from ..itemref import label, latest, reproduce
 from . import page, svg
 from .levels import Grade
@@ -21,8 +22,8 @@ def harness() -> dict:
         found = {"name": "kafka-conformance", "version": version("kafka-conformance")}
     except PackageNotFoundError:
         found = {"name": "kafka-conformance", "version": "unknown (source tree)"}
-    checkout = Path(__file__).resolve().parents[3]
-    if (checkout / ".git").exists():
+    checkout = resources.source_tree()
+    if checkout is not None and (checkout / ".git").exists():
         try:
             found["commit"] = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True,
                                              text=True, timeout=10, check=True).stdout.strip()

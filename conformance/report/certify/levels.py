@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 import yaml
 
+from ... import resources
 from ...protocol.exceptions import SpecError
 from ...protocol.schema import VersionRange
 from .. import known_failures
@@ -64,7 +64,7 @@ class Level:
 
 
 def default_levels_path() -> Path:
-    return Path(str(resources.files(__package__).joinpath("levels.yaml")))
+    return resources.certification_levels()
 
 
 def load_levels(path: str | Path | None = None) -> list[Level]:
