@@ -380,3 +380,34 @@ def test_the_certificates_made_for_brokers_name_loopback_and_expire_when_asked(p
 
 def test_security_failures_are_client_errors_the_runner_reports():
     assert issubclass(AuthenticationFailed, SecurityFailure) and issubclass(SecurityFailure, ClientError)
+
+
+def test_a_decoded_capture_of_sasl_plain_shows_no_password(tmp_path):
+    """PLAIN on SASL_PLAINTEXT puts the password on the wire: ``conformance decode`` never shows it."""
+    import contextlib
+    import io
+    import json
+
+    from conformance.capture.commands import decode_main
+    from conformance.capture.writer import SyntheticConnection, write_packets
+    from conformance.protocol import frames
+    from conformance.protocol.codec import default_codec
+
+    codec = default_codec()
+    connection = SyntheticConnection()
+    packets = connection.handshake()
+    token = f"\0alice\0{SECRET}".encode()
+    request = frames.encode_request(codec, "SaslAuthenticate", 2, 1, {"auth_bytes": token})
+    answer = frames.encode_response(codec, "SaslAuthenticate", 2, 1, {"error_code": 0, "auth_bytes": b"v=signature"})
+    packets += connection.segments(True, request) + connection.segments(False, answer)
+    path = tmp_path / "plain.pcapng"
+    write_packets(path, packets, format="pcapng", start=1_795_400_000.0, step=0.001)
+    for arguments in (["-v"], ["--json"], ["--json", "--bytes"]):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            assert decode_main([*arguments, str(path)]) == 0
+        text = printed.getvalue()
+        assert "SaslAuthenticate" in text and SECRET not in text and "<redacted>" in text
+        if "--bytes" in arguments:
+            exchange = json.loads(text)["exchanges"][0]
+            assert exchange["request_bytes"] == exchange["response_bytes"] == "<redacted>"

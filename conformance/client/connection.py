@@ -103,7 +103,7 @@ class Connection:
                     sock = self.ssl_context.wrap_socket(sock, server_hostname=self.host)
                 except (OSError, ssl.SSLError) as error:
                     sock.close()
-                    raise SecurityFailure(f"{self.host}:{self.port}: {tls_diagnosis(error, self.host)}") from None
+                    raise SecurityFailure(f"{self.host}:{self.port}: {tls_diagnosis(error, self.host, self.ssl_context)}") from None
             self._socket = sock
             self.closed_by_peer = False
             if self._authenticate is not None:
@@ -187,7 +187,7 @@ class Connection:
             self._socket.recv(1)
         except ssl.SSLError as error:
             if getattr(error, "reason", None) and "ALERT" in error.reason.upper():
-                return f"TLS error: {tls_diagnosis(error, self.host)}"
+                return f"TLS error: {tls_diagnosis(error, self.host, self.ssl_context)}"
         except OSError:
             pass
         return None
@@ -283,7 +283,7 @@ class Connection:
             except socket.timeout:
                 continue
             except ssl.SSLError as error:  # an alert after the handshake: TLS 1.3 refuses a client certificate here
-                self._fail(waiting, Disconnected, f"TLS error while waiting: {tls_diagnosis(error, self.host)}")
+                self._fail(waiting, Disconnected, f"TLS error while waiting: {tls_diagnosis(error, self.host, self.ssl_context)}")
             except OSError as error:
                 self._fail(waiting, Disconnected, f"connection error while waiting: {error}")
             if not chunk:
@@ -346,9 +346,11 @@ _CA_HINT = "ssl.ca.location or ssl.truststore.location"
 _CLIENT_CERTIFICATE = "ssl.certificate.location and ssl.key.location, or ssl.keystore.location"
 
 
-def tls_diagnosis(error: BaseException, host: str) -> str:
+def tls_diagnosis(error: BaseException, host: str, context: ssl.SSLContext | None = None) -> str:
     """One line saying why TLS failed: the broker's certificate (expired, untrusted, another name), the
-    client's (required, refused, expired), or no TLS at all on the other end."""
+    client's (required, refused, expired), or no TLS at all on the other end. ``context`` says whether the
+    client showed a certificate (``client_certificate``, set where one was loaded): brokers refuse a missing
+    one with various alerts (Java's: bad_certificate)."""
     if isinstance(error, ssl.SSLCertVerificationError):
         code = error.verify_code
         if code == _EXPIRED:
@@ -363,11 +365,14 @@ def tls_diagnosis(error: BaseException, host: str) -> str:
                     "(ssl.endpoint.identification.algorithm=none skips this check)")
         return f"untrusted certificate: {error.verify_message}"
     reason = (getattr(error, "reason", None) or "").upper()
-    if "CERTIFICATE_REQUIRED" in reason or "HANDSHAKE_FAILURE" in reason and "ALERT" in reason:
+    refused = ("CERTIFICATE_REQUIRED", "BAD_CERTIFICATE", "UNKNOWN_CA", "UNSUPPORTED_CERTIFICATE", "HANDSHAKE_FAILURE",
+               "CERTIFICATE_UNKNOWN")
+    shown = getattr(context, "client_certificate", False)
+    if "CERTIFICATE_REQUIRED" in reason or (not shown and "ALERT" in reason and any(name in reason for name in refused)):
         return f"client certificate required: the broker asks for a client certificate ({_CLIENT_CERTIFICATE})"
     if "CERTIFICATE_EXPIRED" in reason:
         return "client certificate refused: the broker says this client's certificate has expired"
-    if "UNKNOWN_CA" in reason or "BAD_CERTIFICATE" in reason or "UNSUPPORTED_CERTIFICATE" in reason:
+    if "ALERT" in reason and any(name in reason for name in refused):
         return "client certificate refused: the broker does not trust this client's certificate (not signed by its CA)"
     if "WRONG_VERSION_NUMBER" in reason or "RECORD_LAYER_FAILURE" in reason or "PACKET_LENGTH_TOO_LONG" in reason:
         return ("TLS on a plaintext port: the other end does not speak TLS "

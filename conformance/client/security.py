@@ -126,6 +126,7 @@ class Security:
             context.load_default_certs()
         if self.tls_client is not None:
             _load_client_certificate(context, self.tls_client)
+            context.client_certificate = True  # read by the diagnosis of a refused handshake
         context.check_hostname = self.tls_verify and self.tls_check_hostname
         if not self.tls_verify:
             context.verify_mode = ssl.CERT_NONE

@@ -3,7 +3,9 @@
 Specs: ``kafka`` (the pinned :data:`DEFAULT_KAFKA_VERSION`, or the version in ``KAFKA_HOME``) and
 ``kafka:VERSION``, each optionally followed by feature levels the storage is formatted with
 (``kafka,transaction.version=1``, ``kafka:3.9.1,transaction.version=0``: one node; with ``nodes=N``
-the spec is a cluster's, see :mod:`conformance.targets.kafka_cluster`). Each started target owns a temporary folder holding server.properties, the
+the spec is a cluster's, see :mod:`conformance.targets.kafka_cluster`), and by a secured listener the
+harness then reaches it through (``kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512``,
+``kafka,security=SSL,ssl.client.auth=required``: see :mod:`conformance.targets.kafka_security`). Each started target owns a temporary folder holding server.properties, the
 logging configs, the KRaft data and ``broker.log`` (everything the JVM prints); ``stop()`` deletes it
 unless ``CONFORMANCE_KEEP_BROKER_DIR`` is set, and ``logs()`` still answers afterwards.
 
@@ -45,6 +47,7 @@ from .kafka_config import (
     write_logging_configs,
 )
 from .kafka_jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
+from .kafka_security import SECURITY_OPTIONS, SecuredListener
 from .registry import TargetKind
 
 __all__ = ["DEFAULT_KAFKA_VERSION", "BrokerStartFailed", "KafkaTarget", "ensure_kafka_jars", "kafka_target_kind"]
@@ -109,7 +112,7 @@ def is_single_node_spec(spec: str) -> bool:
         _, options = split_spec(spec)
     except ValueError:
         return False
-    return all(name in FEATURE_OPTIONS for name in options)
+    return all(name in FEATURE_OPTIONS or name in SECURITY_OPTIONS for name in options)
 
 
 def random_cluster_id() -> str:
@@ -151,10 +154,13 @@ class KafkaTarget(Target):
         ``guest`` and ``nobody``."""
         super().__init__(spec)
         base, options = split_spec(spec)
-        unknown = sorted(set(options) - set(FEATURE_OPTIONS))
+        unknown = sorted(set(options) - set(FEATURE_OPTIONS) - set(SECURITY_OPTIONS))
         if unknown:
-            raise ValueError(f"{spec!r}: one node takes only feature options ({', '.join(FEATURE_OPTIONS)}), not "
+            raise ValueError(f"{spec!r}: one node takes only feature and security options "
+                             f"({', '.join(FEATURE_OPTIONS + SECURITY_OPTIONS)}), not "
                              f"{', '.join(unknown)} (a cluster: kafka,nodes=N,...)")
+        self.secured = SecuredListener.from_options(spec, options)
+        self.client_properties: Path | None = None  # written once started, for a secured listener
         self._version = version_in_spec(base) or self._unpinned_version()
         self.profile = Path(profile) if profile is not None else None
         self.overrides = {key: as_property(value) for key, value in (overrides or {}).items()}
@@ -169,6 +175,7 @@ class KafkaTarget(Target):
         self._java: str | None = None
         self._broker_port = 0
         self._controller_port = 0
+        self._secured_port = 0
         self._logging_flags: list[str] = []
         self._last_log = ""
         # What a node of a cluster shares with the others (a single node keeps the defaults).
@@ -222,9 +229,25 @@ class KafkaTarget(Target):
 
     @property
     def bootstrap(self) -> str:
+        """The listener the harness uses: the secured one where the spec asks for one."""
         if not self._broker_port:
             raise RuntimeError(f"target {self.spec!r} is not started")
+        return f"127.0.0.1:{self._secured_port or self._broker_port}"
+
+    @property
+    def plaintext_bootstrap(self) -> str:
+        """The PLAINTEXT listener (the brokers' own traffic, the start-up probe; ANONYMOUS is a super user)."""
         return f"127.0.0.1:{self._broker_port}"
+
+    @property
+    def security(self) -> Security:
+        """How the harness authenticates on ``bootstrap`` (as the super user ``admin`` on a secured listener)."""
+        return self.secured.security() if self.secured is not None and self.secured.folder else Security()
+
+    def client_config(self) -> dict[str, str]:
+        """librdkafka settings to reach ``bootstrap``, secrets included: never log the result."""
+        settings = self.secured.client_settings() if self.secured is not None and self.secured.folder else {}
+        return {"bootstrap.servers": self.bootstrap, **settings}
 
     @property
     def version(self) -> str:
@@ -246,11 +269,18 @@ class KafkaTarget(Target):
         )
         if self.features:  # the levels the storage was formatted with (else the release's defaults)
             information.extra["features"] = dict(self.features)
+        if self.secured is not None:  # the listener, and the client properties a user would use against it
+            information.extra["security"] = self.secured.describe()
+            if self.client_properties is not None:
+                information.extra["client_config"] = str(self.client_properties)
+                information.extra["plaintext_bootstrap"] = self.plaintext_bootstrap
         return information
 
     def principal(self, name: str) -> tuple[str, Security]:
         if not self.authorizer or name not in PRINCIPALS:
             return super().principal(name)
+        if self.secured is not None and self.secured.carries_principals:
+            return self.bootstrap, self.secured.security(name)
         return (f"127.0.0.1:{self.extra_listeners['SASL_PLAINTEXT']}",
                 Security(sasl_username=name, sasl_password=PRINCIPALS[name]))
 
@@ -270,13 +300,21 @@ class KafkaTarget(Target):
         self.reserve_ports()
         settings = base_settings(self._version, self._broker_port, self._controller_port, directory / "data",
                                  node_id=self.node_id, voters=self.voters, replicas=self.replicas)
+        secured = self.secured
         if self.authorizer:
-            self.extra_listeners.setdefault("SASL_PLAINTEXT", free_port())
+            if secured is None or not secured.carries_principals:
+                self.extra_listeners.setdefault("SASL_PLAINTEXT", free_port())
             settings.update(authorizer_settings())
+        if secured is not None:
+            secured.prepare(directory / "tls")
+            self._secured_port = self.extra_listeners.setdefault(secured.protocol, free_port())
+            settings.update(secured.broker_settings())
         add_listeners(settings, self.extra_listeners)
         settings.update(self._profile_settings())
         settings.update(self.overrides)
         (directory / "server.properties").write_text(render_properties(settings))
+        if secured is not None:
+            self.client_properties, _ = secured.write_client_properties(self.bootstrap)
         self._logging_flags = write_logging_configs(directory)
         self._format_storage()
 
@@ -309,6 +347,8 @@ class KafkaTarget(Target):
         arguments = ["format", "-t", self.cluster_id or random_cluster_id(), "-c", str(self._directory / "server.properties")]
         for name, level in self.features.items():
             arguments += ["--feature", f"{name}={level}"]
+        if self.secured is not None:
+            arguments += self.secured.format_arguments()
         command = self._java_command("kafka.tools.StorageTool", *arguments)
         try:
             formatted = subprocess.run(command, capture_output=True, text=True, timeout=self.startup_timeout)
@@ -336,8 +376,8 @@ class KafkaTarget(Target):
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 self._fail(f"Kafka {self._version} exited with status {self._process.returncode} while starting")
-            if _port_open(self._broker_port) and _controller_answers(self.bootstrap, deadline - time.monotonic(),
-                                                                     self.replicas):
+            if _port_open(self._broker_port) and _controller_answers(self.plaintext_bootstrap,
+                                                                     deadline - time.monotonic(), self.replicas):
                 if self._process.poll() is not None:  # then the answer came from whoever holds our port
                     continue
                 self.startup_seconds = time.monotonic() - began
@@ -426,7 +466,8 @@ def kafka_target_kind() -> TargetKind:
     return TargetKind(
         name="kafka",
         description=f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION; "
-                    f"feature levels as options: kafka,transaction.version=1)",
+                    f"feature levels as options: kafka,transaction.version=1; a secured listener: "
+                    f"kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512 or kafka,security=SSL,ssl.client.auth=required)",
         matches=is_single_node_spec,
         create=KafkaTarget,
         availability=_availability,

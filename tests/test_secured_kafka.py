@@ -1,0 +1,211 @@
+"""Apache Kafka with a secured listener, end to end: the harness provisions it (certificates, SCRAM
+credentials at format time), runs the transaction and authorization suites through it (principals
+included), then runs them again as a user would, ``HOST:PORT --client-config`` with the properties the
+target wrote; every bad input ends the run in one line with exit code 2, and no output holds a secret."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.client.cluster import Cluster
+from conformance.client.security import Security
+from conformance.report.results import read_results
+from conformance.suite.loader import load_suites
+from conformance.suite.model import Outcome
+from conformance.suite.runner import Runner
+from conformance.targets.certificates import ONE_DAY
+from conformance.targets.kafka import KafkaTarget
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITES = [ROOT / "suites" / "kip98" / "transactions.yaml", ROOT / "suites" / "kip98" / "authorization.yaml"]
+SECRET = "s3cr3t-XYZ"
+SASL_SSL_512 = "kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512"
+SASL_SSL_256 = "kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-256"
+MUTUAL_TLS = "kafka,security=SSL,ssl.client.auth=required"
+NOT_A_VERDICT = {Outcome.FAILED, Outcome.ERROR, Outcome.BLOCKED}
+
+pytestmark = [pytest.mark.kafka, pytest.mark.broker]
+
+
+@pytest.fixture(scope="module", params=[SASL_SSL_512, SASL_SSL_256, MUTUAL_TLS])
+def secured(request):
+    target = KafkaTarget(request.param)
+    target.secured.passwords["admin"] = SECRET  # what the outputs are searched for
+    target.start()
+    yield target
+    target.stop()
+
+
+def run_suites(target) -> dict[Outcome, list[str]]:
+    suites, errors = load_suites(SUITES)
+    assert errors == []
+    runner = Runner(target, run_id="secured-kafka")
+    outcomes: dict[Outcome, list[str]] = {}
+    try:
+        for suite in suites:
+            for case in suite.cases:
+                for version in runner.case_versions(case):
+                    result = runner.run(case, version)
+                    outcomes.setdefault(result.outcome, []).append(f"{case.full_id} v{version}: {result.message}")
+    finally:
+        runner.close()
+    return outcomes
+
+
+def test_the_transaction_and_authorization_suites_pass_through_the_secured_listener(secured):
+    outcomes = run_suites(secured)
+    bad = {outcome.value: found[:5] for outcome, found in outcomes.items() if outcome in NOT_A_VERDICT}
+    assert bad == {}
+    assert len(outcomes[Outcome.PASSED]) > 200
+    authorization = [line for line in outcomes[Outcome.PASSED] if line.startswith("kip98.authorization")]
+    assert len(authorization) > 20  # the principals reached the broker through the same listener
+    assert not any("no principal" in line for line in outcomes.get(Outcome.SKIPPED, []))
+
+
+def test_the_target_says_where_its_client_properties_are_and_they_hold_what_users_write(secured):
+    info = secured.info()
+    assert info.bootstrap == secured.bootstrap != info.extra["plaintext_bootstrap"]
+    path = Path(info.extra["client_config"])
+    assert oct(path.stat().st_mode & 0o777) == "0o600" and SECRET in path.read_text()
+    assert SECRET not in repr(info) and SECRET not in repr(secured.security)
+    settings = dict(line.split("=", 1) for line in path.read_text().splitlines() if not line.startswith("#"))
+    assert settings["security.protocol"] == info.extra["security"]["security.protocol"]
+    java = dict(line.split("=", 1) for line in (path.parent / "client-java.properties").read_text().splitlines()
+                if not line.startswith("#"))
+    for written in (settings, java):  # both sets of keys reach the broker as the super user
+        cluster = Cluster(secured.bootstrap, security=Security.from_client_config(written))
+        assert cluster.metadata([])["brokers"]
+        cluster.close()
+
+
+def test_a_connection_reauthenticates_on_kafka_before_its_session_ends(tmp_path):
+    """KIP-368 on Kafka itself: a listener ending sessions after 4 s; a connection used past that (idle,
+    then busy) goes on, on the same socket, because the client re-authenticates in time."""
+    target = KafkaTarget(SASL_SSL_512, overrides={
+        "listener.name.sasl_ssl.scram-sha-512.connections.max.reauth.ms": 4000})
+    target.start()
+    try:
+        cluster = Cluster(target.bootstrap, security=target.security)
+        cluster.api_versions()
+        connection = cluster.connection()
+        port = connection.local_port
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            cluster.metadata([])
+            time.sleep(0.5)
+        time.sleep(4.5)  # idle across a whole session: the timer re-authenticates
+        cluster.metadata([])
+        assert connection.local_port == port and connection.reauthentications >= 3
+        lifetimes = [exchange.response.get("session_lifetime_ms") for exchange in cluster.transcript.exchanges
+                     if exchange.api == "SaslAuthenticate" and exchange.response]
+        assert 0 < max(lifetimes) <= 4000
+        cluster.close()
+    finally:
+        target.stop()
+
+
+# ---------------------------------------------------------------------------- as HOST:PORT, as a user would
+def conformance_run(tmp_path: Path, target: str, client_config: Path | None, *extra: str, paths=SUITES):
+    """``conformance run`` in a process of its own; returns (exit code, everything it printed or wrote)."""
+    results, allure, junit = tmp_path / "results.jsonl", tmp_path / "allure", tmp_path / "junit.xml"
+    command = [sys.executable, "-m", "conformance.cli", "run", "--target", target, *map(str, paths),
+               "--results", str(results), "--alluredir", str(allure), "--junit", str(junit), "--transcripts", "all"]
+    if client_config is not None:
+        command += ["--client-config", str(client_config)]
+    done = subprocess.run(command + list(extra), capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    written = done.stdout + done.stderr
+    for path in [results, junit, *allure.glob("**/*")]:
+        if path.is_file():
+            written += path.read_text(errors="replace")
+    return done.returncode, done.stdout + done.stderr, written
+
+
+def test_as_host_port_with_the_written_client_properties(secured, tmp_path):
+    if secured.spec == SASL_SSL_256:
+        pytest.skip("one SASL target as HOST:PORT is enough (SCRAM-SHA-512); SCRAM-SHA-256 ran provisioned")
+    config = Path(secured.info().extra["client_config"])
+    extra = []
+    if secured.spec == MUTUAL_TLS:  # the Java client's keys (PEM truststore, PKCS12 keystore), on a shorter list
+        config = config.parent / "client-java.properties"
+        extra = ["--", "-k", "commit or abort"]
+
+    code, printed, written = conformance_run(tmp_path, secured.bootstrap, config, *extra)
+    assert code == 0, printed[-3000:]
+    records = read_results(tmp_path / "results.jsonl")
+    assert {record["outcome"] for record in records} <= {"passed", "unsupported", "skipped"}
+    assert sum(record["outcome"] == "passed" for record in records) > (20 if extra[1:2] == ["-k"] else 100)
+    assert any(exchange["api"] == "SaslAuthenticate" or secured.secured.mechanism is None
+               for record in records for exchange in record["transcript"])
+    assert SECRET not in written
+
+
+# ---------------------------------------------------------------------------- bad input: one line, exit code 2
+def write(tmp_path: Path, name: str, settings: dict[str, str]) -> Path:
+    path = tmp_path / name
+    path.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
+    return path
+
+
+def bad_inputs(target: KafkaTarget, tmp_path: Path) -> list[tuple[str, str, Path | None, str]]:
+    """(what, address, client config, the line that must say it) for the target's listener."""
+    ca = str(target.secured.authority.path)
+    base = {"security.protocol": target.secured.protocol, "ssl.ca.location": ca}
+    cases = [
+        ("untrusted certificate", target.bootstrap,
+         write(tmp_path, "no-ca.properties", {**target.secured.client_settings(), "ssl.ca.location": "probe"}),
+         "untrusted certificate: the broker's certificate is not signed by a CA this client trusts"),
+        ("TLS to a plaintext port", target.plaintext_bootstrap,
+         write(tmp_path, "tls.properties", {"security.protocol": "SSL", "ssl.ca.location": ca}),
+         "TLS on a plaintext port"),
+        ("plaintext to a TLS port", target.bootstrap, None, f"plaintext on a TLS port: {target.bootstrap} speaks TLS"),
+    ]
+    if target.secured.mechanism:
+        scram = {**base, "sasl.mechanism": target.secured.mechanism, "sasl.username": "admin"}
+        other = "SCRAM-SHA-256" if target.secured.mechanism == "SCRAM-SHA-512" else "SCRAM-SHA-512"
+        cases += [
+            ("bad credentials", target.bootstrap,
+             write(tmp_path, "wrong.properties", {**scram, "sasl.password": SECRET + "-wrong"}),
+             f"bad credentials: the broker refused SASL/{target.secured.mechanism} authentication "
+             "(SASL_AUTHENTICATION_FAILED"),
+            ("a mechanism the broker does not enable", target.bootstrap,
+             write(tmp_path, "mechanism.properties", {**scram, "sasl.mechanism": other, "sasl.password": SECRET}),
+             f"mechanism not enabled: the broker does not enable SASL mechanism {other} on this listener "
+             f"(it enables: {target.secured.mechanism})"),
+        ]
+    else:
+        expired = target.secured.authority.issue("expired", "admin", valid_for=(-2 * ONE_DAY, -ONE_DAY))
+        cases += [
+            ("no client certificate", target.bootstrap, write(tmp_path, "no-cert.properties", base),
+             "client certificate required"),
+            ("an expired client certificate", target.bootstrap,
+             write(tmp_path, "expired.properties", {**base, "ssl.certificate.location": str(expired.certificate),
+                                                    "ssl.key.location": str(expired.key)}),
+             "client certificate refused"),
+        ]
+    return cases
+
+
+def test_each_bad_input_ends_the_run_in_one_line_before_any_case(secured, tmp_path):
+    if secured.spec == SASL_SSL_256:
+        pytest.skip("the same refusals as SCRAM-SHA-512's listener")
+    for what, address, config, line in bad_inputs(secured, tmp_path):
+        folder = tmp_path / what.replace(" ", "-")
+        folder.mkdir()
+        code, printed, written = conformance_run(folder, address, config, paths=SUITES[:1])
+        assert code == 2, f"{what}: exit code {code}\n{printed[-2000:]}"
+        down = [text for text in printed.splitlines() if text.startswith(f"conformance target {address}: DOWN: ")]
+        assert len(down) == 1 and line in down[0], f"{what}: {printed[-2000:]}"
+        assert f"target '{address}' cannot be reached as configured: " in down[0]
+        records = read_results(folder / "results.jsonl")
+        assert {record["outcome"] for record in records} == {"error"}
+        assert all(record["transcript"] == [] or all(exchange["api"] in ("ApiVersions", "Metadata", "SaslHandshake",
+                                                                         "SaslAuthenticate")
+                                                     for exchange in record["transcript"]) for record in records)
+        assert SECRET not in written, what
