@@ -67,7 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "repeat for a matrix (`conformance targets` lists the kinds)")
     group.addoption("--client-config", metavar="FILE", default=None, dest="conformance_client_config",
                     help="Kafka client properties (security.protocol, sasl.*, ssl.*) for HOST:PORT targets: "
-                         "TLS and SASL/PLAIN")
+                         "TLS (client certificates too) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")
     group.addoption("--suite", action="append", default=[], metavar="PATH", dest="conformance_suites",
                     help="suite file or folder (repeatable; default: suites/ of the rootdir)")
     group.addoption("--conformance-strict", action="store_true", default=None, dest="conformance_strict",

@@ -21,7 +21,7 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
                         help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
     parser.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
     parser.add_argument("--client-config", metavar="FILE",
-                        help="Kafka client properties for HOST:PORT targets (TLS, SASL/PLAIN)")
+                        help="Kafka client properties for HOST:PORT targets (TLS, mutual TLS, SASL PLAIN or SCRAM)")
     parser.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
     parser.add_argument("--transcripts", choices=["failures", "all", "none"], default="failures",
                         help="which items keep their exchanges in the results file (default: failures)")

@@ -228,7 +228,7 @@ def register(commands) -> None:
                       help="known failures and flaky items to tolerate (repeatable)")
     gate.add_argument("--reruns", type=int, default=0, metavar="N",
                       help="rerun each regressed item N times against its target; one that passes is flaky")
-    gate.add_argument("--client-config", metavar="FILE", help="for reruns on HOST:PORT targets (TLS, SASL/PLAIN)")
+    gate.add_argument("--client-config", metavar="FILE", help="for reruns on HOST:PORT targets (TLS, SASL)")
     gate.add_argument("--strict", action="store_true",
                       help="stale known failures and items missing from the results fail the gate too")
     gate.add_argument("--show-new", action="store_true",
