@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Callable
 
 from conformance.protocol import frames
 from conformance.protocol.codec import default_codec
@@ -36,8 +37,10 @@ class Sasl:
     """What a SASL listener of the fake enables: mechanisms, users and passwords, a session lifetime."""
 
     users: dict[str, str]
-    mechanisms: tuple[str, ...] = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+    mechanisms: tuple[str, ...] = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
     lifetime_ms: int = 0
+    # OAUTHBEARER: the user a bearer token stands for, or None to refuse it (RFC 7628's JSON error)
+    bearer: Callable[[str], str | None] | None = None
     # (connection number, mechanism, user, succeeded) for every authentication, re-authentications included
     log: list[tuple[int, str, str, bool]] = field(default_factory=list)
 
@@ -162,6 +165,17 @@ class FakeKafka:
         failed = {"error_code": 58, "auth_bytes": b"",
                   "error_message": f"Authentication failed during authentication due to invalid credentials "
                                    f"with SASL mechanism {mechanism}"}
+        if mechanism == "OAUTHBEARER":
+            if state.get("refused"):  # the client's %x01 after the error challenge ends the exchange
+                state["refused"] = False
+                return failed
+            fields = dict(pair.split("=", 1) for pair in token.decode().split("\x01")[1:] if "=" in pair)
+            user = sasl.bearer(fields.get("auth", "").removeprefix("Bearer ")) if sasl.bearer else None
+            sasl.log.append((state["connection"], mechanism, user or "?", user is not None))
+            if user is None:
+                state["refused"] = True
+                return {"error_code": 0, "auth_bytes": b'{"status":"invalid_token"}'}
+            return self._authenticated(state)
         if mechanism == "PLAIN":
             _, user, password = token.decode().split("\0")
             ok = sasl.users.get(user) == password

@@ -28,12 +28,13 @@ SECRET = "s3cr3t-XYZ"
 SASL_SSL_512 = "kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512"
 SASL_SSL_256 = "kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-256"
 MUTUAL_TLS = "kafka,security=SSL,ssl.client.auth=required"
+OAUTHBEARER = "kafka,security=SASL_SSL,sasl.mechanism=OAUTHBEARER"  # JWTs from the harness's OIDC provider
 NOT_A_VERDICT = {Outcome.FAILED, Outcome.ERROR, Outcome.BLOCKED}
 
 pytestmark = [pytest.mark.kafka, pytest.mark.broker]
 
 
-@pytest.fixture(scope="module", params=[SASL_SSL_512, SASL_SSL_256, MUTUAL_TLS])
+@pytest.fixture(scope="module", params=[SASL_SSL_512, SASL_SSL_256, MUTUAL_TLS, OAUTHBEARER])
 def secured(request):
     target = KafkaTarget(request.param)
     target.secured.passwords["admin"] = SECRET  # what the outputs are searched for
@@ -135,6 +136,8 @@ def test_as_host_port_with_the_written_client_properties(secured, tmp_path):
     if secured.spec == MUTUAL_TLS:  # the Java client's keys (PEM truststore, PKCS12 keystore), on a shorter list
         config = config.parent / "client-java.properties"
         extra = ["--", "-k", "commit or abort"]
+    elif secured.spec == OAUTHBEARER:  # librdkafka's OIDC keys, on a shorter list
+        extra = ["--", "-k", "commit or abort"]
 
     code, printed, written = conformance_run(tmp_path, secured.bootstrap, config, *extra)
     assert code == 0, printed[-3000:]
@@ -153,7 +156,7 @@ def write(tmp_path: Path, name: str, settings: dict[str, str]) -> Path:
     return path
 
 
-def bad_inputs(target: KafkaTarget, tmp_path: Path) -> list[tuple[str, str, Path | None, str]]:
+def bad_inputs(target: KafkaTarget, tmp_path: Path, stranger=None) -> list[tuple[str, str, Path | None, str]]:
     """(what, address, client config, the line that must say it) for the target's listener."""
     ca = str(target.secured.authority.path)
     base = {"security.protocol": target.secured.protocol, "ssl.ca.location": ca}
@@ -166,7 +169,23 @@ def bad_inputs(target: KafkaTarget, tmp_path: Path) -> list[tuple[str, str, Path
          "TLS on a plaintext port"),
         ("plaintext to a TLS port", target.bootstrap, None, f"plaintext on a TLS port: {target.bootstrap} speaks TLS"),
     ]
-    if target.secured.mechanism:
+    if target.secured.mechanism == "OAUTHBEARER":
+        oidc = target.secured.client_settings()
+        cases += [
+            ("bad client credentials", target.bootstrap,
+             write(tmp_path, "wrong.properties", {**oidc, "sasl.oauthbearer.client.secret": SECRET + "-wrong"}),
+             "bad credentials: the token endpoint http://127.0.0.1:"),
+            ("a token the broker does not trust", target.bootstrap,
+             write(tmp_path, "stranger.properties", {**oidc, "sasl.oauthbearer.token.endpoint.url":
+                                                     stranger.token_endpoint}),
+             "bad credentials: the broker refused the OAUTHBEARER token (invalid_token"),
+            ("a mechanism the broker does not enable", target.bootstrap,
+             write(tmp_path, "mechanism.properties", {**base, "sasl.mechanism": "SCRAM-SHA-512",
+                                                      "sasl.username": "admin", "sasl.password": SECRET}),
+             "mechanism not enabled: the broker does not enable SASL mechanism SCRAM-SHA-512 on this listener "
+             "(it enables: OAUTHBEARER)"),
+        ]
+    elif target.secured.mechanism:
         scram = {**base, "sasl.mechanism": target.secured.mechanism, "sasl.username": "admin"}
         other = "SCRAM-SHA-256" if target.secured.mechanism == "SCRAM-SHA-512" else "SCRAM-SHA-512"
         cases += [
@@ -192,10 +211,14 @@ def bad_inputs(target: KafkaTarget, tmp_path: Path) -> list[tuple[str, str, Path
     return cases
 
 
-def test_each_bad_input_ends_the_run_in_one_line_before_any_case(secured, tmp_path):
+def test_each_bad_input_ends_the_run_in_one_line_before_any_case(secured, tmp_path, request):
     if secured.spec == SASL_SSL_256:
         pytest.skip("the same refusals as SCRAM-SHA-512's listener")
-    for what, address, config, line in bad_inputs(secured, tmp_path):
+    from conformance.targets.oidc import TokenProvider
+
+    stranger = TokenProvider(dict(secured.secured.passwords)).start()  # same clients, another signing key
+    request.addfinalizer(stranger.stop)
+    for what, address, config, line in bad_inputs(secured, tmp_path, stranger):
         folder = tmp_path / what.replace(" ", "-")
         folder.mkdir()
         code, printed, written = conformance_run(folder, address, config, paths=SUITES[:1])

@@ -1,5 +1,6 @@
-"""SASL on one connection (KIP-43 SaslHandshake, then KIP-152 SaslAuthenticate): PLAIN, and SCRAM-SHA-256
-and SCRAM-SHA-512 with the exchange computed by the ``scramp`` library (RFC 5802 / RFC 7677).
+"""SASL on one connection (KIP-43 SaslHandshake, then KIP-152 SaslAuthenticate): PLAIN, SCRAM-SHA-256
+and SCRAM-SHA-512 with the exchange computed by the ``scramp`` library (RFC 5802 / RFC 7677), and
+OAUTHBEARER (RFC 7628) with a token from an OIDC token endpoint (:mod:`conformance.client.oauth`).
 
 :func:`authenticate` runs the whole exchange and returns the session lifetime the broker granted
 (KIP-368, SaslAuthenticate v1+; 0 when it set none); the connection re-authenticates before it ends.
@@ -9,6 +10,7 @@ mechanism the broker does not enable, a listener without SASL) and never a secre
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from ..protocol.errors import error_name
@@ -42,6 +44,8 @@ def authenticate(connection: "Connection", security: "Security", *, step: str = 
                                    handshake)
     if code:
         raise AuthenticationFailed(f"the SASL handshake for {mechanism} was refused: {error_name(code)}", handshake)
+    if mechanism == "OAUTHBEARER":
+        return _oauthbearer(connection, security, step)
     if mechanism == "PLAIN":
         token = f"\0{security.sasl_username}\0{security.sasl_password}".encode()
         return _step(connection, security, token, step).get("session_lifetime_ms", 0) or 0
@@ -66,6 +70,32 @@ def _scram(connection: "Connection", security: "Security", mechanism: str, step:
                                    f"({security.scrub(str(error))}): it does not hold these credentials, or "
                                    "it is not the broker it claims to be") from None
     return final.get("session_lifetime_ms", 0) or 0
+
+
+def _oauthbearer(connection: "Connection", security: "Security", step: str) -> int:
+    """RFC 7628: the token in the client's first message; an error comes back as a JSON challenge, which
+    the client answers with a lone %x01 before the broker fails the exchange."""
+    from .oauth import TokenError
+
+    try:
+        first = security.oauth.initial_response()
+    except TokenError as error:
+        raise AuthenticationFailed(security.scrub(str(error))) from None
+    answer = _step(connection, security, first, step)
+    challenge = _text(answer)
+    if not challenge:
+        return answer.get("session_lifetime_ms", 0) or 0
+    try:
+        status = json.loads(challenge).get("status", "refused")
+    except (ValueError, AttributeError):
+        status = "refused"
+    try:
+        _step(connection, security, b"\x01", step)
+    except AuthenticationFailed as refused:
+        said = str(refused).partition("(")[2].rstrip(")")
+        raise AuthenticationFailed(f"bad credentials: the broker refused the OAUTHBEARER token ({status}"
+                                   f"{': ' + said if said else ''})", refused.exchange) from None
+    raise AuthenticationFailed(f"bad credentials: the broker refused the OAUTHBEARER token ({status})")
 
 
 def _step(connection: "Connection", security: "Security", token: bytes, step: str) -> dict:

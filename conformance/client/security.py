@@ -1,5 +1,5 @@
 """How the raw client reaches a secured broker, from a Kafka client config: TLS (with a client
-certificate where the broker asks for one) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).
+certificate where the broker asks for one) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER).
 
 Users already keep these settings in a client properties file (Kafka's ``--command-config``,
 librdkafka's configuration), so the harness reads the same keys rather than inventing its own:
@@ -13,8 +13,12 @@ librdkafka's configuration), so the harness reads the same keys rather than inve
   ``ssl.truststore.*`` and ``ssl.keystore.*`` of type PEM or PKCS12 (``ssl.truststore.certificates``,
   ``ssl.keystore.certificate.chain`` and ``ssl.keystore.key`` inline), ``ssl.key.password``.
 
-A JKS store, OAUTHBEARER and GSSAPI are refused by key. Secrets (passwords, keys) have no repr and
-never reach a message: :meth:`Security.scrub` takes them out of any text built from a broker's answer.
+SASL/OAUTHBEARER gets its tokens from an OIDC token endpoint by the client credentials grant
+(:mod:`conformance.client.oauth`: ``sasl.oauthbearer.token.endpoint.url``, librdkafka's
+``sasl.oauthbearer.client.id``/``.client.secret``, or the Java client's ``clientId``/``clientSecret`` JAAS
+options or ``sasl.oauthbearer.client.credentials.*``). A JKS store, GSSAPI and unsecured JWTs are refused
+by key. Secrets (passwords, keys, tokens) have no repr and never reach a message: :meth:`Security.scrub`
+takes them out of any text built from a broker's answer.
 """
 
 from __future__ import annotations
@@ -26,16 +30,21 @@ import ssl
 import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .oauth import OAuthClient
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 _LOGIN_MODULES = {"PLAIN": "PlainLoginModule", "SCRAM-SHA-256": "ScramLoginModule",
-                  "SCRAM-SHA-512": "ScramLoginModule"}
+                  "SCRAM-SHA-512": "ScramLoginModule", "OAUTHBEARER": "OAuthBearerLoginModule"}
 _JAAS_OPTION = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]+))')
 # Keys whose values are secrets: shown nowhere (targets' info, reports, messages).
 SECRET_KEYS = frozenset({
     "sasl.password", "sasl.jaas.config", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password",
     "ssl.key.pem", "ssl.keystore.key", "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.client.credentials.client.secret",
 })
 JKS_MAGIC = b"\xfe\xed\xfe\xed"
 
@@ -73,6 +82,7 @@ class Security:
     tls_ca_pem: str | None = field(default=None, repr=False)  # CA certificates as PEM text
     tls_ca_folder: str | None = None
     tls_client: ClientCertificate | None = None
+    oauth: "OAuthClient | None" = None  # SASL/OAUTHBEARER: where its tokens come from
 
     @property
     def mechanism(self) -> str | None:
@@ -86,6 +96,8 @@ class Security:
         values = [self.sasl_password]
         if self.tls_client is not None:
             values += [self.tls_client.key_password, self.tls_client.pkcs12_password, self.tls_client.key_pem]
+        if self.oauth is not None:
+            values += self.oauth.secrets()
         return [value for value in values if value]
 
     def scrub(self, text: str) -> str:
@@ -138,17 +150,20 @@ class Security:
         protocol = settings.get("security.protocol", "PLAINTEXT").upper()
         if protocol not in PROTOCOLS:
             raise SecurityConfigError(f"security.protocol: {protocol!r} is not one of {', '.join(PROTOCOLS)}")
-        username = password = mechanism = None
+        username = password = mechanism = oauth = None
         if protocol.startswith("SASL_"):
             mechanism = (settings.get("sasl.mechanism") or settings.get("sasl.mechanisms") or "PLAIN").upper()
             if mechanism not in MECHANISMS:
                 raise SecurityConfigError(f"sasl.mechanism: the raw client speaks {', '.join(MECHANISMS)}, "
                                           f"not {mechanism}")
-            username, password = _credentials(settings, mechanism)
+            if mechanism == "OAUTHBEARER":
+                oauth = _oauth(settings)
+            else:
+                username, password = _credentials(settings, mechanism)
         tls = protocol.endswith("SSL")
         ca_file, ca_folder, ca_pem = _trust(settings) if tls else (None, None, None)
         return cls(
-            sasl_username=username, sasl_password=password, sasl_mechanism=mechanism, tls=tls,
+            sasl_username=username, sasl_password=password, sasl_mechanism=mechanism, tls=tls, oauth=oauth,
             tls_ca_file=ca_file, tls_ca_folder=ca_folder, tls_ca_pem=ca_pem,
             tls_client=_client_certificate(settings) if tls else None,
             tls_verify=_flag(settings, "enable.ssl.certificate.verification", True),
@@ -156,17 +171,33 @@ class Security:
         )
 
 
-def _credentials(settings: dict[str, str], mechanism: str) -> tuple[str, str]:
-    if "sasl.username" in settings:
-        return settings["sasl.username"], settings.get("sasl.password", "")
+def _jaas_options(settings: dict[str, str], mechanism: str) -> dict[str, str]:
+    """The options of the JAAS line, which must name the mechanism's login module."""
     jaas = settings.get("sasl.jaas.config", "")
     module = _LOGIN_MODULES[mechanism]
-    options = {name: (quoted if quoted or not bare else bare).replace('\\"', '"')
-               for name, quoted, bare in _JAAS_OPTION.findall(jaas)}
     if jaas and module not in jaas:
         found = re.search(r"(\w+LoginModule)", jaas)
         raise SecurityConfigError(f"sasl.jaas.config: SASL/{mechanism} (sasl.mechanism) needs the {module}, not "
                                   f"{found.group(1) if found else 'what is given'}")
+    return {name: (quoted if quoted or not bare else bare).replace('\\"', '"')
+            for name, quoted, bare in _JAAS_OPTION.findall(jaas)}
+
+
+def _oauth(settings: dict[str, str]):
+    from .oauth import from_client_config
+
+    method = settings.get("sasl.oauthbearer.method", "oidc").lower()
+    if method != "oidc":
+        raise SecurityConfigError(f"sasl.oauthbearer.method: the raw client gets tokens from a token endpoint "
+                                  f"(oidc), not {method!r}")
+    return from_client_config(settings, _jaas_options(settings, "OAUTHBEARER"), settings.get("ssl.ca.location"))
+
+
+def _credentials(settings: dict[str, str], mechanism: str) -> tuple[str, str]:
+    if "sasl.username" in settings:
+        return settings["sasl.username"], settings.get("sasl.password", "")
+    module = _LOGIN_MODULES[mechanism]
+    options = _jaas_options(settings, mechanism)
     if "username" not in options:
         raise SecurityConfigError(f"sasl.username (or a {module} sasl.jaas.config) is needed for SASL/{mechanism}")
     return options["username"], options.get("password", "")

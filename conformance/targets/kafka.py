@@ -213,6 +213,8 @@ class KafkaTarget(Target):
 
     def stop(self) -> None:
         self.terminate()
+        if self.secured is not None:
+            self.secured.stop()  # an OIDC provider of its own
         self._remember_log()
         if self._directory is not None and not os.environ.get("CONFORMANCE_KEEP_BROKER_DIR"):
             shutil.rmtree(self._directory, ignore_errors=True)
@@ -340,7 +342,9 @@ class KafkaTarget(Target):
 
     def _java_command(self, main_class: str, *arguments: str) -> list[str]:
         assert self._java is not None and self._libs is not None
-        return [self._java, *JVM_FLAGS, *self._logging_flags, "-cp", f"{self._libs}/*", main_class, *arguments]
+        secured = self.secured.jvm_properties() if self.secured is not None else []
+        return [self._java, *JVM_FLAGS, *self._logging_flags, *secured, "-cp", f"{self._libs}/*", main_class,
+                *arguments]
 
     def _format_storage(self) -> None:
         assert self._directory is not None

@@ -1,5 +1,8 @@
 """A secured listener for the Kafka the harness provisions: ``kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512``,
-``kafka,security=SASL_PLAINTEXT,sasl.mechanism=SCRAM-SHA-256``, ``kafka,security=SSL,ssl.client.auth=required``.
+``kafka,security=SASL_PLAINTEXT,sasl.mechanism=SCRAM-SHA-256``, ``kafka,security=SSL,ssl.client.auth=required``,
+``kafka,security=SASL_SSL,sasl.mechanism=OAUTHBEARER`` (the broker validates JWTs against the JWKS of an OIDC
+provider the target starts on 127.0.0.1, :mod:`conformance.targets.oidc`; clients get them by the client
+credentials grant, the client id being the principal).
 
 The harness makes what a cluster's operator would: a CA and the broker's certificate for 127.0.0.1
 and localhost (PEM, with ``cryptography``), a client certificate per user where the listener asks for
@@ -22,12 +25,16 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..client.oauth import OAuthClient
 from ..client.security import ClientCertificate, Security
 from .certificates import Authority, Issued
+from .oidc import TokenProvider
+
+OAUTH = "org.apache.kafka.common.security.oauthbearer."
 
 SECURITY_OPTIONS = ("security", "sasl.mechanism", "ssl.client.auth")
 PROTOCOLS = ("SSL", "SASL_SSL", "SASL_PLAINTEXT")
-MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")
+MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN", "OAUTHBEARER")
 CLIENT_AUTH = ("none", "requested", "required")
 SUPER_USER = "admin"
 USERS = (SUPER_USER, "guest", "nobody")
@@ -48,6 +55,7 @@ class SecuredListener:
     certificates: dict[str, Issued] = field(default_factory=dict)
     keystore: Path | None = None  # the super user's PKCS#12, for the Java client's properties
     _made: dict[str, Security] = field(default_factory=dict, repr=False)  # one TLS context per user, read once
+    provider: TokenProvider | None = None  # OAUTHBEARER: the OIDC provider whose JWTs the broker validates
 
     @classmethod
     def from_options(cls, spec: str, options: dict[str, str]) -> "SecuredListener | None":
@@ -106,6 +114,9 @@ class SecuredListener:
         """Certificates (a CA, the broker's, a client's per user where the listener asks for them)."""
         self.folder = folder
         self._made.clear()
+        if self.mechanism == "OAUTHBEARER":
+            self.stop()
+            self.provider = TokenProvider(self.passwords).start()  # client id = user, secret = password
         if not self.tls:
             return
         folder.mkdir(parents=True, exist_ok=True)
@@ -116,6 +127,18 @@ class SecuredListener:
                 self.certificates[user] = self.authority.issue(
                     user, user, key_password=self.passwords[user] if user == SUPER_USER else None)
             self.keystore = self.authority.pkcs12(self.certificates[SUPER_USER], self.passwords[SUPER_USER])
+
+    def stop(self) -> None:
+        if self.provider is not None:
+            self.provider.stop()
+            self.provider = None
+
+    def jvm_properties(self) -> list[str]:
+        """System properties the broker's JVM needs (Kafka 4 reads no OAuth URL it was not allowed)."""
+        if self.provider is None:
+            return []
+        return [f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={self.provider.jwks_endpoint},"
+                f"{self.provider.token_endpoint}"]
 
     def broker_settings(self) -> dict[str, str]:
         prefix = f"listener.name.{self.listener}."
@@ -136,6 +159,14 @@ class SecuredListener:
             if self.mechanism == "PLAIN":
                 jaas = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
                         + " ".join(f'user_{user}="{password}"' for user, password in self.passwords.items()) + ";")
+            elif self.mechanism == "OAUTHBEARER":
+                jaas = OAUTH + "OAuthBearerLoginModule required;"
+                settings.update({
+                    f"{prefix}oauthbearer.sasl.server.callback.handler.class": OAUTH + "OAuthBearerValidatorCallbackHandler",
+                    "sasl.oauthbearer.jwks.endpoint.url": self.provider.jwks_endpoint,
+                    "sasl.oauthbearer.expected.issuer": self.provider.issuer,
+                    "sasl.oauthbearer.expected.audience": self.provider.audience,
+                })
             else:
                 jaas = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
             settings[f"{prefix}{mechanism}.sasl.jaas.config"] = jaas
@@ -161,16 +192,25 @@ class SecuredListener:
             issued = self.certificates[user]
             client = ClientCertificate("ssl.certificate.location", certificate_file=str(issued.certificate),
                                        key_file=str(issued.key), key_password=issued.key_password)
+        oauth = None
+        if self.mechanism == "OAUTHBEARER":
+            oauth = OAuthClient(self.provider.token_endpoint, user, self.passwords[user])
+        named = self.mechanism is not None and oauth is None
         return Security(
-            sasl_username=user if self.mechanism else None,
-            sasl_password=self.passwords[user] if self.mechanism else None,
+            sasl_username=user if named else None, oauth=oauth,
+            sasl_password=self.passwords[user] if named else None,
             sasl_mechanism=self.mechanism, tls=self.tls,
             tls_ca_file=str(self.authority.path) if self.tls else None, tls_client=client)
 
     def client_settings(self) -> dict[str, str]:
         """librdkafka's keys for the super user (what ``--client-config`` and confluent-kafka take)."""
         settings = {"security.protocol": self.protocol}
-        if self.mechanism:
+        if self.mechanism == "OAUTHBEARER":
+            settings.update({"sasl.mechanism": self.mechanism, "sasl.oauthbearer.method": "oidc",
+                             "sasl.oauthbearer.client.id": SUPER_USER,
+                             "sasl.oauthbearer.client.secret": self.passwords[SUPER_USER],
+                             "sasl.oauthbearer.token.endpoint.url": self.provider.token_endpoint})
+        elif self.mechanism:
             settings.update({"sasl.mechanism": self.mechanism, "sasl.username": SUPER_USER,
                              "sasl.password": self.passwords[SUPER_USER]})
         if self.tls:
@@ -184,7 +224,13 @@ class SecuredListener:
     def java_client_settings(self) -> dict[str, str]:
         """The Java client's keys for the same user: a JAAS line, a PEM truststore, a PKCS12 keystore."""
         settings = {"security.protocol": self.protocol}
-        if self.mechanism:
+        if self.mechanism == "OAUTHBEARER":
+            settings.update({"sasl.mechanism": self.mechanism,
+                             "sasl.login.callback.handler.class": OAUTH + "OAuthBearerLoginCallbackHandler",
+                             "sasl.oauthbearer.token.endpoint.url": self.provider.token_endpoint,
+                             "sasl.jaas.config": f'{OAUTH}OAuthBearerLoginModule required clientId="{SUPER_USER}" '
+                                                 f'clientSecret="{self.passwords[SUPER_USER]}";'})
+        elif self.mechanism:
             module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if self.mechanism == "PLAIN"
                       else "org.apache.kafka.common.security.scram.ScramLoginModule")
             settings.update({"sasl.mechanism": self.mechanism,
