@@ -50,7 +50,7 @@ def test_java_scram_jaas_config_and_unquoted_options():
 
 @pytest.mark.parametrize("settings, key", [
     ({"security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI", "sasl.username": "u"}, "sasl.mechanism"),
-    ({"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"}, "sasl.mechanism"),
+    ({"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"}, "sasl.oauthbearer.token.endpoint.url"),
     ({"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
       "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required username="a";'},
      "sasl.jaas.config"),
