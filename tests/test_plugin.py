@@ -412,7 +412,7 @@ def test_client_config_is_checked_before_anything_runs(suites):
     result = run(suites, "--target", "127.0.0.1:9", "--client-config", "sasl.properties", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*sasl.mechanism: the raw client speaks PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
-                                 "not GSSAPI*"])
+                                 "OAUTHBEARER, not GSSAPI*"])
     result = run(suites, "--target", "fake", "--client-config", "sasl.properties", "--collect-only")
     result.stderr.fnmatch_lines(["*--client-config is for HOST:PORT targets*"])
 

@@ -122,6 +122,11 @@ def conformance_run(tmp_path: Path, target: str, client_config: Path | None, *ex
     done = subprocess.run(command + list(extra), capture_output=True, text=True, cwd=ROOT, timeout=300,
                           env={**os.environ, "PYTHONUNBUFFERED": "1"})
     written = done.stdout + done.stderr
+    if results.exists():  # the reports made from the results too
+        from conformance.cli import main
+
+        main(["findings", str(results), "-o", str(tmp_path / "findings.md")])
+        written += (tmp_path / "findings.md").read_text()
     for path in [results, junit, *allure.glob("**/*")]:
         if path.is_file():
             written += path.read_text(errors="replace")
