@@ -9,6 +9,8 @@ and any other project's tests run as if it were not installed.
 - Targets start when the first selected item needs one and stop at the end of the session.
 - Outcomes map to pytest verdicts in :func:`conformance.items.conclude`: a MUST deviation fails;
   a SHOULD/MAY deviation is an xfail unless ``--conformance-strict`` (pytest owns ``--strict``).
+- ``--conformance-console compact`` (what ``conformance run`` passes) replaces pytest's report per item
+  with a progress line per target and one entry per departing case (:mod:`conformance.report.progress`).
 - Every finished item appends one line to ``--results`` (JSONL) and reaches the
   ``conformance_result_recorded`` hook; under pytest-xdist all workers append to the same file
   and share the controller's run id.
@@ -79,7 +81,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--transcripts", choices=["failures", "all", "none"], default="failures",
                     dest="conformance_transcripts",
                     help="which items keep their decoded exchanges in the results file (default: failures; "
-                         "Allure attachments and the terminal always have them)")
+                         "Allure attachments and pytest's failure reports always have them)")
+    group.addoption("--conformance-console", choices=["pytest", "compact"], default="pytest",
+                    dest="conformance_console",
+                    help="pytest: pytest's own reports (default); compact: a progress line per target and one "
+                         "entry per departing case instead of a report per item (conformance run's console; "
+                         "-v shows pytest's reports again)")
     group.addoption("--conformance-drafts", action="store_true", default=False, dest="conformance_drafts",
                     help="also run cases that check a draft KIP text (skipped by default)")
     group.addoption("--wire-capture", action="store_true", default=False, dest="conformance_capture",
@@ -129,6 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
         transcripts=config.getoption("conformance_transcripts"), harness_version=_harness_version(),
     )
     config.stash[STATE_KEY] = state
+    _compact_console(config, state)
     _stop_on_sigterm(config)
 
 
@@ -136,6 +144,17 @@ def _default_suites(rootdir: Path) -> Path:
     """``suites/`` of the rootdir when it has one, else the bundled suites."""
     here = rootdir / "suites"
     return here.resolve() if here.is_dir() else resources.suites().resolve()
+
+
+def _compact_console(config: pytest.Config, state: RunState) -> None:
+    """``--conformance-console compact`` (``conformance run``): progress and compact entries, unless ``-v``."""
+    if (config.getoption("conformance_console") != "compact" or config.get_verbosity() > 0
+            or hasattr(config, "workerinput")):
+        return
+    from .report.progress import ConsoleReporter
+
+    config.pluginmanager.register(ConsoleReporter(results_path=state.results_path, run_id=state.run_id,
+                                                  default_results=DEFAULT_RESULTS), "conformance-console")
 
 
 def unwritable(path: Path) -> str | None:

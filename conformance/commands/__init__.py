@@ -1,5 +1,5 @@
-"""Sub-commands that drive runs and reports (``gate``, ``certify``, ``semantic``, ``flaky``, ``report allure``;
-``run --junit``).
+"""Sub-commands that drive runs and reports (``gate``, ``certify``, ``semantic``, ``flaky``, ``show``,
+``report allure``; ``run --junit``).
 
 They sit beside cli.py at the top of the layers: ``certify`` runs pytest with the plugin and reads its
 session state. Each registers its parser with a ``handler``; cli.dispatch calls it.
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 
 def register(commands) -> None:
-    from ..report import gate
+    from ..report import gate, show
     from . import certify, flaky, semantic
 
     gate.register(commands)
+    show.register(commands)
     certify.register(commands)
     semantic.register(commands)
     flaky.register(commands)

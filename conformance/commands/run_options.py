@@ -15,7 +15,8 @@ DEFAULT_TARGET = "kafka"
 
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,
                       results_flags: tuple[str, ...] = ("--results",)) -> None:
-    """Paths and --target, --strict, --client-config, --drafts, --transcripts, --results, --alluredir."""
+    """Paths and --target, --strict, --client-config, --drafts, --transcripts, --transcripts-on-console,
+    --results, --alluredir."""
     parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     parser.add_argument("--target", action="append", metavar="SPEC",
                         help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
@@ -25,6 +26,10 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
     parser.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
     parser.add_argument("--transcripts", choices=["failures", "all", "none"], default="failures",
                         help="which items keep their exchanges in the results file (default: failures)")
+    parser.add_argument("--transcripts-on-console", action="store_true",
+                        help="pytest's full report of every item that does not pass, transcripts included "
+                             "(default: a progress line, then one compact entry per departing case; "
+                             "-- -v does the same)")
     parser.add_argument(*results_flags, dest="results", default=results, metavar="FILE",
                         help=f"JSONL results file, appended (default: {results})")
     parser.add_argument("--alluredir", default=alluredir, metavar="DIR",
@@ -42,7 +47,8 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
         options.append("--conformance-strict")
     if arguments.drafts:
         options.append("--conformance-drafts")
-    options += ["--transcripts", arguments.transcripts]
+    console = "pytest" if getattr(arguments, "transcripts_on_console", False) else "compact"
+    options += ["--transcripts", arguments.transcripts, "--conformance-console", console]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]
     if arguments.alluredir:

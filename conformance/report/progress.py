@@ -1,0 +1,169 @@
+"""``conformance run``'s console: a progress line per target while it runs, compact entries at the end.
+
+pytest's reporting of a conformance item is a letter while it runs and, for each one that fails,
+its whole report at the end: with a transcript per item × version, a mock run printed megabytes.
+The plugin registers :class:`ConsoleReporter` only when asked (``--conformance-console compact``,
+which ``conformance run`` and ``conformance flaky`` pass) and the verbosity is at most 0, so
+``python -m pytest --target ...`` and ``-v``/``-vv`` keep pytest's reports as they are. For the
+conformance items (and only those) the reporter
+
+- replaces pytest's letters with a line per target counting items per outcome, rewritten in place
+  on a terminal and printed every :data:`PLAIN_EVERY_S` seconds otherwise (CI logs);
+- keeps their reports out of pytest's FAILURES and ERRORS sections and short summary (its last
+  line still counts them; collection errors and other tests are reported as usual);
+- prints one entry per departing case (:mod:`.compact`), read back from the results file, so
+  pytest-xdist workers' items are there too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER
+from . import compact
+from .results import read_results
+
+PLAIN_EVERY_S = 30.0  # a console that is not a terminal gets one line per target this often
+REDRAW_EVERY_S = 0.2  # a terminal's lines are rewritten at most this often
+PLAIN_PREFIX = "progress: "
+
+
+def is_case_report(report) -> bool:
+    """A report of a conformance item (they carry their KIP and target as user properties)."""
+    names = {name for name, _ in getattr(report, "user_properties", ()) or ()}
+    return {"kip", "target"} <= names
+
+
+def _property(properties, name: str):
+    """The last value of a user property (an item's outcome is appended once it is recorded)."""
+    found = None
+    for key, value in properties or ():
+        if key == name:
+            found = value
+    return found
+
+
+def progress_line(target: str, counts: Counter, total: int | None, *, zeros: bool = True) -> str:
+    """``kafka: 215/371 items: 61 passed, 154 failed, ...``: every outcome, or (``zeros=False``) passed,
+    failed and the others that are not 0."""
+    done = sum(counts.values())
+    shown = [outcome for outcome in OUTCOME_ORDER if zeros or counts.get(outcome) or outcome in ("passed", "failed")]
+    return (f"{target}: {done}{f'/{total}' if total else ''} items: "  # no total under xdist: workers collect
+            + ", ".join(f"{counts.get(outcome, 0)} {OUTCOME_LABELS[outcome]}" for outcome in shown))
+
+
+class ConsoleReporter:
+    """Registered by the plugin on the controller (never on an xdist worker) for one session."""
+
+    def __init__(self, *, results_path: Path, run_id: str, default_results: str = "", clock=time.monotonic):
+        self.results_path, self.run_id, self.default_results = results_path, run_id, default_results
+        self.clock = clock
+        self.totals: dict[str, int] = {}
+        self.counts: dict[str, Counter] = {}
+        self.terminal = None
+        self.config = None
+        self.tty = False
+        self.drawn = 0  # lines of progress on a terminal's screen, rewritten in place
+        self.last_draw: float | None = None
+        self.last_plain: tuple = ()  # what the last plain lines said: the final ones are not repeated
+
+    # --------------------------------------------------------------------------- pytest hooks
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        self.config = session.config
+        if self.terminal is not None:
+            self.terminal.showfspath = False  # no "suites/x.yaml" line per file: the progress line replaces it
+            self.tty = bool(self.terminal.isatty())
+        self.last_draw = self.clock()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        for item in session.items:
+            if is_case_report(item):
+                target = _property(item.user_properties, "target")
+                self.totals[target] = self.totals.get(target, 0) + 1
+                self.counts.setdefault(target, Counter())
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(self, report, config):
+        status = yield
+        if status and is_case_report(report):
+            return status[0], "", ""  # counted by pytest, written by nobody: the progress line says it
+        return status
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.when != "teardown" or not is_case_report(report):
+            return  # every item has one teardown report, by then with the outcome it recorded
+        target = _property(report.user_properties, "target")
+        outcome = _property(report.user_properties, "outcome") or "error"
+        self.counts.setdefault(target, Counter())[outcome] += 1
+        self.show()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session):
+        try:
+            return (yield)
+        finally:
+            self.show(final=True)
+
+    @pytest.hookimpl(specname="pytest_terminal_summary", wrapper=True, tryfirst=True)
+    def pytest_terminal_summary_without_case_reports(self, terminalreporter):  # pytest reads pytest_* names only
+        """pytest's FAILURES, ERRORS and short summary would repeat every item × version in full."""
+        hidden = {}
+        for key, reports in list(terminalreporter.stats.items()):
+            kept = [report for report in reports if not is_case_report(report)]
+            if len(kept) != len(reports):
+                hidden[key] = reports
+                terminalreporter.stats[key] = kept
+        try:
+            return (yield)
+        finally:
+            terminalreporter.stats.update(hidden)  # pytest's last line counts them all
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        records = read_results(self.results_path, run_id=self.run_id)
+        found = compact.sections(records)
+        for section in found:
+            terminalreporter.write_sep("-", section.title, red=section.outcome == "failed",
+                                       yellow=section.outcome != "failed")
+            for line in section.lines():
+                terminalreporter.write_line(line)
+        if found:
+            terminalreporter.write_line(compact.show_hint(records, self.results_path,
+                                                          default_results=self.default_results))
+
+    # --------------------------------------------------------------------------- drawing
+    def lines(self, *, zeros: bool = True) -> list[str]:
+        return [progress_line(target, counts, self.totals.get(target), zeros=zeros)
+                for target, counts in self.counts.items()]
+
+    def show(self, *, final: bool = False) -> None:
+        if self.terminal is None or not self.counts:
+            return
+        now = self.clock()
+        every = REDRAW_EVERY_S if self.tty else PLAIN_EVERY_S
+        if not final and self.last_draw is not None and now - self.last_draw < every:
+            return
+        self.last_draw = now
+        lines = self.lines()
+        if self.tty:
+            self.draw_in_place(lines)
+        elif tuple(lines) != self.last_plain:
+            self.last_plain = tuple(lines)
+            for line in lines:
+                self.terminal.write_line(PLAIN_PREFIX + line)
+
+    def draw_in_place(self, lines: list[str]) -> None:
+        """Rewrite the block of lines drawn last time (targets first seen since are added below it)."""
+        width = max(self.config.get_terminal_writer().fullwidth - 1, 20)
+        if any(len(line) > width for line in lines):
+            lines = self.lines(zeros=False)  # a narrow terminal: the outcomes no item has yet are left out
+        shown = [line if len(line) <= width else line[:width - 1] + "…" for line in lines]
+        up = f"\x1b[{self.drawn - 1}F" if self.drawn > 1 else ""
+        self.terminal.write("\r" + up + "\n".join(line + "\x1b[K" for line in shown), flush=True)
+        self.drawn = len(shown)

@@ -1,0 +1,188 @@
+"""``conformance show ITEM``: one item's whole record from a results file, every exchange included.
+
+The console of ``conformance run`` lists each departing case in a few lines; this is where the rest
+is. ITEM is the reproduce id (``suites/kip98/x.yaml::case[target-vN]``, the pytest node id), the
+label ``suite::case@vN``, or a substring of either that names one item. A file holding several runs
+answers with each item's latest record (``--run-id`` picks a run).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..suite.model import OUTCOME_LABELS
+from .itemref import label, latest, reproduce
+from .results import read_results
+
+DEFAULT_RESULTS = "reports/results.jsonl"
+LISTED = 20  # an ambiguous ITEM lists this many of the items it names
+
+
+def register(commands) -> None:
+    show = commands.add_parser("show", help="one item's full record and exchanges, from a results file",
+                               description=__doc__.split("\n\n")[0])
+    show.add_argument("item", metavar="ITEM",
+                      help="suites/FILE.yaml::case[target-vN] (as reproduce prints it), suite::case@vN, "
+                           "or a substring that names one item")
+    show.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE",
+                      help=f"JSONL results file (default: {DEFAULT_RESULTS})")
+    show.add_argument("--target", metavar="SPEC", help="only this target's items (when ITEM names several)")
+    show.add_argument("--run-id", metavar="ID", help="only this run's records (default: each item's latest)")
+    show.add_argument("--json", action="store_true", help="print the record as JSON")
+    show.set_defaults(handler=command_show)
+
+
+def command_show(arguments) -> int:
+    path = Path(arguments.results)
+    if not path.is_file():
+        print(f"conformance show: no results file at {path}", file=sys.stderr)
+        return 2
+    records = [record for record in read_results(path, run_id=arguments.run_id)
+               if not arguments.target or record.get("target") == arguments.target]
+    found = find(records, arguments.item)
+    if len(found) != 1:
+        print(not_one(arguments.item, found, path), file=sys.stderr)
+        return 1
+    [record] = found
+    if arguments.json:
+        print(json.dumps(record, indent=1, default=str))
+    else:
+        print(render(record), end="")
+    return 0
+
+
+# ------------------------------------------------------------------------------ finding
+def find(records: list[dict], item: str) -> list[dict]:
+    """The latest record of each item ``item`` names: by node id, then by label, then by substring."""
+    items = list(latest(records).values())
+    item = item.strip()
+    for matches in (lambda record: _same_nodeid(record, item),
+                    lambda record: label(record) == item,
+                    lambda record: item in str(record.get("nodeid") or "") or item in label(record)):
+        found = [record for record in items if matches(record)]
+        if found:
+            return found
+    return []
+
+
+def _same_nodeid(record: dict, item: str) -> bool:
+    """``path::name`` equals the record's node id, its path given from here or relative to the rootdir."""
+    nodeid = str(record.get("nodeid") or "")
+    if "::" not in item or "::" not in nodeid:
+        return False
+    path, name = item.split("::", 1)
+    recorded_path, recorded_name = nodeid.split("::", 1)
+    if name != recorded_name:
+        return False
+    if path == recorded_path:
+        return True
+    suite_file = record.get("path")
+    try:
+        return bool(suite_file) and Path(path).resolve() == Path(suite_file).resolve()
+    except OSError:
+        return False
+
+
+def not_one(item: str, found: list[dict], path: Path) -> str:
+    if not found:
+        return (f"conformance show: no item in {path} matches {item!r} (give suites/FILE.yaml::case[target-vN], "
+                "suite::case@vN or a part of one)")
+    lines = [f"conformance show: {item!r} names {len(found)} items in {path}; give one of:"]
+    lines += [f"  {record.get('nodeid') or label(record)}  ({label(record)}, {record.get('target')}: "
+              f"{record.get('outcome')})" for record in found[:LISTED]]
+    if len(found) > LISTED:
+        lines.append(f"  ... and {len(found) - LISTED} more")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ rendering
+def render(record: dict) -> str:
+    outcome = record.get("outcome") or "?"
+    target = str(record.get("target")) + (f" ({record['target_version']})" if record.get("target_version") else "")
+    api = record.get("api")
+    version = "" if record.get("api_version") is None else f" v{record['api_version']}"
+    lines = [
+        f"{label(record)}  [{target}]",
+        _field("outcome", f"{OUTCOME_LABELS.get(outcome, outcome)} ({record.get('requirement') or '?'}"
+                          + (f", pytest: {record['verdict']}" if record.get("verdict") else "") + ")"),
+        _field("title", record.get("title") or ""),
+        _field("cites", record.get("cites") or ""),
+        _field("api", f"{api}{version}" if api else "none (a case about no single API)"),
+        _field("run", f"{record.get('run_id')} at {record.get('recorded_at') or '?'}, "
+                      f"{record.get('duration_s', '?')} s"),
+    ]
+    if record.get("step_label"):
+        detail = ", ".join(str(part) for part in (record.get("step_role"), record.get("step_api")) if part)
+        lines.append(_field("step", record["step_label"] + (f" ({detail})" if detail else "")))
+    if record.get("expected") is not None or record.get("actual") is not None:
+        lines += [_field("expected", _pretty(record.get("expected"))), _field("actual", _pretty(record.get("actual")))]
+    if record.get("message"):
+        lines.append(_field("message", str(record["message"]).rstrip()))
+    for name, artifact in (record.get("artifacts") or {}).items():
+        lines.append(_field(name, artifact))
+    lines.append(_field("reproduce", reproduce(record)))
+    transcript = record.get("transcript") or []
+    if transcript:
+        lines += ["", f"transcript ({len(transcript)} exchange{'' if len(transcript) == 1 else 's'}):",
+                  *render_exchanges(transcript)]
+    else:
+        lines += ["", no_transcript(record)]
+    return "\n".join(lines) + "\n"
+
+
+def no_transcript(record: dict) -> str:
+    outcome = record.get("outcome")
+    if outcome in ("passed", "unsupported", "skipped"):
+        why = (f"this item {OUTCOME_LABELS.get(outcome, outcome)}, and a run keeps the exchanges of items that do "
+               "not pass only")
+    elif str(record.get("message") or "").startswith("not run"):
+        why = "the item never ran"
+    else:
+        why = "the run kept none (--transcripts none)"
+    return (f"no transcript in the results: {why}. To see them, rerun it keeping every transcript:\n"
+            f"  {reproduce(record)} --transcripts all")
+
+
+def render_exchanges(exchanges: list[dict]) -> list[str]:
+    """Every exchange with its request and response in full (the console of a run shows none)."""
+    lines: list[str] = []
+    origin = next((exchange.get("sent_at") for exchange in exchanges
+                   if isinstance(exchange, dict) and isinstance(exchange.get("sent_at"), (int, float))), None)
+    for number, exchange in enumerate(exchanges, 1):
+        if not isinstance(exchange, dict):
+            lines.append(f"#{number} {exchange!r}")
+            continue
+        sent = exchange.get("sent_at")
+        offset = f"+{(sent - origin) * 1000:8.1f} ms " if isinstance(sent, (int, float)) and origin else ""
+        status = exchange.get("problem") or (f"{exchange['elapsed_ms']} ms" if exchange.get("elapsed_ms") is not None
+                                             else "")
+        step = f" [{exchange['step']}]" if exchange.get("step") else ""
+        api = exchange.get("api") or (exchange.get("request") if isinstance(exchange.get("request"), str) else None)
+        head = " ".join(str(part) for part in (exchange.get("connection"), api,
+                                               None if exchange.get("version") is None else f"v{exchange['version']}",
+                                               None if exchange.get("correlation_id") is None
+                                               else f"corr={exchange['correlation_id']}") if part)
+        lines.append(f"#{number} {offset}{head}{step}" + (f" -> {status}" if status else ""))
+        for name in ("request", "response"):
+            if isinstance(exchange.get(name), (dict, list)):
+                lines.append(f"    {name + ':':<9} {json.dumps(exchange[name], separators=(',', ':'))}")
+        if exchange.get("diagnosis"):
+            lines.append(f"    problem:  {exchange['diagnosis']}")
+        if exchange.get("trailing_bytes"):
+            lines.append(f"    trailing: {exchange['trailing_bytes']} bytes after the response body")
+    return lines
+
+
+def _field(name: str, value) -> str:
+    text = str(value).replace("\n", "\n" + " " * 12)
+    return f"{name + ':':<11} {text}"
+
+
+def _pretty(value) -> str:
+    if isinstance(value, str):
+        return value
+    text = json.dumps(value, default=str)
+    return json.dumps(value, indent=1, default=str) if len(text) > 100 else text
+
