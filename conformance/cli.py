@@ -67,9 +67,13 @@ def command_list(arguments) -> int:
 def command_run(arguments, pytest_arguments: list[str]) -> int:
     import pytest
 
-    from .commands.run_options import pytest_options
+    from .commands.run_options import principal_problem, pytest_options
     from .report.results import new_run_id
 
+    problem = principal_problem(arguments)
+    if problem:  # one line and exit code 2, before any target starts
+        print(f"conformance run: {problem}", file=sys.stderr)
+        return 2
     run_id = arguments.run_id or new_run_id()
     exit_code = int(pytest.main([*pytest_options(arguments, run_id), *pytest_arguments]))
     print_summary(arguments.results, run_id)

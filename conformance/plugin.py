@@ -70,6 +70,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--client-config", metavar="FILE", default=None, dest="conformance_client_config",
                     help="Kafka client properties (security.protocol, sasl.*, ssl.*) for HOST:PORT targets: "
                          "TLS (client certificates too) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")
+    group.addoption("--principal", action="append", default=[], metavar="NAME=FILE", dest="conformance_principals",
+                    help="the client config of a principal the authorization cases run as on HOST:PORT targets "
+                         "(guest=guest.properties, nobody=nobody.properties; repeatable), or one YAML or properties "
+                         "file mapping names to configs; its Kafka principal is a principal=User:... key, or "
+                         "User:<sasl.username> for PLAIN and SCRAM")
     group.addoption("--suite", action="append", default=[], metavar="PATH", dest="conformance_suites",
                     help="suite file or folder (repeatable; default: suites/ of the rootdir)")
     group.addoption("--conformance-strict", action="store_true", default=None, dest="conformance_strict",
@@ -183,6 +188,7 @@ def _stop_on_sigterm(config: pytest.Config) -> None:
 
 
 def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
+    _apply_principals(config, pool, invocation_dir)
     option = config.getoption("conformance_client_config")
     if not option:
         return
@@ -194,6 +200,22 @@ def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir
         raise ValueError("--client-config is for HOST:PORT targets (the harness configures the brokers it starts)")
     for target in attached:
         target.use_client_config(settings)
+
+
+def _apply_principals(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
+    """``--principal``: the authorization cases' principals of HOST:PORT targets, read and checked now."""
+    options = config.getoption("conformance_principals")
+    if not options:
+        return
+    from .targets.principals import read_principals
+
+    principals = read_principals(options, invocation_dir)
+    attached = [pool.target(spec) for spec in pool.specs if hasattr(pool.target(spec), "use_principals")]
+    if not attached:
+        raise ValueError("--principal is for HOST:PORT targets (the harness makes the principals of the brokers "
+                         "it starts)")
+    for target in attached:
+        target.use_principals(principals)
 
 
 def _requested_targets(config: pytest.Config) -> list[str]:

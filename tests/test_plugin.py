@@ -417,6 +417,20 @@ def test_client_config_is_checked_before_anything_runs(suites):
     result.stderr.fnmatch_lines(["*--client-config is for HOST:PORT targets*"])
 
 
+def test_principals_are_read_and_checked_before_anything_runs(suites):
+    (suites.path / "guest.properties").write_text("security.protocol=SSL\nssl.certificate.location=c.pem\n")
+    result = run(suites, "--target", "127.0.0.1:9", "--principal", "guest=guest.properties", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--principal guest (guest.properties): ssl.key.location: a client certificate "
+                                 "needs both*"])
+    (suites.path / "guest.properties").write_text("security.protocol=SASL_PLAINTEXT\nsasl.username=alice\n")
+    result = run(suites, "--target", "fake", "--principal", "guest=guest.properties", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--principal is for HOST:PORT targets*"])
+    result = run(suites, "--target", "127.0.0.1:9", "--principal", "guest=guest.properties", "--collect-only")
+    assert result.ret == pytest.ExitCode.OK
+
+
 # ------------------------------------------------------------------------------ results
 def test_results_file_has_one_line_per_item_and_keeps_earlier_runs(suites, outcomes):
     outcomes[COMMIT] = Outcome.FAILED

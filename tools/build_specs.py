@@ -45,6 +45,7 @@ APIS = [
     # setup and authentication
     "DescribeGroups", "ListGroups", "DeleteRecords", "DescribeConfigs",
     "IncrementalAlterConfigs", "SaslHandshake", "SaslAuthenticate", "CreatePartitions", "CreateAcls",
+    "DescribeAcls", "DeleteAcls",  # is there an authorizer; the harness removes the ACLs a case created
     # moving partition leadership on a cluster target (the move_leader fault)
     "AlterPartitionReassignments", "ListPartitionReassignments", "ElectLeaders",
 ]

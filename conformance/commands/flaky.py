@@ -25,7 +25,7 @@ from ..analysis import flakiness
 from ..report.itemref import label, reproduce
 from ..report.results import new_run_id, read_results
 from ..suite.model import OUTCOME_ORDER
-from .run_options import add_run_arguments, pytest_options
+from .run_options import add_run_arguments, principal_problem, pytest_options
 
 DEFAULT_RESULTS = "reports/flaky/results.jsonl"
 # Each run's own terminal output stays short: the judgement at the end is what this command is for.
@@ -83,6 +83,10 @@ class UsageError(Exception):
 
 
 def command_flaky(arguments) -> int:
+    problem = principal_problem(arguments)
+    if problem:
+        print(f"conformance flaky: {problem}", file=sys.stderr)
+        return 2
     try:
         files, run_ids, problem = _records_to_judge(arguments)
     except UsageError as error:

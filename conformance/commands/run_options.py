@@ -15,14 +15,19 @@ DEFAULT_TARGET = "kafka"
 
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,
                       results_flags: tuple[str, ...] = ("--results",)) -> None:
-    """Paths and --target, --strict, --client-config, --drafts, --transcripts, --transcripts-on-console,
-    --results, --alluredir."""
+    """Paths and --target, --strict, --client-config, --principal, --drafts, --transcripts,
+    --transcripts-on-console, --results, --alluredir."""
     parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     parser.add_argument("--target", action="append", metavar="SPEC",
                         help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
     parser.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
     parser.add_argument("--client-config", metavar="FILE",
                         help="Kafka client properties for HOST:PORT targets (TLS, mutual TLS, SASL PLAIN or SCRAM)")
+    parser.add_argument("--principal", action="append", metavar="NAME=FILE",
+                        help="client config of a principal the authorization cases run as on HOST:PORT targets "
+                             "(--principal guest=guest.properties --principal nobody=nobody.properties), or one "
+                             "YAML/properties file mapping them; the Kafka principal is a principal=User:... key, "
+                             "or User:<sasl.username> for PLAIN and SCRAM")
     parser.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
     parser.add_argument("--transcripts", choices=["failures", "all", "none"], default="failures",
                         help="which items keep their exchanges in the results file (default: failures)")
@@ -51,8 +56,24 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
     options += ["--transcripts", arguments.transcripts, "--conformance-console", console]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]
+    for principal in getattr(arguments, "principal", None) or []:
+        options += ["--principal", principal]
     if arguments.alluredir:
         options += ["--alluredir", arguments.alluredir]
         if clean_alluredir:  # one run, one Allure report: results left from an earlier run would show up as retries
             options.append("--clean-alluredir")
     return options
+
+
+def principal_problem(arguments) -> str | None:
+    """Why the ``--principal`` options cannot be used (one line, no secret), found before any run starts."""
+    options = getattr(arguments, "principal", None) or []
+    if not options:
+        return None
+    from ..targets.principals import PrincipalConfigError, read_principals
+
+    try:
+        read_principals(options)
+    except PrincipalConfigError as error:
+        return str(error)
+    return None

@@ -10,6 +10,7 @@ from ..client.cluster import Cluster, ClusterError
 from ..client.connection import ClientError
 from ..client.transcript import Transcript
 from ..protocol.codec import Codec
+from ..protocol.errors import error_name
 from ..protocol.exceptions import ProtocolError
 from ..targets.base import CapabilityMissing, Target
 from . import broker_config, steps
@@ -41,6 +42,8 @@ class Runner:
         self.down: str | None = None  # why the target no longer answers; None while it does
         self._answered = False  # the target answered ApiVersions at least once
         self._settings: dict | None = None  # the broker's settings, read when a case requires some
+        self._no_authorizer: str | None = None  # why principals' cases cannot run here, once found
+        self._authorizer_probed = False
 
     # ---------------------------------------------------------------------- versions
     def case_versions(self, case: Case) -> list[int | None]:
@@ -147,6 +150,8 @@ class Runner:
             self._answered = True
             if case.requires_config:
                 names["config"] = self._config_for(case, cluster)
+            if case.principals:
+                self._check_authorizer(cluster)
             resources.create_topics({short: names["topics"][short] for short in case.topics_used})
             names["topic_ids"] = {short: resources.topic_ids.get(full) for short, full in names["topics"].items()}
             context = steps.Context(cluster, self.target, version, case.api,
@@ -184,10 +189,28 @@ class Runner:
         finally:
             if context is not None:
                 context.close()
+                remove_acls(cluster, context.acls)
             if case.rough:
                 self.target.heal()  # the next case finds the target whole, whatever this one left down
             resources.delete_topics()
             cluster.close()
+
+    def _check_authorizer(self, cluster: Cluster) -> None:
+        """Principals' cases need an authorizer: DescribeAcls answers SECURITY_DISABLED where there is none
+        (asked once; a target without DescribeAcls, or one that refuses the harness, is not judged here)."""
+        if not self._authorizer_probed:
+            self._authorizer_probed = True
+            if cluster.version_range("DescribeAcls") is not None:
+                body = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+                        "principal_filter": "User:kafka-conformance-probe", "host_filter": None, "operation": 1,
+                        "permission_type": 1}
+                response = cluster.connection().request("DescribeAcls", cluster.best_version("DescribeAcls"), body,
+                                                        step="setup").response
+                if error_name(response.get("error_code", 0)) == "SECURITY_DISABLED":
+                    self._no_authorizer = (f"{self.target.spec} has no authorizer (DescribeAcls: SECURITY_DISABLED): "
+                                           "every principal may do anything, so no case about refusals can run")
+        if self._no_authorizer:
+            raise steps.Skip(self._no_authorizer)
 
     def _config_for(self, case: Case, cluster: Cluster) -> dict:
         """The settings the case requires, read from the target once; Skip when they do not allow it."""
@@ -229,3 +252,19 @@ def vacuous(case: Case, version: int | None, progress: steps.Progress) -> str:
 def _step_number(label: str) -> int:
     head = label.split(" ", 1)[0].split(".", 1)[0].split("(", 1)[0]
     return int(head) if head.isdigit() else 0
+
+
+def remove_acls(cluster: Cluster, created: list[dict]) -> None:
+    """Deletes exactly the ACL bindings a case created (best effort: a cleanup never changes a verdict)."""
+    if not created:
+        return
+    filters = [{"resource_type_filter": acl["resource_type"], "resource_name_filter": acl["resource_name"],
+                "pattern_type_filter": acl.get("resource_pattern_type", 3), "principal_filter": acl["principal"],
+                "host_filter": acl.get("host", "*"), "operation": acl["operation"],
+                "permission_type": acl["permission_type"]} for acl in created]
+    created.clear()
+    try:
+        version = cluster.best_version("DeleteAcls")
+        cluster.connection().request("DeleteAcls", version, {"filters": filters}, step="cleanup", timeout=6)
+    except Exception:  # noqa: BLE001 - cleanup never turns a verdict into an error
+        pass

@@ -86,6 +86,11 @@ class Target:
         the harness, for authorization cases): ``(bootstrap, Security)``."""
         raise CapabilityMissing(f"target {self.spec!r} has no principal {name!r} (no authorizer)")
 
+    def kafka_principal(self, name: str) -> str | None:
+        """The Kafka principal (``User:alice``) the broker's ACLs know the named principal by, where it is
+        not ``User:NAME`` (what the suites grant rights to); None: ``User:NAME`` itself."""
+        return None
+
     def __enter__(self) -> "Target":
         self.start()
         return self

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..client.security import Security
-from .base import Target, TargetInfo, TargetRefused, TargetUnavailable, wait_for_port
+from .base import CapabilityMissing, Target, TargetInfo, TargetRefused, TargetUnavailable, wait_for_port
 from .registry import TargetKind
 
 _SPEC = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
@@ -41,6 +41,7 @@ class HostPortTarget(Target):
             raise ValueError(f"not a HOST:PORT spec: {spec!r}")
         self.host, self.port = address
         self.connect_timeout = connect_timeout
+        self.principals: dict = {}
         self._take(security or {})
 
     def use_client_config(self, settings: dict[str, str]) -> None:
@@ -48,6 +49,22 @@ class HostPortTarget(Target):
         key or password it cannot read) raises now, naming the key."""
         self._take(settings)
         self.security.check()
+
+    def use_principals(self, principals: dict) -> None:
+        """The principals authorization cases run as (``--principal guest=FILE``): name ->
+        :class:`conformance.targets.principals.Principal`, each with its own client config."""
+        self.principals = dict(principals)
+
+    def principal(self, name: str) -> tuple[str, Security]:
+        if name not in self.principals:
+            raise CapabilityMissing(f"target {self.spec!r} has no principal {name!r}: name its client config "
+                                    f"with --principal {name}=FILE (its Kafka principal in a principal=User:... "
+                                    "key, or its SASL user name)")
+        return self.bootstrap, self.principals[name].security
+
+    def kafka_principal(self, name: str) -> str | None:
+        found = self.principals.get(name)
+        return found.kafka_principal if found is not None else None
 
     def _take(self, settings: dict[str, str]) -> None:
         self.security = Security.from_client_config(settings)

@@ -275,6 +275,10 @@ class KafkaTarget(Target):
             information.extra["security"] = self.secured.describe()
             if self.client_properties is not None:
                 information.extra["client_config"] = str(self.client_properties)
+                if self.secured.carries_principals:  # what --principal takes for the authorization cases
+                    information.extra["principal_configs"] = {
+                        user: str(self.client_properties.parent / f"client-{user}.properties")
+                        for user in PRINCIPALS}
                 information.extra["plaintext_bootstrap"] = self.plaintext_bootstrap
         return information
 

@@ -142,6 +142,9 @@ class KafkaClusterTarget(Target):
     def principal(self, name: str) -> tuple[str, Security]:
         return self.nodes[0].principal(name)
 
+    def kafka_principal(self, name: str) -> str | None:
+        return self.nodes[0].kafka_principal(name)
+
     def logs(self) -> str | None:
         return "\n".join(f"--- node {node.node_id} ---\n{node.logs() or ''}" for node in self.nodes)
 

@@ -202,23 +202,27 @@ class SecuredListener:
             sasl_mechanism=self.mechanism, tls=self.tls,
             tls_ca_file=str(self.authority.path) if self.tls else None, tls_client=client)
 
-    def client_settings(self) -> dict[str, str]:
-        """librdkafka's keys for the super user (what ``--client-config`` and confluent-kafka take)."""
+    def client_settings(self, user: str = SUPER_USER) -> dict[str, str]:
+        """librdkafka's keys for a user (what ``--client-config`` and confluent-kafka take; for ``guest`` and
+        ``nobody``, what ``--principal`` takes, with ``principal=User:...`` where no SASL user name says it)."""
         settings = {"security.protocol": self.protocol}
         if self.mechanism == "OAUTHBEARER":
             settings.update({"sasl.mechanism": self.mechanism, "sasl.oauthbearer.method": "oidc",
-                             "sasl.oauthbearer.client.id": SUPER_USER,
-                             "sasl.oauthbearer.client.secret": self.passwords[SUPER_USER],
+                             "sasl.oauthbearer.client.id": user,
+                             "sasl.oauthbearer.client.secret": self.passwords[user],
                              "sasl.oauthbearer.token.endpoint.url": self.provider.token_endpoint})
         elif self.mechanism:
-            settings.update({"sasl.mechanism": self.mechanism, "sasl.username": SUPER_USER,
-                             "sasl.password": self.passwords[SUPER_USER]})
+            settings.update({"sasl.mechanism": self.mechanism, "sasl.username": user,
+                             "sasl.password": self.passwords[user]})
         if self.tls:
             settings["ssl.ca.location"] = str(self.authority.path)
         if self.certificate_users:
-            issued = self.certificates[SUPER_USER]
-            settings.update({"ssl.certificate.location": str(issued.certificate), "ssl.key.location": str(issued.key),
-                             "ssl.key.password": issued.key_password})
+            issued = self.certificates[user]
+            settings.update({"ssl.certificate.location": str(issued.certificate), "ssl.key.location": str(issued.key)})
+            if issued.key_password:
+                settings["ssl.key.password"] = issued.key_password
+        if user != SUPER_USER and (self.mechanism == "OAUTHBEARER" or self.certificate_users):
+            settings["principal"] = f"User:{user}"  # the CN or client id, as PRINCIPAL_RULES and the JWT's sub say
         return settings
 
     def java_client_settings(self) -> dict[str, str]:
@@ -244,14 +248,24 @@ class SecuredListener:
         return settings
 
     def write_client_properties(self, bootstrap: str) -> tuple[Path, Path]:
-        """``client.properties`` (librdkafka's keys) and ``client-java.properties`` in the target's dir."""
+        """``client.properties`` (librdkafka's keys) and ``client-java.properties`` in the target's dir, and
+        ``client-guest.properties`` and ``client-nobody.properties`` for ``--principal``."""
         assert self.folder is not None
         written = []
-        for name, settings in (("client.properties", self.client_settings()),
-                               ("client-java.properties", self.java_client_settings())):
+        files = [("client.properties", self.client_settings(), None),
+                 ("client-java.properties", self.java_client_settings(), None)]
+        if self.carries_principals:  # else they connect on a SASL/PLAIN listener of their own
+            files += [(f"client-{user}.properties", self.client_settings(user), user) for user in USERS
+                      if user != SUPER_USER]
+        for name, settings, user in files:
             path = self.folder.parent / name
-            lines = [f"# {self.protocol} client settings for the harness's super user at {bootstrap}",
-                     f"# e.g. conformance run --target {bootstrap} --client-config {path}"]
+            if user:
+                lines = [f"# {self.protocol} client settings for the principal {user} at {bootstrap}",
+                         f"# e.g. conformance run --target {bootstrap} --client-config client.properties "
+                         f"--principal {user}={path}"]
+            else:
+                lines = [f"# {self.protocol} client settings for the harness's super user at {bootstrap}",
+                         f"# e.g. conformance run --target {bootstrap} --client-config {path}"]
             lines += [f"{key}={value}" for key, value in settings.items()]
             descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds a password
             with os.fdopen(descriptor, "w") as file:

@@ -35,6 +35,8 @@ class ProxiedTarget(Target):
         self.capabilities = frozenset(inner.capabilities | {"proxy", "faults"})
         if hasattr(inner, "use_client_config"):   # HOST:PORT behind the proxy still takes client settings
             self.use_client_config = inner.use_client_config
+        if hasattr(inner, "use_principals"):   # and the principals of the authorization cases
+            self.use_principals = inner.use_principals
 
     @property
     def security(self):
@@ -102,6 +104,9 @@ class ProxiedTarget(Target):
         host, _, port = address.rpartition(":")
         local_host, local_port = self.server.local_address(host.strip("[]"), int(port))
         return f"{local_host}:{local_port}", security
+
+    def kafka_principal(self, name: str) -> str | None:
+        return self.inner.kafka_principal(name)
 
     def __getattr__(self, name):
         # Anything else a case or test asks of the target (pid, tracked requests, ...) is the inner one's.
