@@ -255,3 +255,17 @@ def test_a_broker_without_an_authorizer_skips_the_principals_cases_once_asked():
     refused.error = 31  # the harness may not describe ACLs: not a reason to skip, the cases find out
     runner = Runner(HostPortTarget("127.0.0.1:9092"), run_id="probe")
     runner._check_authorizer(refused)
+
+
+@pytest.mark.parametrize("options, principal", [({"security": "SSL", "ssl.client.auth": "required"}, "explicit"),
+                                                ({"security": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256"}, "derived")])
+def test_the_provisioned_secured_kafka_writes_what_principal_takes(tmp_path, options, principal):
+    from conformance.targets.kafka_security import SecuredListener
+
+    listener = SecuredListener.from_options("kafka", options)
+    listener.prepare(tmp_path / "tls")
+    listener.write_client_properties("127.0.0.1:9093")
+    files = [f"guest={tmp_path / 'client-guest.properties'}", f"nobody={tmp_path / 'client-nobody.properties'}"]
+    found = read_principals(files, tmp_path)
+    assert {name: found[name].kafka_principal for name in found} == {"guest": "User:guest", "nobody": "User:nobody"}
+    assert ("principal=User:guest" in (tmp_path / "client-guest.properties").read_text()) == (principal == "explicit")
