@@ -55,5 +55,5 @@ def test_certify_runs_a_real_target_and_asks_it_for_its_fingerprint(tmp_path):
     assert facts["fingerprint"]["source"].startswith("ApiVersions v")
     assert "asked of 127.0.0.1:" in facts["fingerprint"]["source"]  # asked of the running target, not the results
     assert any(api["name"] == "EndTxn" for api in facts["fingerprint"]["apis"])
-    assert facts["departures"], "the mock departs from KIP-98 in this suite (see docs/findings.md)"
+    assert facts["departures"], "the mock departs from KIP-98 in this suite (see docs/generated/findings.md)"
     check_page_as_seen(folder, tmp_path, departure=facts["departures"][0]["item"])

@@ -1,5 +1,5 @@
 """The hanging-transaction class KIP-890 closes, on Apache Kafka behind the fault proxy, at transaction
-versions 2 and 1 (suites/faults/proxy-kip890.yaml; the comparison is in docs/findings.md).
+versions 2 and 1 (suites/faults/proxy-kip890.yaml; the comparison is in docs/generated/findings.md).
 
 A transactional write is kept in the proxy while the producer aborts, then let go. At transaction
 version 2 the abort bumped the epoch, so the late write is fenced whatever its version. At version 1 the
