@@ -3,7 +3,7 @@
 An installed wheel carries everything inside the package, read through :mod:`importlib.resources`:
 the build (``hatch_build.py``) maps the repository's top-level ``suites/`` to ``conformance/data/suites``
 and ``fixtures/kafka/`` (broker profiles) to ``conformance/data/kafka``; the message specs, the error
-catalogue, the certification levels and the suite schema live in their own subpackages. A source
+catalogue, the certification levels, the suite schema and the page templates live in their own subpackages. A source
 tree (an editable install, a checkout on ``sys.path``) has no ``conformance/data/``: there, and only
 there, the suites and profiles are read where the repository keeps them.
 
@@ -88,3 +88,8 @@ def suite_schema() -> Path:
 
 def certification_levels() -> Path:
     return _package() / "report" / "certify" / "levels.yaml"
+
+
+def page_templates() -> Path:
+    """The Jinja2 templates of every HTML and SVG page (rendered by :mod:`conformance.pages`)."""
+    return _package() / "pages" / "templates"

@@ -41,7 +41,7 @@ def test_resources_find_the_data_of_a_source_tree():
     assert resources.suites() == ROOT / "suites" and resources.templates().is_dir()
     assert resources.broker_profile().is_file()
     for path in (resources.message_specs(), resources.error_catalogue(), resources.suite_schema(),
-                 resources.certification_levels()):
+                 resources.certification_levels(), resources.page_templates() / "base.html.j2"):
         assert path.exists(), path
 
 
@@ -127,6 +127,10 @@ def test_the_wheel_carries_the_data(installed):
         assert expected in names
     bundled = {name.removeprefix("conformance/data/") for name in names if name.startswith("conformance/data/suites/")}
     assert bundled == {str(path.relative_to(ROOT)) for path in (ROOT / "suites").rglob("*.yaml")}
+    # the page templates are package data beside their module: the wheel carries every one of them
+    templates = ROOT / "conformance" / "pages" / "templates"
+    assert {name for name in names if name.startswith("conformance/pages/templates/")} == {
+        str(path.relative_to(ROOT)) for path in templates.glob("*.j2")} != set()
     assert not [name for name in names if "__pycache__" in name or name.startswith(("tests/", "fixtures/"))]
 
 
@@ -160,4 +164,9 @@ def test_installed_wheel_lists_lints_and_runs_from_any_folder(installed):
     assert [record for record in records if record["outcome"] == "passed"]
     assert not [record for record in records if record["outcome"] == "error"]  # the codecs are all there
     assert (empty / "reports" / "allure-results").is_dir()
+    # pages are rendered from the templates the wheel carries
+    certified = _in(venv, empty, "conformance", "certify", "--results", str(results), "-o", "certification")
+    assert certified.returncode in (0, 1), certified.stdout[-3000:] + certified.stderr[-3000:]
+    page = next((empty / "certification").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "<svg xmlns='http://www.w3.org/2000/svg' class='matrix'" in page and "produce-zstd" in page
     assert not list(venv.rglob("results.jsonl"))  # nothing written into the install

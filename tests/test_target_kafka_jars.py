@@ -117,3 +117,6 @@ def test_throwaway_pom_lists_the_artifacts_and_cuts_transitives_where_asked():
     dependencies = ElementTree.fromstring(pom).findall("m:dependencies/m:dependency", namespace)
     assert [d.findtext("m:artifactId", namespaces=namespace) for d in dependencies] == ["kafka_2.13", "reload4j"]
     assert [d.find("m:exclusions", namespace) is not None for d in dependencies] == [False, True]
+    odd = kafka_jars._throwaway_pom([("org.apache.kafka", "kafka_2.13", "4.4.0</version><x>&", False)])
+    assert ElementTree.fromstring(odd).findtext("m:dependencies/m:dependency/m:version", namespaces=namespace) == (
+        "4.4.0</version><x>&")  # a version given on the command line is text in the pom, whatever it holds

@@ -150,9 +150,9 @@ def write_summary(name: str, tables, results: dict, folder: Path) -> Path:
 
 
 def write_index(out: Path, names: list[str]) -> None:
-    links = "".join(f'<li><a href="{name}/index.html">{name}</a></li>' for name in names)
-    (out / "index.html").write_text(f"<!doctype html><meta charset='utf-8'><title>conformance analyze</title>"
-                                    f"<h1>conformance analyze</h1><ul>{links}</ul>\n", encoding="utf-8")
+    from .. import pages
+
+    (out / "index.html").write_text(pages.render("analysis_index.html.j2", names=names), encoding="utf-8")
     print(f"wrote {out / 'index.html'}")
 
 

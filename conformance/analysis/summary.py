@@ -1,16 +1,19 @@
 """A small HTML page with PNG plots of a job's results, for people rather than tools.
 
 Only aggregates reach the driver (a few hundred rows at most): latency histograms are bucketed
-in Spark, so plotting costs the same for ten exchanges or ten million.
+in Spark, so plotting costs the same for ten exchanges or ten million. The page's markup is the
+template ``analysis_summary.html.j2`` of :mod:`conformance.pages` (which escapes every value); this
+module gives it the rows as text.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from pathlib import Path
 
 from pyspark.sql import functions as F
+
+from .. import pages
 
 COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "differs": "#1565c0", "blocked": "#ef6c00", "error": "#6a1b9a",
            "unsupported": "#9e9e9e", "skipped": "#cfd8dc"}
@@ -96,33 +99,18 @@ def outcomes_over_time(runs, path: Path, *, last: int = 60) -> Path | None:
     return path
 
 
-def table_html(title: str, frame) -> str:
+def table(title: str, frame) -> dict:
+    """A job's result as the page shows it: its first rows as text, each outcome in its colour."""
     rows = frame.limit(TABLE_ROWS + 1).collect()
-    header = "".join(f"<th>{html.escape(name)}</th>" for name in frame.columns)
-    body = []
-    for row in rows[:TABLE_ROWS]:
-        cells = []
-        for name in frame.columns:
-            value = row[name]
-            style = f' style="color:{COLOURS[value]}"' if isinstance(value, str) and value in COLOURS else ""
-            cells.append(f"<td{style}>{html.escape('' if value is None else str(value))}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    more = f"<p>first {TABLE_ROWS} rows; all of them in the Parquet output</p>" if len(rows) > TABLE_ROWS else ""
-    return (f"<h2>{html.escape(title)}</h2><table><thead><tr>{header}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>{more}")
-
-
-PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>{title}</title><style>
-body{{font-family:sans-serif;margin:1.5em;color:#222}} table{{border-collapse:collapse;font-size:12px;margin-bottom:1em}}
-td,th{{border:1px solid #ccc;padding:2px 6px;text-align:left}} th{{background:#eee}} img{{max-width:100%}}
-</style></head><body><h1>{title}</h1>{body}</body></html>
-"""
+    return {"title": title, "columns": frame.columns, "more": len(rows) > TABLE_ROWS,
+            "rows": [[("" if row[name] is None else str(row[name]),
+                       COLOURS[row[name]] if isinstance(row[name], str) and row[name] in COLOURS else None)
+                      for name in frame.columns] for row in rows[:TABLE_ROWS]]}
 
 
 def write_page(folder: Path, title: str, tables: dict, images: list[Path]) -> Path:
     """``folder/index.html``: the plots first, then every table of the job's results."""
-    parts = [f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">' for image in images]
-    parts += [table_html(name, frame) for name, frame in tables.items()]
     page = folder / "index.html"
-    page.write_text(PAGE.format(title=html.escape(title), body="\n".join(parts)), encoding="utf-8")
+    page.write_text(pages.render("analysis_summary.html.j2", title=title, images=images, rows_shown=TABLE_ROWS,
+                                 tables=[table(name, frame) for name, frame in tables.items()]), encoding="utf-8")
     return page

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ElementTree
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -164,18 +165,33 @@ def maven_failure(output: str, artifacts) -> str:
     return f"Maven could not fetch {', '.join(':'.join(a[:3]) for a in artifacts)}: {first}"
 
 
+MAVEN_POM = "http://maven.apache.org/POM/4.0.0"
+
+
 def _throwaway_pom(artifacts: list[tuple[str, str, str, bool]]) -> str:
-    no_transitives = "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>"
-    dependencies = "".join(
-        f"<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{version}</version>"
-        f"{no_transitives if alone else ''}</dependency>\n"
-        for group, artifact, version, alone in artifacts
-    )
-    return (
-        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n<modelVersion>4.0.0</modelVersion>\n'
-        "<groupId>local.conformance</groupId><artifactId>kafka-jars</artifactId><version>0</version>\n"
-        f"<packaging>pom</packaging>\n<dependencies>\n{dependencies}</dependencies>\n</project>\n"
-    )
+    """A pom that depends on the artifacts and nothing else, for Maven to copy them. Written with ElementTree:
+    a version comes from the command line (``kafka:VERSION``), and is text in the pom whatever it holds."""
+    project = ElementTree.Element(f"{{{MAVEN_POM}}}project")
+    for name, text in (("modelVersion", "4.0.0"), ("groupId", "local.conformance"), ("artifactId", "kafka-jars"),
+                       ("version", "0"), ("packaging", "pom")):
+        _pom_element(project, name, text)
+    dependencies = _pom_element(project, "dependencies")
+    for group, artifact, version, alone in artifacts:
+        dependency = _pom_element(dependencies, "dependency")
+        for name, text in (("groupId", group), ("artifactId", artifact), ("version", version)):
+            _pom_element(dependency, name, text)
+        if alone:  # the artifact without its transitive dependencies
+            exclusion = _pom_element(_pom_element(dependency, "exclusions"), "exclusion")
+            _pom_element(exclusion, "groupId", "*")
+            _pom_element(exclusion, "artifactId", "*")
+    ElementTree.indent(project)
+    return ElementTree.tostring(project, encoding="unicode", default_namespace=MAVEN_POM) + "\n"
+
+
+def _pom_element(parent: ElementTree.Element, name: str, text: str | None = None) -> ElementTree.Element:
+    element = ElementTree.SubElement(parent, f"{{{MAVEN_POM}}}{name}")
+    element.text = text
+    return element
 
 
 def main(argv: list[str] | None = None) -> int:
