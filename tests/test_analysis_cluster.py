@@ -3,7 +3,7 @@ pyspark's own distribution, ``conformance analyze`` run against them, both stopp
 
 The command runs in a child process with ``--master spark://...``: it is what a user types, and
 its driver is not this process's local session (one JVM holds one SparkContext). Then the same
-package through ``spark-submit``, as docs/analysis.md documents it.
+package through ``spark-submit``, as docs/how-to/analysis-on-spark.md documents it.
 """
 
 from __future__ import annotations
