@@ -24,7 +24,10 @@ def semantic(tmp_path, target: str, seconds: int, *extra: str) -> tuple[int, dic
     return status, {row["case"]: row for row in read_results(results)}
 
 
-@pytest.mark.parametrize("target, fault", [("kafka", "restart"), ("kafka,nodes=3", "kill_node")])
+@pytest.mark.parametrize("target, fault", [
+    ("kafka", "restart"), ("kafka,nodes=3", "kill_node"),
+    # the clients reach the only listener the target hands out, SASL_SSL, with the properties it wrote
+    ("kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512", "restart")])
 def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, target, fault):
     status, rows = semantic(tmp_path, target, 25, "--junit", str(tmp_path / "junit.xml"))
     assert set(rows) == CHECK_IDS
@@ -39,8 +42,12 @@ def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, 
     assert (tmp_path / "junit.xml").read_text().count("<testcase") == len(CHECK_IDS)
 
 
-def test_the_fault_proxy_faults_reach_the_clients_and_kafka_still_holds(tmp_path):
-    status, rows = semantic(tmp_path, "proxy+kafka", 25)
+@pytest.mark.parametrize("target", [
+    "proxy+kafka",
+    # the proxy terminates the clients' TLS with its own certificate and opens its own TLS to Kafka
+    "proxy+kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512"])
+def test_the_fault_proxy_faults_reach_the_clients_and_kafka_still_holds(tmp_path, target):
+    status, rows = semantic(tmp_path, target, 25)
     assert {row["outcome"] for row in rows.values()} == {"passed"}, {case: row["message"] for case, row in rows.items()}
     history = [json.loads(line) for line in open(rows["no-duplicates"]["artifacts"]["history"])]
     applied = {event["value"]["fault"] for event in history if event["kind"] == "fault" and event["phase"] == "ok"}

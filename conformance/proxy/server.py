@@ -5,6 +5,15 @@ advertises that address); each accepted client connection gets its own connectio
 stands for and a :class:`~conformance.proxy.pipe.Pipe` that decides what crosses. A single thread keeps
 the proxy cheap on a busy machine and makes shutdown simple: ``stop()`` wakes it, it closes every
 socket it owns and exits, and ``stop()`` joins it.
+
+In front of a TLS listener (``tls``), both sides of every connection go through a
+:class:`~conformance.proxy.tls.TlsEnd`: the loop reads and writes TLS records, the pipe sees Kafka frames.
+A listener may stand for one principal (``identity``): its connections reach the broker with that
+principal's client certificate, and the broker addresses their responses carry lead to listeners of the
+same principal.
+
+Why one module of over 400 lines: everything here runs on the loop's thread and touches the same socket
+state; the decisions (what crosses, TLS, address rewriting) already live in the pipe and its helpers.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import itertools
 import queue
 import selectors
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -26,6 +36,7 @@ from .addresses import Rewriter
 from .interceptor import Action, Call, Interceptor
 from .pipe import CLIENT, CLOSE, DEFER, SEND, UPSTREAM, Effect, Pipe
 from .rules import CONTROL, FaultRules
+from .tls import ProxyTls, TlsEnd
 
 log = logging.getLogger(__name__)
 READ_SIZE = 64 * 1024   # larger reads cost an mmap per recv (CPython allocates the full size first)
@@ -48,6 +59,7 @@ class _Connection:
         self.masks = {CLIENT: selectors.EVENT_READ, UPSTREAM: selectors.EVENT_WRITE}   # as registered
         self.last_at = {CLIENT: 0.0, UPSTREAM: 0.0}
         self.timed = {CLIENT: 0, UPSTREAM: 0}       # sends waiting on a timer, per direction
+        self.tls: dict[str, TlsEnd | None] = {CLIENT: None, UPSTREAM: None}
         self.closed = False
 
     def sock(self, side: str) -> socket.socket | None:
@@ -63,7 +75,7 @@ class ProxyServer:
     """
 
     def __init__(self, upstream: str, codec: Codec | None = None, *, host: str = "127.0.0.1",
-                 interceptors: list[Interceptor] | tuple = ()):
+                 interceptors: list[Interceptor] | tuple = (), tls: ProxyTls | None = None):
         self.upstream = split_address(upstream)
         self.codec = codec or default_codec()
         self.host = host
@@ -71,10 +83,11 @@ class ProxyServer:
         self.interceptors: list[Interceptor] = [self.faults, *interceptors]
         self.events: deque[tuple[float, str, str, int, int]] = deque(maxlen=EVENT_LOG)
         self._api_names: dict[int, str] = {}
-        self._rewriter = Rewriter(self.codec, self.local_address)
+        self.tls = tls
+        self._rewriters: dict[str | None, Rewriter] = {}   # per identity: rewritten addresses keep to it
         self._selector = selectors.DefaultSelector()
-        self._listeners: dict[tuple[str, int], socket.socket] = {}
-        self._upstream_of: dict[socket.socket, tuple[str, int]] = {}
+        self._listeners: dict[tuple[str, int, str | None], socket.socket] = {}
+        self._upstream_of: dict[socket.socket, tuple[str, int, str | None]] = {}
         self._connections: dict[int, _Connection] = {}
         self._numbers = itertools.count(1)
         self._timers: list = []
@@ -102,25 +115,27 @@ class ProxyServer:
         host, port = self.local_address(*self.upstream)
         return f"{host}:{port}"
 
-    def local_address(self, host: str, port: int) -> tuple[str, int]:
-        """The proxy's listener standing for the broker at ``host:port`` (made on first use)."""
+    def local_address(self, host: str, port: int, identity: str | None = None) -> tuple[str, int]:
+        """The proxy's listener standing for the broker at ``host:port`` (made on first use), for the
+        principal ``identity`` (None: the harness's own) where the proxy speaks TLS to the broker."""
         with self._lock:
-            listener = self._listeners.get((host, port))
+            listener = self._listeners.get((host, port, identity))
             if listener is None:
                 listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 listener.bind((self.host, 0))
                 listener.listen(64)
                 listener.setblocking(False)
-                self._listeners[(host, port)] = listener
-                self._upstream_of[listener] = (host, port)
+                self._listeners[(host, port, identity)] = listener
+                self._upstream_of[listener] = (host, port, identity)
                 self._run_soon(lambda: self._selector.register(listener, selectors.EVENT_READ, ("accept", listener)))
             return self.host, listener.getsockname()[1]
 
     def listeners(self) -> dict[tuple[str, int], tuple[str, int]]:
-        """``{upstream address: proxy address}`` for every broker seen so far."""
+        """``{upstream address: proxy address}`` for every broker seen so far (the harness's own listeners)."""
         with self._lock:
-            return {upstream: (self.host, sock.getsockname()[1]) for upstream, sock in self._listeners.items()}
+            return {(host, port): (self.host, sock.getsockname()[1])
+                    for (host, port, identity), sock in self._listeners.items() if identity is None}
 
     def fault(self, name: str, **arguments) -> None:
         """Add a fault (``delay``, ``drop_response``, ...), or ``release`` held requests and responses, or ``clear`` all."""
@@ -252,11 +267,18 @@ class ProxyServer:
             return
         client.setblocking(False)
         client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        upstream_address = self._upstream_of[listener]
+        host, port, identity = self._upstream_of[listener]
+        upstream_address = (host, port)
         number = next(self._numbers)
-        pipe = Pipe(number, upstream_address, self.codec, self.interceptors, self.local_address, self._event,
-                    self._rewriter)
+        local_address = self._local_address_for(identity)
+        pipe = Pipe(number, upstream_address, self.codec, self.interceptors, local_address, self._event,
+                    self._rewriter_for(identity, local_address))
         connection = _Connection(number, client, pipe)
+        if self.tls is not None:
+            connection.tls[CLIENT] = TlsEnd(self.tls.server, server_side=True)
+            connection.tls[UPSTREAM] = TlsEnd(self.tls.client_for(identity), server_side=False,
+                                              server_hostname=self.tls.server_hostname or host)
+            connection.out[UPSTREAM] += connection.tls[UPSTREAM].outgoing()  # its hello, sent once connected
         upstream = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         upstream.setblocking(False)
         upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -286,6 +308,21 @@ class ProxyServer:
             if not data:
                 self._flush_then_close(connection)
                 return
+            tls = connection.tls[side]
+            if tls is not None:
+                try:
+                    data = tls.receive(data)
+                except ssl.SSLError as error:  # an untrusted certificate, a broken record: as a broker would, cut
+                    log.info("proxy: TLS with the %s of connection %d failed: %s", side, connection.number, error)
+                    self._close(connection)
+                    return
+                connection.out[side] += tls.outgoing()  # the handshake's answers, and what it let go
+                self._write(connection, side)
+                if tls.closed:
+                    self._flush_then_close(connection)
+                    return
+                if not data:
+                    return
             pipe = connection.pipe
             effects = pipe.from_client(data) if side == CLIENT else pipe.from_upstream(data)
             self._apply(connection, effects)
@@ -331,7 +368,7 @@ class ProxyServer:
         at = max(now + delay_s, connection.last_at[side])   # never overtake an earlier delayed frame
         connection.last_at[side] = at
         if at <= now and not connection.timed[side]:
-            connection.out[side] += data
+            connection.out[side] += self._encoded(connection, side, data)
             self._write(connection, side)
             return
         connection.timed[side] += 1
@@ -339,10 +376,30 @@ class ProxyServer:
         def due():
             connection.timed[side] -= 1
             if not connection.closed:
-                connection.out[side] += data
+                connection.out[side] += self._encoded(connection, side, data)
                 self._write(connection, side)
 
         self._later(at, due)
+
+    @staticmethod
+    def _encoded(connection: _Connection, side: str, data: bytes) -> bytes:
+        """``data`` as it goes on the wire to ``side``: as is, or TLS records (in the order sent)."""
+        tls = connection.tls[side]
+        if tls is None:
+            return data
+        tls.send(data)
+        return tls.outgoing()
+
+    def _local_address_for(self, identity: str | None) -> Callable[[str, int], tuple[str, int]]:
+        if identity is None:
+            return self.local_address
+        return lambda host, port: self.local_address(host, port, identity)
+
+    def _rewriter_for(self, identity: str | None, local_address: Callable[[str, int], tuple[str, int]]) -> Rewriter:
+        rewriter = self._rewriters.get(identity)
+        if rewriter is None:
+            rewriter = self._rewriters[identity] = Rewriter(self.codec, local_address)
+        return rewriter
 
     def _defer(self, connection: _Connection, call: Call, work: Callable[[], Action]) -> None:
         def finished(future):

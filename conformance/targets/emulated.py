@@ -28,10 +28,10 @@ class EmulatedTarget(ProxiedTarget):
         self._factory, self._codec = factory, codec
         self.emulation = None
 
-    def _server(self, bootstrap: str) -> ProxyServer:
+    def _server(self, bootstrap: str, tls=None) -> ProxyServer:
         # The codec must know the draft's messages (the plugin's spec overlays), or the proxy could not read them.
         self.emulation = self._factory(self)
-        return ProxyServer(bootstrap, self._codec(), interceptors=[self.emulation])
+        return ProxyServer(bootstrap, self._codec(), interceptors=[self.emulation], tls=tls)
 
     def stop(self) -> None:
         try:

@@ -5,19 +5,34 @@ The inner target starts as usual; the harness then talks only to the proxy's lis
 broker address the cluster advertises is rewritten to another listener of the proxy, so no request
 goes around it. Faults named ``proxy.<fault>`` go to the proxy (``conformance.proxy.rules.FAULTS``,
 plus ``proxy.release`` and ``proxy.clear``); every other fault, restarts and principals are the
-inner target's, their addresses proxied too. TLS listeners are not proxied (plain TCP and SASL only).
+inner target's, their addresses proxied too.
+
+In front of a TLS listener the proxy terminates TLS with a certificate of its own, from a CA it makes at
+start; the harness's clients (the raw client, and the client properties the exactly-once tier uses) are
+made to trust that CA instead of the broker's, and the proxy opens its own TLS to the broker with the
+broker's trust settings. SASL crosses unchanged. Each principal of the authorization cases gets listeners
+of its own, so that with mutual TLS the broker sees that principal's certificate, not the harness's.
 
 Another target kind can reuse this wrapper with its own proxy, e.g. an emulation of a draft KIP:
-``ProxiedTarget(spec, inner, server_factory=lambda bootstrap: ProxyServer(bootstrap, codec,
-interceptors=[MyEmulation()]))`` (see :mod:`conformance.proxy.interceptor`).
+``ProxiedTarget(spec, inner, server_factory=lambda bootstrap, tls: ProxyServer(bootstrap, codec,
+interceptors=[MyEmulation()], tls=tls))`` (see :mod:`conformance.proxy.interceptor`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import shutil
+import ssl
+import tempfile
+from pathlib import Path
 from typing import Callable, Iterable
 
+from ..client.security import Security
 from ..proxy.server import ProxyServer
+from ..proxy.tls import ProxyTls
 from .base import CapabilityMissing, Target, TargetInfo
+from .certificates import Authority
 from .registry import TargetKind, resolve
 
 PREFIX = "proxy+"
@@ -27,11 +42,13 @@ FAULT_PREFIX = "proxy."
 class ProxiedTarget(Target):
     kind = "proxy"
 
-    def __init__(self, spec: str, inner: Target, *, server_factory: Callable[[str], ProxyServer] = ProxyServer):
+    def __init__(self, spec: str, inner: Target, *,
+                 server_factory: Callable[..., ProxyServer] = ProxyServer):
         super().__init__(spec)
         self.inner = inner
         self.server: ProxyServer | None = None
-        self._server_factory = server_factory
+        self._server_factory = server_factory  # factory(upstream address, tls=ProxyTls or None)
+        self._authority: Authority | None = None  # the proxy's own CA, in front of a TLS listener
         self.capabilities = frozenset(inner.capabilities | {"proxy", "faults"})
         if hasattr(inner, "use_client_config"):   # HOST:PORT behind the proxy still takes client settings
             self.use_client_config = inner.use_client_config
@@ -40,14 +57,15 @@ class ProxiedTarget(Target):
 
     @property
     def security(self):
-        return getattr(self.inner, "security", None)
+        return self._trusting_proxy(getattr(self.inner, "security", None))
 
     def start(self) -> None:
         self.inner.start()
         try:
-            self.server = self._server_factory(self.inner.bootstrap).start()
+            self.server = self._server_factory(self.inner.bootstrap, tls=self._tls()).start()
         except BaseException:
             self.inner.stop()
+            self._forget_authority()
             raise
 
     def stop(self) -> None:
@@ -56,7 +74,49 @@ class ProxiedTarget(Target):
                 self.server.stop()
                 self.server = None
         finally:
+            self._forget_authority()
             self.inner.stop()
+
+    # ------------------------------------------------------------------------ TLS in front of a TLS listener
+    def _tls(self) -> ProxyTls | None:
+        inner_security: Security | None = getattr(self.inner, "security", None)
+        if inner_security is None or not inner_security.tls:
+            return None
+        self._authority = Authority(Path(tempfile.mkdtemp(prefix="conformance-proxy-tls-")),
+                                    name="kafka-conformance fault proxy CA")
+        issued = self._authority.issue("proxy", "kafka-conformance fault proxy", hosts=("127.0.0.1", "localhost"))
+        server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        server.minimum_version = ssl.TLSVersion.TLSv1_2
+        server.load_cert_chain(issued.certificate, issued.key)
+
+        @functools.cache
+        def client_for(identity: str | None) -> ssl.SSLContext:
+            security = inner_security if identity is None else self.inner.principal(identity)[1]
+            return security.ssl_context()
+
+        return ProxyTls(server=server, client_for=client_for)
+
+    def _trusting_proxy(self, security: Security | None) -> Security | None:
+        """``security`` for a client of the proxy: it trusts the proxy's CA instead of the broker's."""
+        if security is None or self._authority is None:
+            return security
+        return dataclasses.replace(security, tls_ca_file=str(self._authority.path), tls_ca_pem=None,
+                                   tls_ca_folder=None, tls_verify=True)
+
+    def client_config(self) -> dict[str, str]:
+        """The inner target's librdkafka settings, for the proxy: its address, and its CA to trust."""
+        inner_settings = getattr(self.inner, "client_config", dict)  # a target with no settings of its own
+        settings = {**inner_settings(), "bootstrap.servers": self.bootstrap}
+        if self._authority is not None:
+            for key in ("ssl.ca.pem", "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type"):
+                settings.pop(key, None)
+            settings["ssl.ca.location"] = str(self._authority.path)
+        return settings
+
+    def _forget_authority(self) -> None:
+        if self._authority is not None:
+            shutil.rmtree(self._authority.directory, ignore_errors=True)
+            self._authority = None
 
     @property
     def bootstrap(self) -> str:
@@ -102,8 +162,10 @@ class ProxiedTarget(Target):
     def principal(self, name: str):
         address, security = self.inner.principal(name)
         host, _, port = address.rpartition(":")
-        local_host, local_port = self.server.local_address(host.strip("[]"), int(port))
-        return f"{local_host}:{local_port}", security
+        # over TLS, listeners of the principal's own: the proxy shows the broker that principal's certificate
+        identity = name if self._authority is not None else None
+        local_host, local_port = self.server.local_address(host.strip("[]"), int(port), identity)
+        return f"{local_host}:{local_port}", self._trusting_proxy(security)
 
     def kafka_principal(self, name: str) -> str | None:
         return self.inner.kafka_principal(name)
