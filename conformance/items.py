@@ -3,6 +3,11 @@
 One item per case × target × API version, named ``case-id[target-vN]``. Items are plain
 ``pytest.Item``\\ s: the runner needs no fixtures, and the plugin owns the target lifecycle.
 How an outcome becomes a pytest verdict is decided here, in :func:`conclude`.
+
+With ``--conformance-jobs N`` (``conformance run --jobs``) a target's items run N at a time ahead of
+pytest's order (:class:`~conformance.suite.parallel.RunAhead`), on the one target the run started; each
+item still reports in order, as soon as its own result is there. Serial cases run alone. Wire captures
+and pytest-xdist workers run items one at a time (a capture is per item; a worker holds only its share).
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ from .report import allure as allure_report
 from .report import text
 from .suite.loader import SuiteError, load_suites
 from .suite.model import Case, CaseResult, Outcome
+from .suite.parallel import RunAhead
 from .targets.base import TargetUnavailable
 from .verdicts import binding
 from .targets.pool import TargetStartFailed
 
 if TYPE_CHECKING:
     from .run_state import RunState
+
+RUN_AHEAD = pytest.StashKey[dict]()  # target spec -> its RunAhead, for the session
 
 
 class ConformanceFailure(AssertionError):
@@ -152,7 +160,7 @@ class CaseItem(pytest.Item):
             allure_report.describe_case(self.case, self.case_location())
         capture = self.start_capture()
         try:
-            result = self.state.runner(self.target_spec).run(self.case, self.version)
+            result = self.run_case(capture is not None)
         except Exception:  # noqa: BLE001 - the runner promises not to raise; if it does, that is a harness error
             result = self.result_without_run(Outcome.ERROR, "the runner raised:\n" + traceback.format_exc())
         finally:
@@ -166,6 +174,23 @@ class CaseItem(pytest.Item):
         if runner_down and self.target_spec not in self.state.down:
             self.state.target_down(self.target_spec, runner_down, self.session)
         conclude(result, strict=self.state.strict)
+
+    def run_case(self, capturing: bool) -> CaseResult:
+        runner = self.state.runner(self.target_spec)
+        jobs = self.config.getoption("conformance_jobs", 1) or 1
+        if jobs <= 1 or capturing or hasattr(self.config, "workerinput"):
+            return runner.run(self.case, self.version)
+        aheads = self.config.stash.setdefault(RUN_AHEAD, {})
+        ahead = aheads.get(self.target_spec)
+        if ahead is None:  # the target has started (setup): its items from here on run ahead
+            later = self.session.items[self.session.items.index(self):]
+            # items a marker skips never run, so they do not run ahead either
+            mine = [(item.case, item.version) for item in later
+                    if isinstance(item, CaseItem) and item.target_spec == self.target_spec
+                    and not any(item.iter_markers("skip")) and not any(item.iter_markers("skipif"))]
+            ahead = aheads[self.target_spec] = RunAhead(runner, mine, jobs)
+            self.config.add_cleanup(ahead.close)
+        return ahead.result(self.case, self.version)
 
     def start_capture(self):
         """A running capture of this item's traffic when --wire-capture asks for one (None otherwise)."""

@@ -92,6 +92,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="pytest: pytest's own reports (default); compact: a progress line per target and one "
                          "entry per departing case instead of a report per item (conformance run's console; "
                          "-v shows pytest's reports again)")
+    group.addoption("--conformance-jobs", type=int, default=1, metavar="N", dest="conformance_jobs",
+                    help="run a target's items N at a time ahead of their reports, serial cases alone "
+                         "(default: 1; conformance run --jobs sets it)")
     group.addoption("--conformance-drafts", action="store_true", default=False, dest="conformance_drafts",
                     help="also run cases that check a draft KIP text (skipped by default)")
     group.addoption("--wire-capture", action="store_true", default=False, dest="conformance_capture",

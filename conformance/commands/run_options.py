@@ -6,20 +6,28 @@ add them from here and turn them into pytest arguments the same way.
 
 from __future__ import annotations
 
+import argparse
+import os
+
 from ..report.invocation import SUITE_PATHS_HELP, plugin_arguments, suite_paths
 
 DEFAULT_RESULTS = "reports/results.jsonl"
 DEFAULT_ALLUREDIR = "reports/allure-results"
 DEFAULT_TARGET = "kafka"
+# An item mostly waits on the broker (a round trip, a timer), so more items than cores run at once.
+DEFAULT_JOBS = min(16, 4 * (os.cpu_count() or 1))
 
 
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,
                       results_flags: tuple[str, ...] = ("--results",)) -> None:
-    """Paths and --target, --strict, --client-config, --principal, --drafts, --transcripts,
+    """Paths and --target, --jobs, --strict, --client-config, --principal, --drafts, --transcripts,
     --transcripts-on-console, --results, --alluredir."""
     parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     parser.add_argument("--target", action="append", metavar="SPEC",
                         help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
+    parser.add_argument("--jobs", "-j", type=_jobs, default=DEFAULT_JOBS, metavar="N",
+                        help=f"items of a target run N at a time on the one broker the run uses, serial cases "
+                             f"alone; 1: one after another (default: {DEFAULT_JOBS}, four per core)")
     parser.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
     parser.add_argument("--client-config", metavar="FILE",
                         help="Kafka client properties for HOST:PORT targets (TLS, mutual TLS, SASL PLAIN or SCRAM)")
@@ -43,7 +51,8 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
 
 def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> list[str]:
     """The pytest arguments of one run of the selection ``arguments`` describe (those after ``--`` not included)."""
-    options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", arguments.results]
+    options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", arguments.results,
+               "--conformance-jobs", str(getattr(arguments, "jobs", 1))]
     for target in arguments.target or [DEFAULT_TARGET]:
         options += ["--target", target]
     for path in suite_paths(arguments.paths):
@@ -63,6 +72,16 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
         if clean_alluredir:  # one run, one Allure report: results left from an earlier run would show up as retries
             options.append("--clean-alluredir")
     return options
+
+
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"--jobs takes a whole number of at least 1, not {text!r}")
+    return jobs
 
 
 def principal_problem(arguments) -> str | None:

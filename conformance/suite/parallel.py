@@ -7,7 +7,8 @@ quiet housekeeping) run alone after the others.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from .model import Case, CaseResult
 from .runner import Runner
@@ -36,3 +37,36 @@ def run_items(runner: Runner, items: list[tuple[Case, int | None]], workers: int
     for index, item in alone:
         results[index] = runner.run(*item)
     return results  # type: ignore[return-value]
+
+
+class RunAhead:
+    """The items of one target, run ``workers`` at a time ahead of the order they are reported in.
+
+    pytest reports items one after another; this runs the independent ones concurrently from the first
+    call on, so each item's report waits only for its own result, and a run takes about as long as its
+    longest items rather than the sum of its waits. A ``serial`` item waits until every concurrent item
+    has finished, then runs alone, as in a serial run. Items never asked for (the run stopped) are
+    cancelled by :meth:`close`.
+    """
+
+    def __init__(self, runner: Runner, items: list[tuple[Case, int | None]], workers: int):
+        self.runner = runner
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="case")
+        self._futures: dict[tuple[int, int | None], Future] = {}
+        self._lock = threading.Lock()
+        if items and any(case.api is not None for case, _ in items):  # the version probe, before threads share it
+            runner.advertised(next(case.api for case, _ in items if case.api is not None))
+        for case, version in items:
+            if not case.serial:
+                self._futures[(id(case), version)] = self._pool.submit(runner.run, case, version)
+
+    def result(self, case: Case, version: int | None) -> CaseResult:
+        future = self._futures.get((id(case), version))
+        if future is not None:
+            return future.result()
+        with self._lock:  # serial items one at a time, after everything concurrent
+            wait(list(self._futures.values()))
+            return self.runner.run(case, version)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
