@@ -48,6 +48,7 @@ class Deviation(Exception):
         self.expected, self.actual, self.api = expected, actual, api
         self.version: int | None = None
         self.role: str | None = None
+        self.final: str | None = None  # why waiting cannot change what was observed (an until stops at once)
 
 
 class Skip(Exception):
@@ -693,9 +694,31 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
             else:
                 fields_expected[key] = wanted
     expect["fields"] = fields_expected
-    check_expect(context, name, summary, expect, version)
+    try:
+        check_expect(context, name, summary, expect, version)
+    except Deviation as deviation:
+        deviation.final = beyond_reach(summary, {key: matchers.for_version(value, version)
+                                                 for key, value in fields_expected.items()})
+        raise
     context.checked("Fetch", version, expect)
     save(context, summary, step.get("save"))
+
+
+def beyond_reach(summary: dict, wanted: dict) -> str | None:
+    """Why no later fetch from the same offset can show what ``wanted`` asks for, or None if one may.
+
+    A log only grows: a record a fetch delivered (committed, or read uncommitted) is delivered again by
+    every later fetch from that offset, and a transaction marker, once written, stays where it is. So
+    more visible records than an exact count, or markers that do not begin the exact list wanted, are
+    final, and an ``until`` need not wait out its time to fail. Only plain counts and lists are judged;
+    a matcher (``{gte: 2}``, ...) is left to the timeout."""
+    count = wanted.get("records")
+    if isinstance(count, int) and not isinstance(count, bool) and summary["records"] > count:
+        return f"{summary['records']} records are visible, more than the {count} expected, and records stay"
+    markers = wanted.get("control")
+    if isinstance(markers, list) and summary["control"] != markers[:len(summary["control"])]:
+        return f"the markers {summary['control']} are written, and {markers} cannot follow them"
+    return None
 
 
 # ------------------------------------------------------------------------------ control flow
@@ -715,7 +738,11 @@ def until_step(context: Context, step: dict, index: str, name: str) -> None:
             else:
                 run_step(context, until["step"], f"{index}(until)")
             return
-        except Deviation:
+        except Deviation as deviation:
+            # one step repeated asks the same question each time; a sequence may ask another (a new offset)
+            if deviation.final and "step" in until:
+                deviation.args = (f"{deviation.args[0]} (no use waiting: {deviation.final})",)
+                raise
             if time.monotonic() > deadline:
                 raise
             time.sleep(until.get("interval_ms", 200) / 1000)

@@ -1,0 +1,77 @@
+"""An ``until`` stops as soon as what it observes can no longer become what it waits for, and only then.
+
+A log only grows, so a fetch that already shows more records than an exact count, or markers that do not
+begin the exact list wanted, will never match: waiting out the timeout would only delay the verdict. Fewer
+records, no marker yet, or a matcher the harness does not reason about keep the wait going, so a slow
+broker still passes."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.suite import steps
+from conformance.suite.steps import Deviation, beyond_reach
+
+
+def summary(records: int, control: list[str]) -> dict:
+    return {"records": records, "control": control}
+
+
+@pytest.mark.parametrize("observed, wanted, final", [
+    (summary(3, []), {"records": 2}, "3 records are visible, more than the 2 expected"),
+    (summary(1, ["ABORT"]), {"records": 1, "control": ["COMMIT"]}, "the markers ['ABORT'] are written"),
+    (summary(0, ["COMMIT", "ABORT"]), {"control": ["COMMIT"]}, "cannot follow them"),
+    # a slow broker: not there yet, but it may get there
+    (summary(1, []), {"records": 2}, None),
+    (summary(0, []), {"records": 0, "control": ["COMMIT"]}, None),
+    (summary(2, ["COMMIT"]), {"control": ["COMMIT", "ABORT"]}, None),
+    # matchers are left to the timeout
+    (summary(5, []), {"records": {"lte": 2}}, None),
+    (summary(0, ["ABORT"]), {"control": {"contains": "COMMIT"}}, None),
+])
+def test_what_is_final_and_what_is_not(observed, wanted, final):
+    reason = beyond_reach(observed, wanted)
+    assert (reason is None) == (final is None)
+    if final is not None:
+        assert final in reason
+
+
+def run_until(monkeypatch, outcomes: list, body: dict) -> tuple[int, BaseException | None]:
+    """``until_step`` over a step whose tries end as ``outcomes`` say (a Deviation, or None: it held)."""
+    tries = []
+
+    def step(context, step, index):
+        tries.append(index)
+        outcome = outcomes[min(len(tries), len(outcomes)) - 1]
+        if outcome is not None:
+            raise outcome
+
+    monkeypatch.setattr(steps, "run_step", step)
+    monkeypatch.setattr(steps, "run_steps", lambda context, sequence, prefix: step(context, sequence, prefix))
+    try:
+        steps.until_step(None, {"until": {**body, "for_ms": 2000, "interval_ms": 1}}, "1", "fetch")
+    except Deviation as error:
+        return len(tries), error
+    return len(tries), None
+
+
+def final_deviation() -> Deviation:
+    deviation = Deviation("fetch: 3 records, 2 expected")
+    deviation.final = "3 records are visible, more than the 2 expected, and records stay"
+    return deviation
+
+
+def test_a_final_observation_ends_the_wait_at_once_and_says_why(monkeypatch):
+    tries, error = run_until(monkeypatch, [final_deviation()], {"step": {"fetch": {}}})
+    assert tries == 1
+    assert "no use waiting: 3 records are visible" in str(error)
+
+
+def test_a_slow_broker_still_gets_there(monkeypatch):
+    tries, error = run_until(monkeypatch, [Deviation("1 record"), Deviation("1 record"), None], {"step": {"fetch": {}}})
+    assert (tries, error) == (3, None)
+
+
+def test_a_repeated_sequence_may_ask_another_question_each_time_so_it_waits(monkeypatch):
+    tries, error = run_until(monkeypatch, [final_deviation(), final_deviation(), None], {"steps": [{"fetch": {}}]})
+    assert (tries, error) == (3, None)
