@@ -21,10 +21,10 @@ from .suite.model import OUTCOME_LABELS, OUTCOME_ORDER
 
 # ------------------------------------------------------------------------------ commands
 def command_targets(arguments) -> int:
-    from .wiring import target_kinds
+    from .extension import Extensions
 
     rows = []
-    for kind in target_kinds():
+    for kind in Extensions.for_run().target_kinds():
         try:
             reason = kind.availability()
         except Exception as error:  # noqa: BLE001 - one broken kind must not hide the others
@@ -37,25 +37,25 @@ def command_targets(arguments) -> int:
 def command_lint(arguments) -> int:
     from .suite.loader import lint, load_suites
 
-    paths = suite_paths(arguments.paths)
-    from .wiring import components
+    from .extension import Extensions
 
-    errors = lint(paths, components())
+    paths = suite_paths(arguments.paths)
+    components = Extensions.for_run().components()
+    errors = lint(paths, components)
     for error in errors:
         print(error)
     if errors:
         return 1
-    suites, _ = load_suites(paths, components=components())
+    suites, _ = load_suites(paths, components=components)
     print(f"{len(suites)} suites, {sum(len(suite.cases) for suite in suites)} cases OK")
     return 0
 
 
 def command_list(arguments) -> int:
+    from .extension import Extensions
     from .suite.loader import load_suites
 
-    from .wiring import components
-
-    suites, errors = load_suites(suite_paths(arguments.paths), components=components())
+    suites, errors = load_suites(suite_paths(arguments.paths), components=Extensions.for_run().components())
     for error in errors:
         print(error, file=sys.stderr)
     rows = [[suite.id, case.id, case.api or "-", str(case.versions) if case.api else "-", case.requirement.value,
@@ -117,11 +117,10 @@ def _write_or_print(text: str, output: str | None) -> None:
 
 
 def _suites_or_fail(paths):
+    from .extension import Extensions
     from .suite.loader import load_suites
 
-    from .wiring import components
-
-    suites, errors = load_suites(suite_paths(paths), components=components())
+    suites, errors = load_suites(suite_paths(paths), components=Extensions.for_run().components())
     for error in errors:
         print(error, file=sys.stderr)
     return suites

@@ -11,9 +11,12 @@ and any other project's tests run as if it were not installed.
   a SHOULD/MAY deviation is an xfail unless ``--conformance-strict`` (pytest owns ``--strict``).
 - ``--conformance-console compact`` (what ``conformance run`` passes) replaces pytest's report per item
   with a progress line per target and one entry per departing case (:mod:`conformance.report.progress`).
-- Every finished item appends one line to ``--results`` (JSONL) and reaches the
-  ``conformance_result_recorded`` hook; under pytest-xdist all workers append to the same file
-  and share the controller's run id.
+- Every finished item goes to the run's sinks (``conformance_register_sinks``: the JSONL ``--results``
+  file, Allure, a plugin's) and reaches the ``conformance_result_recorded`` hook; under pytest-xdist all
+  workers append to the same file and share the controller's run id.
+- The run's plugin manager is made here, once per run, and kept in ``config.stash`` with the run's
+  state (:mod:`conformance.extension`); pytest plugins with ``conformance_*`` hooks (a conftest.py)
+  join it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import resources
-from .report.results import ResultsWriter, new_run_id, read_results
+from .report.results import new_run_id, read_results
 from .targets.pool import TargetPool, TargetStartFailed
 
 if TYPE_CHECKING:  # the rest is imported once the plugin is active: a dormant plugin costs next to nothing
@@ -114,16 +117,22 @@ def pytest_configure(config: pytest.Config) -> None:
     suites = config.getoption("conformance_suites")
     if not targets and not suites:
         return
+    from .extension import Extensions
+    from .extension.manager import has_hook_implementations
+    from .report.sinks import SinkContext
     from .run_state import RunState
-    from .wiring import components, target_kinds
 
+    # This run's plugins: the installed ones, and pytest plugins (conftest.py, -p) with conformance hooks.
+    extensions = Extensions.for_run(plugins=[plugin for plugin in config.pluginmanager.get_plugins()
+                                             if has_hook_implementations(plugin)])
     invocation_dir = config.invocation_params.dir
     try:
-        pool = TargetPool(targets or [DEFAULT_TARGET], target_kinds())
+        pool = TargetPool(targets or [DEFAULT_TARGET], extensions.target_kinds())
         _apply_client_config(config, pool, invocation_dir)
     except (ValueError, OSError) as error:
         raise pytest.UsageError(str(error)) from None
-    roots = [(invocation_dir / suite).resolve() for suite in suites] or [_default_suites(config.rootpath)]
+    roots = ([(invocation_dir / suite).resolve() for suite in suites]
+             or _default_suites(config.rootpath, extensions.suite_dirs()))
     explicit_files = {
         (invocation_dir / argument.split("::")[0]).resolve()
         for argument in (config.args if config.args_source is pytest.Config.ArgsSource.ARGS else [])
@@ -136,11 +145,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if problem:
         raise pytest.UsageError(f"cannot write results to {results_path}: {problem}")
     strict = config.getoption("conformance_strict")
+    run_id = _run_id(config)
     state = RunState(
-        config=config, pool=pool, suite_roots=roots, explicit_files=explicit_files, components=components(),
+        config=config, pool=pool, suite_roots=roots, explicit_files=explicit_files, extensions=extensions,
+        components=extensions.components(),
         runner_factory=lambda target, **options: make_runner(target, **options),  # looked up late: a test seam
         strict=bool(config.getini("conformance_strict") if strict is None else strict),
-        run_id=_run_id(config), results_path=results_path, writer=ResultsWriter(results_path),
+        run_id=run_id, results_path=results_path,
+        sinks=extensions.sinks(SinkContext(config=config, results_path=results_path, run_id=run_id)),
         transcripts=config.getoption("conformance_transcripts"), harness_version=_harness_version(),
     )
     config.stash[STATE_KEY] = state
@@ -148,10 +160,13 @@ def pytest_configure(config: pytest.Config) -> None:
     _stop_on_sigterm(config)
 
 
-def _default_suites(rootdir: Path) -> Path:
-    """``suites/`` of the rootdir when it has one, else the bundled suites."""
+def _default_suites(rootdir: Path, contributed: list[Path]) -> list[Path]:
+    """The suites the plugins contribute (the built-in plugin's bundled suites first); ``suites/`` of the
+    rootdir, when it has one, takes the bundled suites' place."""
+    bundled = resources.suites().resolve()
     here = rootdir / "suites"
-    return here.resolve() if here.is_dir() else resources.suites().resolve()
+    roots = [here.resolve() if path.resolve() == bundled and here.is_dir() else path.resolve() for path in contributed]
+    return list(dict.fromkeys(roots)) or ([here.resolve()] if here.is_dir() else [])
 
 
 def _compact_console(config: pytest.Config, state: RunState) -> None:
@@ -301,15 +316,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.finish()
     if hasattr(config, "workerinput"):
         return  # the controller writes run-level files once every worker is done
-    from .report import allure as allure_report
+    from .report.sinks import RunEnd
 
-    allure_directory = allure_report.results_directory(config)
-    if allure_directory is not None:
-        allure_report.write_environment(allure_directory, _environment(state))
-        allure_report.write_categories(allure_directory)
-    from .wiring import notify
-
-    notify("conformance_session_finished", results_path=str(state.results_path))
+    end = RunEnd(results_path=state.results_path, run_id=state.run_id, environment=lambda: _environment(state))
+    for sink in state.sinks:
+        sink.finish(end)
+    state.extensions.session_finished(str(state.results_path))
 
 
 def _record_items_not_run(session: pytest.Session, state: RunState) -> None:

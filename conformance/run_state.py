@@ -1,4 +1,4 @@
-"""What the pytest plugin keeps for one session: targets, runners, results, which targets are down."""
+"""What the pytest plugin keeps for one session: plugins, targets, runners, sinks, which targets are down."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import pytest
 
-from .report.results import ResultsWriter
+from .extension import Extensions
+from .report.sinks import Sink
 from .suite.components import Components
 from .targets.pool import TargetPool
 from .verdicts import verdict
@@ -31,7 +32,8 @@ class RunState:
     strict: bool
     run_id: str
     results_path: Path
-    writer: ResultsWriter
+    extensions: Extensions  # this run's plugin manager, behind its typed facade
+    sinks: list[Sink]  # where every result goes: the JSONL results file first
     components: Components
     runner_factory: Callable  # (target, run_id=, strict=, components=) -> a Runner
     runners: dict[str, object] = field(default_factory=dict)
@@ -84,16 +86,13 @@ class RunState:
                 self.config.addinivalue_line("markers", f"{name}: conformance cases marked {name}")
 
     def record(self, item: pytest.Item, result: "CaseResult") -> None:
-        from .report import allure as allure_report
-        from .wiring import notify
-
-        self.writer.append(result_line(result, nodeid=item.nodeid, strict=self.strict,
-                                       harness_version=self.harness_version, transcripts=self.transcripts))
+        line = result_line(result, nodeid=item.nodeid, strict=self.strict, harness_version=self.harness_version,
+                           transcripts=self.transcripts)
+        for sink in self.sinks:
+            sink.record(result, line)
         self.recorded.add(item.nodeid)
         item.user_properties.append(("outcome", result.outcome.value))
-        if allure_report.enabled(self.config):
-            allure_report.attach_result(result)
-        notify("conformance_result_recorded", result=result)
+        self.extensions.result_recorded(result)
 
     def finish(self) -> None:
         for spec, runner in self.runners.items():

@@ -113,10 +113,10 @@ def test_report_of_two_real_runs_renders_with_categories_trend_and_attachment(tm
     report has a two-point trend, and chromium shows the suites, a failed item and its transcript attachment."""
     from headless_chromium import colour_count, dump_dom, screenshot
 
-    from conformance.plugins import target_kinds
+    from conformance.extension import Extensions
 
     allure_or_skip()
-    reason = next(kind for kind in target_kinds() if kind.matches("rdkafka-mock")).availability()
+    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("rdkafka-mock")).availability()
     if reason:
         pytest.skip(f"rdkafka-mock: {reason}")
     suite = str(ROOT / "suites" / "kip98" / "transactions.yaml")

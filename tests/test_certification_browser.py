@@ -41,9 +41,9 @@ def test_page_from_hand_made_results_renders(tmp_path):
 
 def test_certify_runs_a_real_target_and_asks_it_for_its_fingerprint(tmp_path):
     """End to end on librdkafka's mock cluster (in-process, seconds): run, fingerprint, grade, render."""
-    from conformance.plugins import target_kinds
+    from conformance.extension import Extensions
 
-    reason = next(kind for kind in target_kinds() if kind.matches("rdkafka-mock")).availability()
+    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("rdkafka-mock")).availability()
     if reason:
         pytest.skip(f"rdkafka-mock: {reason}")
     suite = Path(__file__).resolve().parents[1] / "suites" / "kip98" / "transactions.yaml"

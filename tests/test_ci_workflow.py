@@ -66,9 +66,9 @@ def run_step(name: str, cwd: Path, env: dict, job: str = "conformance") -> subpr
 @pytest.mark.broker
 def test_the_flaky_step_runs_locally(tmp_path):
     """rdkafka-mock (in-process), one small suite, two runs: the step writes the results and both reports."""
-    from conformance.plugins import target_kinds
+    from conformance.extension import Extensions
 
-    reason = next(kind for kind in target_kinds() if kind.matches("rdkafka-mock")).availability()
+    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("rdkafka-mock")).availability()
     if reason:
         pytest.skip(f"rdkafka-mock: {reason}")
     env = {**os.environ, **{name: str(value) for name, value in workflow()["jobs"]["flaky"]["env"].items()},
@@ -84,9 +84,9 @@ def test_the_flaky_step_runs_locally(tmp_path):
 @pytest.mark.broker
 def test_steps_run_locally_and_the_gate_catches_an_injected_regression(tmp_path):
     """rdkafka-mock (in-process) on one suite: the gate passes on an unchanged run, fails on a regression."""
-    from conformance.plugins import target_kinds
+    from conformance.extension import Extensions
 
-    reason = next(kind for kind in target_kinds() if kind.matches("rdkafka-mock")).availability()
+    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("rdkafka-mock")).availability()
     if reason:
         pytest.skip(f"rdkafka-mock: {reason}")
     if shutil.which("java") is None or not (ROOT / "node_modules" / ".bin" / "allure").exists():

@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from conformance.client.cluster import Cluster
-from conformance.plugins import target_kinds
+from conformance.extension import Extensions
 from conformance.protocol import records
 from conformance.targets.registry import resolve
 
@@ -26,11 +26,11 @@ RETRIABLE_COORDINATOR_ERRORS = {14, 15, 16, 51}  # load in progress, not availab
 @pytest.fixture(scope="module", params=["kafka", "tansu", "rdkafka-mock"])
 def target(request):
     spec = request.param
-    kind = next(kind for kind in target_kinds() if kind.matches(spec))
+    kind = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches(spec))
     reason = kind.availability()
     if reason:
         pytest.skip(f"{spec}: {reason}")
-    started = resolve(spec, target_kinds())
+    started = resolve(spec, Extensions.for_run().target_kinds())
     started.start()
     yield started
     started.stop()

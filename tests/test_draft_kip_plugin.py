@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import wiring
-from conformance.plugins import codec_with_plugins, plugin_manager
+from conformance.extension import Extensions
 from conformance.protocol import frames
 from conformance.protocol.exceptions import SpecError
 from conformance.suite.loader import load_suites
@@ -24,23 +23,21 @@ KIP447 = PLUGINS / "kip447_draft_group_eos"
 
 @contextmanager
 def registered(*folders: Path):
-    """Registers each folder's plugin module as its entry point would."""
-    names = []
+    """A run's plugins with each folder's plugin module registered, as its entry point would register it."""
+    modules = []
     for folder in folders:
         sys.path.insert(0, str(folder))
-        module = importlib.import_module(f"{folder.name}.plugin")
-        names.append(plugin_manager().register(module, name=f"test-{folder.name}"))
+        modules.append(importlib.import_module(f"{folder.name}.plugin"))
     try:
-        yield
+        yield Extensions.for_run(plugins=modules)
     finally:
-        for folder, name in zip(folders, names):
-            plugin_manager().unregister(name=name)
+        for folder in folders:
             sys.path.remove(str(folder))
 
 
 def test_kip1309_adds_an_api_and_a_version():
-    with registered(KIP1309):
-        codec = codec_with_plugins()
+    with registered(KIP1309) as extensions:
+        codec = extensions.codec()
     assert "TxnHeartbeat" in codec.registry.api_names()
     assert codec.registry.api("InitProducerId").versions()[-1] == 7
     body = {"transactional_id": "t", "transaction_timeout_ms": 60000, "transaction_heartbeat_interval_ms": 1000,
@@ -54,8 +51,8 @@ def test_kip1309_adds_an_api_and_a_version():
 
 
 def test_kip447_draft_carries_the_group_assignment_in_init_producer_id():
-    with registered(KIP447):
-        codec = codec_with_plugins()
+    with registered(KIP447) as extensions:
+        codec = extensions.codec()
     body = {"transactional_id": "t", "transaction_timeout_ms": 60000, "consumer_group_id": "g",
             "consumer_group_generation": 3, "assigned_partitions": [{"name": "in", "partitions": [0, 2]}],
             "producer_id": -1, "producer_epoch": -1, "enable2_pc": False, "keep_prepared_txn": False}
@@ -64,12 +61,12 @@ def test_kip447_draft_carries_the_group_assignment_in_init_producer_id():
     # Versions Kafka released keep their layout: v6 has none of the draft's fields.
     v6 = {key: value for key, value in body.items() if not key.startswith(("consumer_group", "assigned"))}
     assert frames.encode_request(codec, "InitProducerId", 6, 9, v6) == \
-        frames.encode_request(codec_with_plugins(), "InitProducerId", 6, 9, v6)
+        frames.encode_request(Extensions.for_run().codec(), "InitProducerId", 6, 9, v6)
 
 
 def test_two_drafts_of_one_message_are_refused_by_name():
-    with registered(KIP1309, KIP447), pytest.raises(SpecError, match="InitProducerIdRequest is redefined by two"):
-        codec_with_plugins()
+    with registered(KIP1309, KIP447) as extensions, pytest.raises(SpecError, match="InitProducerIdRequest is redefined by two"):
+        extensions.codec()
 
 
 def test_overlays_leave_the_bundled_codec_alone():
@@ -88,11 +85,11 @@ def test_overlays_leave_the_bundled_codec_alone():
               "takeover-aborts-transaction-on-assigned-partition"}),
 ])
 def test_draft_suite_loads_only_with_its_plugin(folder, cases):
-    with registered(folder):
-        suites, errors = load_suites([folder / "suites"], components=wiring.components())
+    with registered(folder) as extensions:
+        suites, errors = load_suites([folder / "suites"], components=extensions.components())
     assert errors == []
     assert {case.id for case in suites[0].cases} == cases and all(case.draft for case in suites[0].cases)
-    _, errors = load_suites([folder / "suites"], components=wiring.components())
+    _, errors = load_suites([folder / "suites"], components=Extensions.for_run().components())
     assert errors and all("TxnHeartbeat" in str(error) or "no version 7+" in str(error) for error in errors)
 
 
@@ -102,9 +99,9 @@ class AdvertisesUpToV6:
 
 
 def test_draft_versions_are_unsupported_where_not_advertised(monkeypatch):
-    with registered(KIP447):
-        suites, _ = load_suites([KIP447 / "suites"], components=wiring.components())
-        runner = Runner(AdvertisesUpToV6(), run_id="draft-test", components=wiring.components())
+    with registered(KIP447) as extensions:
+        suites, _ = load_suites([KIP447 / "suites"], components=extensions.components())
+        runner = Runner(AdvertisesUpToV6(), run_id="draft-test", components=extensions.components())
         monkeypatch.setattr(runner, "advertised", lambda api: (0, 6))
         case = suites[0].cases[0]
         assert runner.case_versions(case) == [7]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import wiring
-from conformance.plugins import codec_with_plugins, merged_mapping
+from conformance.extension import Extensions
 from conformance.protocol import frames
 from conformance.proxy.emulation import Emulation
 from conformance.proxy.pipe import CLIENT, SEND, UPSTREAM, Pipe
@@ -19,11 +18,16 @@ INIT_V7 = {"transactional_id": "t", "transaction_timeout_ms": 60000, "transactio
 
 
 @pytest.fixture
-def kip1309():
-    with registered(KIP1309):
-        from kip1309_txn_heartbeat.emulation import TxnHeartbeatEmulation
+def kip1309_plugins():
+    with registered(KIP1309) as extensions:
+        yield extensions
 
-        yield codec_with_plugins(), TxnHeartbeatEmulation
+
+@pytest.fixture
+def kip1309(kip1309_plugins):
+    from kip1309_txn_heartbeat.emulation import TxnHeartbeatEmulation
+
+    return kip1309_plugins.codec(), TxnHeartbeatEmulation
 
 
 class Clock:
@@ -57,12 +61,13 @@ def test_the_spec_names_the_draft_and_the_inner_target():
     assert parse("emulate:kip1309") is None and parse("proxy+kafka") is None
 
 
-def test_the_target_kind_finds_the_plugins_emulation_and_refuses_an_unknown_one(kip1309):
-    target = resolve("emulate:kip1309+127.0.0.1:9092", wiring.target_kinds())
+def test_the_target_kind_finds_the_plugins_emulation_and_refuses_an_unknown_one(kip1309_plugins):
+    extensions = kip1309_plugins
+    target = resolve("emulate:kip1309+127.0.0.1:9092", extensions.target_kinds())
     assert isinstance(target, EmulatedTarget) and target.draft == "kip1309" and "proxy" in target.capabilities
-    assert "kip1309" in merged_mapping("conformance_emulations")
+    assert "kip1309" in extensions.emulations()
     with pytest.raises(ValueError, match="no emulation named 'nope'"):
-        resolve("emulate:nope+127.0.0.1:9092", wiring.target_kinds())
+        resolve("emulate:nope+127.0.0.1:9092", extensions.target_kinds())
 
 
 def test_an_emulation_advertises_the_drafts_versions_beside_the_brokers(kip1309):
@@ -133,22 +138,23 @@ def test_heartbeats_are_checked_against_the_producer_the_broker_gave_and_missing
 
 
 def test_the_emulation_base_passes_other_calls_through():
-    codec = codec_with_plugins()
+    codec = Extensions.for_run().codec()
     pipe = pipe_with(codec, Emulation())
     end_txn = frames.encode_request(codec, "EndTxn", 3, 1, {"transactional_id": "t", "producer_id": 1,
                                                             "producer_epoch": 0, "committed": True})
     assert sent(pipe.from_client(end_txn), UPSTREAM) == [end_txn[4:]]
 
 
-def test_an_emulated_target_advertises_the_draft_over_sockets_and_closes_its_emulation(kip1309):
+def test_an_emulated_target_advertises_the_draft_over_sockets_and_closes_its_emulation(kip1309_plugins):
     import threading
 
     from conformance.client.cluster import Cluster
     from fake_kafka import FakeKafka
 
-    codec, _ = kip1309
+    extensions = kip1309_plugins
+    codec = extensions.codec()
     broker = FakeKafka()
-    target = resolve(f"emulate:kip1309+{broker.address}", wiring.target_kinds())
+    target = resolve(f"emulate:kip1309+{broker.address}", extensions.target_kinds())
     target.start()
     try:
         assert target.info().kind.startswith("emulate:kip1309+") and target.info().extra["emulates"] == "kip1309"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.plugins import codec_with_plugins
 from conformance.protocol import frames
 from conformance.proxy.pipe import DEFER
 
@@ -14,11 +13,11 @@ from test_emulation import pipe_with, sent
 
 @pytest.fixture
 def kip447():
-    with registered(KIP447):
+    with registered(KIP447) as extensions:
         from kip447_draft_group_eos.emulation import GroupAwareEmulation
 
         fenced = []
-        codec = codec_with_plugins()
+        codec = extensions.codec()
         emulation = GroupAwareEmulation(fence=fenced.append)
         yield codec, pipe_with(codec, emulation), emulation, fenced
 

@@ -6,7 +6,6 @@ import uuid
 
 import pytest
 
-from conformance.plugins import codec_with_plugins
 from conformance.protocol import frames
 from conformance.proxy.pipe import DEFER
 
@@ -40,11 +39,11 @@ class FakeBroker:
 
 @pytest.fixture
 def kip609():
-    with registered(KIP609):
+    with registered(KIP609) as extensions:
         from kip609_preregistration.emulation import PreregistrationEmulation
 
         broker = FakeBroker()
-        codec = codec_with_plugins()
+        codec = extensions.codec()
         emulation = PreregistrationEmulation(broker=broker)
         yield codec, pipe_with(codec, emulation), emulation, broker
 

@@ -10,7 +10,6 @@ import uuid
 
 import pytest
 
-from conformance import wiring
 from conformance.client.cluster import Cluster
 from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
@@ -26,21 +25,21 @@ pytestmark = pytest.mark.broker  # starts Apache Kafka
 @pytest.fixture(scope="module", params=[("kip1309", KIP1309), ("kip609", KIP609), ("kip447", KIP447)], ids=lambda p: p[0])
 def emulated(request):
     draft, folder = request.param
-    with registered(folder):
-        kafka = next(kind for kind in wiring.target_kinds() if kind.matches("kafka"))
+    with registered(folder) as extensions:
+        kinds = extensions.target_kinds()
+        kafka = next(kind for kind in kinds if kind.matches("kafka"))
         if kafka.availability():
             pytest.skip(f"kafka: {kafka.availability()}")
-        target = resolve(f"emulate:{draft}+kafka", wiring.target_kinds())
+        target = resolve(f"emulate:{draft}+kafka", kinds)
         target.start()
         try:
-            yield target, folder
+            yield target, folder, extensions.components()
         finally:
             target.stop()
     assert [t for t in threading.enumerate() if t.name.startswith(("kafka-proxy", "kip1309"))] == []
 
 
-def run_suite(target, folder) -> dict:
-    components = wiring.components()
+def run_suite(target, folder, components) -> dict:
     suites, errors = load_suites([folder / "suites"], components=components)
     assert errors == []
     runner = Runner(target, run_id="emulation-test", components=components, timeout=20.0)
@@ -59,17 +58,17 @@ def test_the_draft_cases_pass_on_the_emulation(emulated):
 
 
 def test_the_draft_cases_are_unsupported_on_the_same_kafka_without_it(emulated):
-    target, folder = emulated
-    results = run_suite(target.inner, folder)
+    target, folder, components = emulated
+    results = run_suite(target.inner, folder, components)
     assert results and all(r.outcome is Outcome.UNSUPPORTED for r in results.values()), \
         {key: (r.outcome, r.message) for key, r in results.items()}
 
 
 def test_a_transaction_whose_heartbeats_stop_is_aborted(emulated):
-    emulated, folder = emulated
+    emulated, folder, components = emulated
     if folder != KIP1309:
         pytest.skip("KIP-1309 only")
-    cluster = Cluster(emulated.bootstrap, wiring.components().codec, timeout=10)
+    cluster = Cluster(emulated.bootstrap, components.codec, timeout=10)
     txn_id, topic = f"hb-{uuid.uuid4().hex[:8]}", f"hb-{uuid.uuid4().hex[:8]}"
     try:
         cluster.connection().request("CreateTopics", 7, {
@@ -103,13 +102,13 @@ def test_a_transaction_whose_heartbeats_stop_is_aborted(emulated):
 
 
 def test_the_kip609_benchmark_counts_round_trips_per_transaction(emulated):
-    target, folder = emulated
+    target, folder, components = emulated
     if folder != KIP609:
         pytest.skip("KIP-609 only")
     from kip609_preregistration.bench import Bench
 
     names = tuple(f"bench-{uuid.uuid4().hex[:8]}" for _ in range(3))
-    bench = Bench(target, target.bootstrap, names)
+    bench = Bench(target, target.bootstrap, names, components.codec)
     bench.create_topics()
     adopted, preregistered = bench.run(False, 3), bench.run(True, 3)
     assert adopted["exchanges"] == 5 and preregistered["exchanges"] == 4   # one round trip fewer per transaction

@@ -236,10 +236,10 @@ def test_the_spark_job_and_the_plain_python_judge_agree(tmp_path, capsys):
 # ------------------------------------------------------------------------------ real runs
 @pytest.mark.broker
 def test_two_runs_on_the_mock_provision_it_once_and_judge_them(tmp_path, monkeypatch, capsys):
-    from conformance.plugins import target_kinds
+    from conformance.extension import Extensions
     from conformance.targets.rdkafka_mock import RdkafkaMockTarget
 
-    reason = next(kind for kind in target_kinds() if kind.matches("rdkafka-mock")).availability()
+    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("rdkafka-mock")).availability()
     if reason:
         pytest.skip(f"rdkafka-mock: {reason}")
     starts = []

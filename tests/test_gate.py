@@ -164,9 +164,9 @@ def test_rerun_measures_a_real_item_on_kafka(tmp_path):
     """An injected regression of a case that really passes on Kafka is classified flaky after one rerun."""
     from pathlib import Path
 
-    from conformance.plugins import target_kinds
+    from conformance.extension import Extensions
 
-    reason = next(kind for kind in target_kinds() if kind.matches("kafka")).availability()
+    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("kafka")).availability()
     if reason:
         pytest.skip(f"kafka: {reason}")
 

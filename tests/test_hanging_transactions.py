@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.plugins import target_kinds
+from conformance.extension import Extensions
 from conformance.suite.loader import load_suites
 from conformance.suite.parallel import items_of, run_items
 from conformance.suite.runner import Runner
@@ -42,12 +42,12 @@ EXPECTED = {
 
 @pytest.mark.parametrize("spec", sorted(EXPECTED))
 def test_late_writes_of_aborted_transactions_at_each_transaction_version(spec):
-    reason = next(kind for kind in target_kinds() if kind.matches("kafka")).availability()
+    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("kafka")).availability()
     if reason:
         pytest.skip(reason)
     suites, errors = load_suites([SUITE])
     assert errors == []
-    target = resolve(spec, target_kinds())
+    target = resolve(spec, Extensions.for_run().target_kinds())
     target.start()
     runner = Runner(target, run_id=f"selftest-hanging-{spec}")
     try:

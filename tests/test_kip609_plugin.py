@@ -6,8 +6,7 @@ import uuid
 
 import pytest
 
-from conformance import wiring
-from conformance.plugins import codec_with_plugins
+from conformance.extension import Extensions
 from conformance.protocol import frames
 from conformance.protocol.codec import default_codec
 from conformance.protocol.exceptions import SpecError
@@ -40,8 +39,8 @@ def roundtrip(codec, api, version, body):
 
 
 def test_overlay_adds_v6_of_add_partitions_and_end_txn():
-    with registered(KIP609):
-        codec = codec_with_plugins()
+    with registered(KIP609) as extensions:
+        codec = extensions.codec()
     assert codec.registry.api("AddPartitionsToTxn").versions()[-1] == 6
     assert codec.registry.api("EndTxn").versions()[-1] == 6
     bundled = default_codec()
@@ -50,8 +49,8 @@ def test_overlay_adds_v6_of_add_partitions_and_end_txn():
 
 @pytest.mark.parametrize("group", ["app", None])
 def test_add_partitions_v6_carries_a_nullable_group_per_transaction(group):
-    with registered(KIP609):
-        codec = codec_with_plugins()
+    with registered(KIP609) as extensions:
+        codec = extensions.codec()
     body = {"transactions": [{"transactional_id": "t", "producer_id": 4, "producer_epoch": 2, "verify_only": False,
                               "group_id": group, "topics": [{"name": "out", "partitions": [0, 3]}]}]}
     assert roundtrip(codec, "AddPartitionsToTxn", 6, body) == body
@@ -63,15 +62,15 @@ def test_add_partitions_v6_carries_a_nullable_group_per_transaction(group):
 
 @pytest.mark.parametrize("topics", [None, [], [{"name": "out", "partitions": [1]}]])
 def test_end_txn_v6_carries_the_written_partitions_or_null(topics):
-    with registered(KIP609):
-        codec = codec_with_plugins()
+    with registered(KIP609) as extensions:
+        codec = extensions.codec()
     body = {"transactional_id": "t", "producer_id": 4, "producer_epoch": 2, "committed": True, "topics": topics}
     assert roundtrip(codec, "EndTxn", 6, body) == body
 
 
 def test_end_txn_v6_topics_default_to_null_meaning_every_registered_partition():
-    with registered(KIP609):
-        codec = codec_with_plugins()
+    with registered(KIP609) as extensions:
+        codec = extensions.codec()
     body = {"transactional_id": "t", "producer_id": 4, "producer_epoch": 2, "committed": False}
     assert roundtrip(codec, "EndTxn", 6, body)["topics"] is None
 
@@ -82,32 +81,32 @@ def test_end_txn_v6_topics_default_to_null_meaning_every_registered_partition():
     ("EndTxn", {"transactional_id": "t", "producer_id": 4, "producer_epoch": 2, "committed": True}),
 ])
 def test_released_versions_keep_their_layout(api, body):
-    with registered(KIP609):
-        codec = codec_with_plugins()
+    with registered(KIP609) as extensions:
+        codec = extensions.codec()
     assert frames.encode_request(codec, api, 5, 7, body) == frames.encode_request(default_codec(), api, 5, 7, body)
 
 
 @pytest.mark.parametrize("other", [KIP1309, KIP447])
 def test_installs_beside_either_other_draft(other):
     """KIP-609 overlays AddPartitionsToTxn and EndTxn, the others InitProducerId: no message in common."""
-    with registered(KIP609, other):
-        codec = codec_with_plugins()
+    with registered(KIP609, other) as extensions:
+        codec = extensions.codec()
     assert codec.registry.api("EndTxn").versions()[-1] == 6
     assert codec.registry.api("InitProducerId").versions()[-1] == 7
 
 
 def test_the_other_two_drafts_still_exclude_each_other():
-    with registered(KIP609, KIP1309, KIP447), pytest.raises(SpecError, match="InitProducerIdRequest is redefined"):
-        codec_with_plugins()
+    with registered(KIP609, KIP1309, KIP447) as extensions, pytest.raises(SpecError, match="InitProducerIdRequest is redefined"):
+        extensions.codec()
 
 
 def test_suite_lints_with_the_plugin_and_names_the_missing_versions_without():
-    with registered(KIP609):
-        assert lint([KIP609 / "suites"], wiring.components()) == []
-        suites, _ = load_suites([KIP609 / "suites"], components=wiring.components())
+    with registered(KIP609) as extensions:
+        assert lint([KIP609 / "suites"], extensions.components()) == []
+        suites, _ = load_suites([KIP609 / "suites"], components=extensions.components())
     assert {case.id: case.api for case in suites[0].cases} == CASES
     assert all(case.draft and case.cites.startswith("KIP-609") for case in suites[0].cases)
-    errors = lint([KIP609 / "suites"], wiring.components())
+    errors = lint([KIP609 / "suites"], Extensions.for_run().components())
     assert len(errors) == len(CASES)
     assert all("has no version 6+ in the loaded specs (v0-v5)" in str(error) for error in errors)
 
@@ -118,8 +117,8 @@ def test_every_case_is_unsupported_on_a_target_advertising_only_released_version
     target.start()
     broker.requests.clear()  # the start's own check (ApiVersions, Metadata) is no case's
     try:
-        with registered(KIP609):
-            components = wiring.components()
+        with registered(KIP609) as extensions:
+            components = extensions.components()
             suites, _ = load_suites([KIP609 / "suites"], components=components)
             runner = Runner(target, run_id="kip609-test", components=components, timeout=2.0)
             try:
@@ -148,8 +147,8 @@ def test_a_target_advertising_v6_that_acts_like_adopted_kafka_fails_the_cases(mo
     import fake_kafka
 
     sent = []
-    with registered(KIP609):
-        components = wiring.components()
+    with registered(KIP609) as extensions:
+        components = extensions.components()
         monkeypatch.setattr(fake_kafka, "CODEC", components.codec)
         ended, topic_ids = {"commits": 0}, {}
 

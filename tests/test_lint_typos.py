@@ -22,12 +22,12 @@ cases:
 """
 
 
-def problems(tmp_path, text: str) -> list[str]:
+def problems(tmp_path, text: str, plugins: tuple = ()) -> list[str]:
     path = tmp_path / "s.yaml"
     path.write_text(HEAD + text)
-    from conformance import wiring  # the plugins registered by a test count
+    from conformance.extension import Extensions
 
-    return [str(error).replace(f"{path}:", "") for error in lint([path], wiring.components())]
+    return [str(error).replace(f"{path}:", "") for error in lint([path], Extensions.for_run(plugins=plugins).components())]
 
 
 # ------------------------------------------------------------------------------ the fixture
@@ -159,8 +159,7 @@ def test_a_step_after_a_template_of_several_steps_keeps_its_own_line(tmp_path):
 
 # ------------------------------------------------------------------------------ matchers
 def test_matchers_built_in_per_version_and_from_plugins(tmp_path):
-    from conformance.hookspecs import hookimpl
-    from conformance.plugins import plugin_manager
+    from conformance.extension import hookimpl
 
     text = """\
     under_test: {api: EndTxn}
@@ -178,14 +177,10 @@ def test_matchers_built_in_per_version_and_from_plugins(tmp_path):
 
     class CloseTo:
         @hookimpl
-        def conformance_matchers(self):
-            return {"close_to": lambda actual, argument: None}
+        def conformance_register_matchers(self, registry):
+            registry.add("close_to", lambda actual, argument: None)
 
-    name = plugin_manager().register(CloseTo(), name="test-close-to")
-    try:
-        assert problems(tmp_path, text) == []
-    finally:
-        plugin_manager().unregister(name=name)
+    assert problems(tmp_path, text, plugins=(CloseTo(),)) == []
 
 
 def test_every_built_in_matcher_name_is_one_the_matchers_know():

@@ -13,11 +13,9 @@ from importlib.metadata import entry_points
 import pytest
 
 from conformance import plugin as conformance_plugin
-from conformance.hookspecs import hookimpl
-from conformance.plugins import plugin_manager
+from conformance.extension import Extensions, hookimpl
 from conformance.report.results import read_results
 from conformance.suite.model import RESULTS_SCHEMA_VERSION, CaseResult, Outcome, StepFailure
-from conformance.plugins import codec_with_plugins
 from conformance.suite.runner import Runner
 from conformance.targets.base import Target, TargetUnavailable
 from conformance.targets.registry import TargetKind
@@ -93,9 +91,9 @@ class FakeTarget(Target):
 
 class FakeTargetKinds:
     @hookimpl
-    def conformance_target_kinds(self):
-        return [TargetKind(name="fake", description="a test double", matches=lambda spec: spec.startswith("fake"),
-                           create=FakeTarget, availability=lambda: None)]
+    def conformance_register_targets(self, registry):
+        registry.add(TargetKind(name="fake", description="a test double", matches=lambda spec: spec.startswith("fake"),
+                                create=FakeTarget, availability=lambda: None))
 
 
 class Recorder:
@@ -113,7 +111,7 @@ class Recorder:
 
 @lru_cache(maxsize=1)
 def shared_codec():
-    return codec_with_plugins()
+    return Extensions.for_run().codec()
 
 
 class FakeRunner(Runner):
@@ -158,15 +156,10 @@ def suites(pytester, outcomes):
     """A project with ``suites/kip98/end_txn.yaml`` and the fake target kind registered."""
     FakeTarget.events = []
     Recorder.results, Recorder.finished = [], []
-    manager = plugin_manager()
-    registered = [manager.register(FakeTargetKinds(), name="test-fake-targets"),
-                  manager.register(Recorder(), name="test-recorder")]
     folder = pytester.path / "suites" / "kip98"
     folder.mkdir(parents=True)
     (folder / "end_txn.yaml").write_text(SUITE)
-    yield pytester
-    for name in registered:
-        manager.unregister(name=name)
+    return pytester
 
 
 def plugin_arguments() -> list[str]:
@@ -178,7 +171,9 @@ def plugin_arguments() -> list[str]:
 def run(pytester, *arguments):
     # pytester drops modules first imported by an inner run, so an unused hypothesis plugin would be
     # imported afresh (about 2 s) by every run.
-    return pytester.runpytest(*plugin_arguments(), "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *arguments)
+    # The fake target kind and the recorder join the run as pytest plugins with conformance hooks, as a conftest's do.
+    return pytester.runpytest(*plugin_arguments(), "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *arguments,
+                              plugins=[FakeTargetKinds(), Recorder()])
 
 
 def collected_ids(result) -> list[str]:
@@ -464,8 +459,7 @@ def test_plugins_hear_every_result_and_the_end_of_the_session(suites):
 
 XDIST_CONFTEST = """
 from conformance import plugin
-from conformance.hookspecs import hookimpl
-from conformance.plugins import plugin_manager
+from conformance.extension import hookimpl
 from conformance.suite.model import CaseResult, Outcome
 from conformance.suite.runner import Runner
 from conformance.targets.base import Target
@@ -478,10 +472,9 @@ class Quiet(Target):
     bootstrap = "127.0.0.1:1"
 
 
-class Kinds:
-    @hookimpl
-    def conformance_target_kinds(self):
-        return [TargetKind("quiet", "test double", lambda spec: spec == "quiet", Quiet, lambda: None)]
+@hookimpl  # a conftest's conformance hooks join the run's plugins
+def conformance_register_targets(registry):
+    registry.add(TargetKind("quiet", "test double", lambda spec: spec == "quiet", Quiet, lambda: None))
 
 
 class Passing(Runner):
@@ -491,7 +484,6 @@ class Passing(Runner):
                           requirement=case.requirement, cites=case.cites, duration_s=0.0, run_id=self.run_id)
 
 
-plugin_manager().register(Kinds(), name="quiet-targets")
 plugin.make_runner = Passing
 """
 
@@ -558,7 +550,12 @@ def test_suite_text_in_this_module_is_valid(tmp_path):
 # ------------------------------------------------------------------------------ the command
 def test_conformance_run_runs_the_suites_and_prints_a_summary_per_target(suites, outcomes, capsys, monkeypatch):
     from conformance.cli import main
+    from conformance.extension import facade
 
+    # The command runs pytest itself: the fake target kind joins the run's plugin manager as an installed plugin would.
+    made = facade.make_plugin_manager
+    monkeypatch.setattr(facade, "make_plugin_manager",
+                        lambda **options: made(**{**options, "plugins": [*options["plugins"], FakeTargetKinds()]}))
     outcomes[COMMIT] = Outcome.FAILED
     monkeypatch.chdir(suites.path)
     exit_code = main(["run", "--target", "fake", "--target", "fake-unavailable", "--alluredir", "",

@@ -341,11 +341,11 @@ def test_stopping_the_proxy_closes_its_listeners_and_connections(fake_broker):
 
 # ------------------------------------------------------------------------------------------------ target
 def test_the_proxy_target_wraps_host_port_routes_faults_and_heals(fake_broker):
-    from conformance.plugins import target_kinds
+    from conformance.extension import Extensions
     from conformance.targets.base import CapabilityMissing
     from conformance.targets.registry import resolve
 
-    target = resolve(f"proxy+{fake_broker.address}", target_kinds())
+    target = resolve(f"proxy+{fake_broker.address}", Extensions.for_run().target_kinds())
     assert target.inner.kind == "host:port" and hasattr(target, "use_client_config")
     assert "proxy" in target.capabilities
     target.start()

@@ -16,7 +16,7 @@ import pytest
 
 from conformance.client.cluster import Cluster
 from conformance.client.connection import Disconnected, ResponseTimeout
-from conformance.plugins import target_kinds
+from conformance.extension import Extensions
 from conformance.protocol import frames, records
 from conformance.protocol.codec import default_codec
 from conformance.targets.registry import resolve
@@ -28,11 +28,11 @@ UNKNOWN_TOPIC = 3
 
 @pytest.fixture(scope="module", params=["kafka", "tansu"])
 def proxied(request):
-    kind = next(kind for kind in target_kinds() if kind.matches(request.param))
+    kind = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches(request.param))
     reason = kind.availability()
     if reason:
         pytest.skip(f"{request.param}: {reason}")
-    target = resolve(f"proxy+{request.param}", target_kinds())
+    target = resolve(f"proxy+{request.param}", Extensions.for_run().target_kinds())
     target.start()
     yield target
     target.stop()
@@ -162,7 +162,7 @@ def test_a_real_client_stays_behind_the_proxy(proxied, cluster):
 def test_a_users_broker_given_as_host_port_works_behind_the_proxy(proxied):
     if proxied.inner.kind != "kafka":
         pytest.skip("one HOST:PORT check is enough")
-    target = resolve(f"proxy+{proxied.inner.bootstrap}", target_kinds())
+    target = resolve(f"proxy+{proxied.inner.bootstrap}", Extensions.for_run().target_kinds())
     target.start()
     try:
         cluster = Cluster(target.bootstrap, timeout=5)
@@ -264,10 +264,10 @@ def test_delay_holds_the_exchange_back(proxied, cluster, where):
 
 
 def test_the_mock_cluster_behind_the_proxy_keeps_its_own_faults_and_every_broker_is_proxied():
-    kind = next(kind for kind in target_kinds() if kind.matches("rdkafka-mock:3"))
+    kind = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("rdkafka-mock:3"))
     if kind.availability():
         pytest.skip(kind.availability())
-    target = resolve("proxy+rdkafka-mock:3", target_kinds())
+    target = resolve("proxy+rdkafka-mock:3", Extensions.for_run().target_kinds())
     target.start()
     try:
         cluster = Cluster(target.bootstrap, timeout=5)
@@ -282,10 +282,10 @@ def test_the_mock_cluster_behind_the_proxy_keeps_its_own_faults_and_every_broker
 
 
 def test_one_proxy_port_per_node_of_a_three_node_cluster():
-    kind = next(kind for kind in target_kinds() if kind.matches("kafka,nodes=3"))
+    kind = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("kafka,nodes=3"))
     if kind.availability():
         pytest.skip(kind.availability())
-    target = resolve("proxy+kafka,nodes=3", target_kinds())
+    target = resolve("proxy+kafka,nodes=3", Extensions.for_run().target_kinds())
     target.start()
     try:
         cluster = Cluster(target.bootstrap, timeout=5)

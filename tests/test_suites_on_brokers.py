@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.plugins import target_kinds
+from conformance.extension import Extensions
 from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
 from conformance.suite.parallel import items_of, run_items
@@ -29,8 +29,8 @@ PINS = ROOT / "fixtures" / "known-deviations"
 def run_suites(spec: str, paths: list[Path]) -> list:
     suites, errors = load_suites(paths)
     assert errors == []
-    target = resolve(spec, target_kinds())
-    reason = next(kind for kind in target_kinds() if kind.matches(spec)).availability()
+    target = resolve(spec, Extensions.for_run().target_kinds())
+    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches(spec)).availability()
     if reason:
         pytest.skip(f"{spec}: {reason}")
     target.start()

@@ -97,10 +97,10 @@ def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments) -> 
 def _suite_ids(paths) -> list[str]:
     """Every suite the levels may ask for (drafts excluded: no level counts them)."""
     from ..report.invocation import suite_paths
+    from ..extension import Extensions
     from ..suite.loader import load_suites
-    from ..wiring import components
 
-    suites, _ = load_suites(suite_paths(paths), components=components())
+    suites, _ = load_suites(suite_paths(paths), components=Extensions.for_run().components())
     return [suite.id for suite in suites if suite.cases and not all(case.draft for case in suite.cases)]
 
 
@@ -156,12 +156,12 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
 def _start_and_ask(arguments, records: list[dict], spec: str | None = None) -> tuple[dict | None, dict]:
     """Start (or attach to) the target only to ask it: the run started it elsewhere (xdist workers),
     or the results came from an earlier run (--ask-target)."""
+    from ..extension import Extensions
     from ..targets.pool import TargetPool
-    from ..wiring import target_kinds
 
     spec = spec or arguments.target
     rows = [row for row in records if row.get("target") == spec]
-    pool = TargetPool([spec], target_kinds())
+    pool = TargetPool([spec], Extensions.for_run().target_kinds())
     try:
         if arguments.client_config and hasattr(pool.target(spec), "use_client_config"):
             from ..targets.kafka_config import read_properties

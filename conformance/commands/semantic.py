@@ -46,12 +46,12 @@ def command_semantic(arguments) -> int:
     from ..plugin import _harness_version
     from ..run_state import result_line
     from ..semantic.session import Settings
+    from ..extension import Extensions
     from ..targets.pool import TargetPool
-    from ..wiring import target_kinds
 
     specs = arguments.target or ["kafka"]
     try:
-        pool = TargetPool(specs, target_kinds())
+        pool = TargetPool(specs, Extensions.for_run().target_kinds())
     except ValueError as error:
         print(f"semantic: {error}", file=sys.stderr)
         return 2

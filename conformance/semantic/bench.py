@@ -84,7 +84,7 @@ def _timed(threads, done, seconds) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     from ..targets.pool import TargetPool
-    from ..wiring import target_kinds
+    from ..extension import Extensions
 
     parser = argparse.ArgumentParser(prog="python -m conformance.semantic.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", default="kafka")
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each (default: 3)")
     parser.add_argument("--producers", type=int, default=2)
     arguments = parser.parse_args(argv)
-    pool = TargetPool([arguments.target], target_kinds())
+    pool = TargetPool([arguments.target], Extensions.for_run().target_kinds())
     try:
         target = pool.acquire(arguments.target)
         plan = Plan(target.bootstrap, run=secrets.token_hex(3), security=getattr(target, "security", None))

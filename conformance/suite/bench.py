@@ -14,7 +14,7 @@ from collections import Counter
 
 from .. import resources
 from ..targets.registry import resolve
-from ..wiring import components, target_kinds
+from ..extension import Extensions
 from .loader import load_suites
 from .parallel import items_of, run_items
 from .runner import Runner
@@ -28,11 +28,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drafts", action="store_true", help="include draft-KIP cases (skipped by default, as in a run)")
     arguments = parser.parse_args(argv)
 
-    parts = components()
+    extensions = Extensions.for_run()  # a benchmark is a run of its own: its own plugin manager
+    parts = extensions.components()
     suites, errors = load_suites(arguments.paths, components=parts)
     for error in errors:
         print(error)
-    target = resolve(arguments.target, target_kinds())
+    target = resolve(arguments.target, extensions.target_kinds())
     started = time.monotonic()
     target.start()
     print(f"{arguments.target} ready in {time.monotonic() - started:.1f} s at {target.bootstrap}")

@@ -1,6 +1,6 @@
 """What the suite layer works with: a codec, step kinds and matchers, handed to it from above.
 
-The composition root (``conformance.wiring``) builds them from the plugins; the suite layer never
+The run's plugins (``conformance.extension``) provide them; the suite layer never
 reaches up to the plugin manager. ``Components.bundled()`` is the harness without any plugin.
 """
 

@@ -3,7 +3,7 @@
 The loader asks a kind for the step lists nested in a step (to expand templates in them and check
 them) and for its own semantic checks; the runner asks it to run the step; reports ask it for a
 short description. The built-in kinds (send, produce, fetch, wait, until, parallel, fault) register
-through the ``conformance_step_kinds`` hook like a plugin's, and the JSON Schema still describes
+through the ``conformance_register_step_kinds`` hook like a plugin's, and the JSON Schema still describes
 every kind's keys for editors.
 """
 

@@ -484,7 +484,7 @@ def _read_yaml(path: Path):
 def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, template_cache=None,
                     requests: dict[str, MessageSpec] | None = None,
                     components: Components | None = None) -> tuple[Suite | None, list[SuiteError]]:
-    """``components`` (the composition root's; the bundled ones by default) name the step kinds, matchers and,
+    """``components`` (the run's plugins'; the bundled ones by default) name the step kinds, matchers and,
     unless ``api_names`` is given, the APIs and their request specs."""
     path = Path(path)
     components = components or Components.bundled()

@@ -27,7 +27,7 @@ class Runner:
 
     def __init__(self, target: Target, *, run_id: str, strict: bool = False, components: Components | None = None,
                  codec: Codec | None = None, timeout: float = 10.0):
-        """``components`` come from the composition root (``conformance.wiring``); without them, the
+        """``components`` come from the run's plugins (``conformance.extension``); without them, the
         bundled ones (no plugins). ``codec`` replaces only the codec."""
         components = components or Components.bundled()
         self.target = target

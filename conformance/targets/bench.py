@@ -10,7 +10,7 @@ import argparse
 import statistics
 import time
 
-from ..wiring import target_kinds
+from ..extension import Extensions
 from .registry import resolve
 
 DEFAULT_SPECS = ["kafka", "kafka:3.9.1", "kafka,nodes=3", "tansu", "rdkafka-mock"]
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("specs", nargs="*", default=DEFAULT_SPECS)
     parser.add_argument("--repeat", type=int, default=3)
     arguments = parser.parse_args(argv)
-    kinds = target_kinds()
+    kinds = Extensions.for_run().target_kinds()
     print(f"{'target':<16} {'start (median)':>15} {'min':>8} {'max':>8} {'stop':>8}")
     for spec in arguments.specs:
         kind = next((kind for kind in kinds if kind.matches(spec)), None)

@@ -1,7 +1,8 @@
 """``emulate:DRAFT+SPEC``: a draft KIP emulated by the proxy in front of any other target.
 
 ``emulate:kip1309+kafka`` starts ``kafka`` and puts the proxy in front of it with the interceptor the
-draft's plugin supplies (the ``conformance_emulations`` hook: ``{name: factory(target) -> Interceptor}``).
+draft's plugin registers (the ``conformance_register_emulations`` hook: ``registry.add(name, factory)``,
+``factory(target) -> Interceptor``).
 Everything a ``proxy+`` target offers (faults, restarts, principals) works the same.
 """
 
@@ -59,7 +60,7 @@ def parse(spec: str) -> tuple[str, str] | None:
 
 def emulate_target_kind(inner_kinds: Callable[[], Iterable[TargetKind]], emulations: Callable[[], dict],
                         codec: Callable[[], Codec]) -> TargetKind:
-    """The ``emulate:`` kind; ``emulations()`` and ``codec()`` come from the composition root (the plugins)."""
+    """The ``emulate:`` kind; ``emulations()`` and ``codec()`` come from the run's plugins (conformance.extension)."""
 
     def create(spec: str):
         parsed = parse(spec)

@@ -18,9 +18,8 @@ import statistics
 import time
 import uuid
 
-from conformance import wiring
 from conformance.client.cluster import Cluster
-from conformance.plugins import plugin_manager
+from conformance.extension import Extensions
 from conformance.protocol import records
 from conformance.targets.registry import resolve
 
@@ -41,9 +40,9 @@ def _retried(connection, api, version, body, error) -> tuple[dict, int]:
 
 
 class Bench:
-    def __init__(self, target, bootstrap: str, topics: tuple[str, str, str]):
+    def __init__(self, target, bootstrap: str, topics: tuple[str, str, str], codec):
         self.target = target
-        self.cluster = Cluster(bootstrap, wiring.components().codec, timeout=40)
+        self.cluster = Cluster(bootstrap, codec, timeout=40)
         self.out, self.source, self.group = topics
 
     def create_topics(self) -> None:
@@ -128,13 +127,14 @@ def main(argv=None) -> None:
     parser.add_argument("--target", default="kafka", help="the inner target (emulate:kip609+TARGET)")
     parser.add_argument("--transactions", type=int, default=50)
     arguments = parser.parse_args(argv)
-    if plugin_manager().get_plugin("kip609") is None and plugin not in plugin_manager().get_plugins():
-        plugin_manager().register(plugin, name="kip609-bench")
-    target = resolve(f"emulate:kip609+{arguments.target}", wiring.target_kinds())
+    extensions = Extensions.for_run(plugins=[plugin])  # this plugin, installed or not (a checkout)
+    codec = extensions.codec()
+    target = resolve(f"emulate:kip609+{arguments.target}", extensions.target_kinds())
     target.start()
     try:
         names = tuple(f"kip609-bench-{uuid.uuid4().hex[:8]}" for _ in range(3))
-        through, direct = Bench(target, target.bootstrap, names), Bench(target, target.inner.bootstrap, names)
+        through = Bench(target, target.bootstrap, names, codec)
+        direct = Bench(target, target.inner.bootstrap, names, codec)
         through.create_topics()
         rows = {
             # Straight to Kafka: the adopted protocol as it is, CONCURRENT_TRANSACTIONS retried by the client.

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from conformance.hookspecs import hookimpl
+from conformance.extension import hookimpl
 
 SPECS = Path(__file__).with_name("specs")
 
@@ -13,8 +13,8 @@ def conformance_spec_dirs():
 
 
 @hookimpl
-def conformance_emulations():
+def conformance_register_emulations(registry):
     # Imported here: the proxy is only needed by runs that use emulate:kip609+SPEC.
     from .emulation import PreregistrationEmulation
 
-    return {"kip609": PreregistrationEmulation}
+    registry.add("kip609", PreregistrationEmulation)

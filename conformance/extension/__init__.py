@@ -1,0 +1,42 @@
+"""The extension seam: how plugins, the harness's own features included, reach a run.
+
+A plugin is a module (or object) with ``conformance_*`` hook implementations, installed under the
+``conformance`` entry-point group in its package's ``pyproject.toml``::
+
+    [project.entry-points.conformance]
+    my-broker = "my_broker.plugin"
+
+The module implements the hooks it needs, here a target kind and the suites the package ships::
+
+    from importlib.resources import files
+
+    from conformance.extension import hookimpl
+    from conformance.targets.registry import TargetKind
+
+    from .target import MyTarget  # a conformance.targets.base.Target: start(), stop(), bootstrap
+
+    @hookimpl
+    def conformance_register_targets(registry):
+        registry.add(TargetKind("my-broker", "My broker", lambda spec: spec == "my-broker", MyTarget,
+                                lambda: None))
+
+    @hookimpl
+    def conformance_suite_dirs():
+        return [files(__package__) / "suites"]  # package data: the folder ships inside the package
+
+``--target proxy+my-broker`` and ``--target emulate:DRAFT+my-broker`` then work too. A conftest.py or
+any pytest plugin with such hooks joins a pytest run's plugins as well.
+
+The package's rooms: :mod:`.hookspecs` (the hooks),
+:mod:`.registries` (what the registration hooks fill), :mod:`.manager` (one plugin manager per run),
+:mod:`.facade` (:class:`Extensions`, the typed calls), :mod:`.compose` (``proxy+`` and ``emulate:``
+around every kind) and :mod:`.builtin` (the harness's own plugin).
+"""
+
+from __future__ import annotations
+
+from .facade import Extensions
+from .hookspecs import hookimpl
+from .manager import make_plugin_manager
+
+__all__ = ["Extensions", "hookimpl", "make_plugin_manager"]

@@ -1,0 +1,28 @@
+"""``proxy+SPEC`` and ``emulate:DRAFT+SPEC`` around every registered target kind, a plugin's included.
+
+Both are wrappers, not kinds of their own: whatever SPEC names is resolved, when the target is built,
+among all the kinds of the run (the wrappers too, so ``proxy+emulate:kip1309+kafka`` works). The
+list's order is the one ``conformance targets`` has always shown: ``emulate`` first, the registered
+kinds, ``proxy`` last; only ``HOST:PORT``, marked fallback, is tried after every other kind.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..protocol.codec import Codec
+from ..targets.emulated import emulate_target_kind
+from ..targets.proxied import proxy_target_kind
+from ..targets.registry import TargetKind
+
+
+def composed_target_kinds(registered: list[TargetKind], emulations: Callable[[], dict],
+                          codec: Callable[[], Codec]) -> list[TargetKind]:
+    """The run's target kinds: ``registered`` with the two wrappers around all of them."""
+    kinds: list[TargetKind] = []
+
+    def every_kind() -> list[TargetKind]:  # read when a spec is resolved: the list is complete by then
+        return kinds
+
+    kinds.extend([emulate_target_kind(every_kind, emulations, codec), *registered, proxy_target_kind(every_kind)])
+    return kinds
