@@ -179,3 +179,26 @@ def test_a_plugin_with_its_own_suites_runs_under_pytest(toy, pytester):
     [line] = [json.loads(text) for text in (pytester.path / "r.jsonl").read_text().splitlines()]
     assert line["case"] == "toy-note" and line["outcome"] == "passed"  # the built-in JSONL sink wrote it
 
+
+# ------------------------------------------------------------------------------ the reference page
+def test_the_hooks_reference_page_is_fresh():
+    from conformance.extension import reference
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "reference" / "hooks.md"
+    assert page.read_text(encoding="utf-8") == reference.render(), \
+        "regenerate it: python -m conformance.extension.reference docs/reference/hooks.md"
+
+
+def test_every_hook_is_typed_documented_and_on_the_page():
+    import inspect
+
+    from conformance.extension import hookspecs
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "hooks.md").read_text(encoding="utf-8")
+    hooks = [function for name, function in vars(hookspecs).items() if name.startswith("conformance_")]
+    assert len(hooks) == len(make_plugin_manager(builtin=False, load_entry_points=False).hook.__dict__)
+    for hook in hooks:
+        signature = inspect.signature(hook)
+        assert signature.return_annotation is not inspect.Signature.empty, hook.__name__
+        assert all(parameter.annotation is not inspect.Parameter.empty for parameter in signature.parameters.values())
+        assert hook.__doc__ and f"### `{hook.__name__}`" in page

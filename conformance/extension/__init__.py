@@ -27,10 +27,10 @@ The module implements the hooks it needs, here a target kind and the suites the 
 ``--target proxy+my-broker`` and ``--target emulate:DRAFT+my-broker`` then work too. A conftest.py or
 any pytest plugin with such hooks joins a pytest run's plugins as well.
 
-The package's rooms: :mod:`.hookspecs` (the hooks),
+The package's rooms: :mod:`.hookspecs` (the hooks, documented in docs/reference/hooks.md),
 :mod:`.registries` (what the registration hooks fill), :mod:`.manager` (one plugin manager per run),
 :mod:`.facade` (:class:`Extensions`, the typed calls), :mod:`.compose` (``proxy+`` and ``emulate:``
-around every kind) and :mod:`.builtin` (the harness's own plugin).
+around every kind), :mod:`.builtin` (the harness's own plugin) and :mod:`.reference` (the hooks page).
 """
 
 from __future__ import annotations

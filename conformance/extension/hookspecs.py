@@ -1,4 +1,4 @@
-"""The hooks of kafka-conformance: the one file a plugin author reads.
+"""The hooks of kafka-conformance: the one file a plugin author reads (rendered to docs/reference/hooks.md).
 
 Rules:
 
