@@ -25,9 +25,10 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
     parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     parser.add_argument("--target", action="append", metavar="SPEC",
                         help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
-    parser.add_argument("--jobs", "-j", type=_jobs, default=DEFAULT_JOBS, metavar="N",
-                        help=f"items of a target run N at a time on the one broker the run uses, serial cases "
-                             f"alone; 1: one after another (default: {DEFAULT_JOBS}, four per core)")
+    # default None, resolved in pytest_options: the help (and docs/reference/cli.md) must not show one machine's count
+    parser.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
+                        help="items of a target run N at a time on the one broker the run uses, serial cases "
+                             "alone; 1: one after another (default: four per core, at most 16)")
     parser.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
     parser.add_argument("--client-config", metavar="FILE",
                         help="Kafka client properties for HOST:PORT targets (TLS, mutual TLS, SASL PLAIN or SCRAM)")
@@ -52,10 +53,13 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
 def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> list[str]:
     """The pytest arguments of one run of the selection ``arguments`` describe (those after ``--`` not included)."""
     options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", arguments.results,
-               "--conformance-jobs", str(getattr(arguments, "jobs", 1))]
+               "--conformance-jobs", str(_jobs_of(arguments))]
     for target in arguments.target or [DEFAULT_TARGET]:
         options += ["--target", target]
-    for path in suite_paths(arguments.paths):
+    from ..extension import Extensions  # here: the plugins load only when a run is made
+
+    # No paths: the suites the plugins contribute (the bundled ones, or suites/ here in their place).
+    for path in suite_paths(arguments.paths, None if arguments.paths else Extensions.for_run().suite_dirs()):
         options += ["--suite", str(path)]
     if arguments.strict:
         options.append("--conformance-strict")
@@ -72,6 +76,13 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
         if clean_alluredir:  # one run, one Allure report: results left from an earlier run would show up as retries
             options.append("--clean-alluredir")
     return options
+
+
+def _jobs_of(arguments) -> int:
+    """--jobs as given, else DEFAULT_JOBS; 1 for commands that have no --jobs."""
+    if not hasattr(arguments, "jobs"):
+        return 1
+    return DEFAULT_JOBS if arguments.jobs is None else arguments.jobs
 
 
 def _jobs(text: str) -> int:
