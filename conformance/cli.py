@@ -39,8 +39,9 @@ def command_lint(arguments) -> int:
 
     from .extension import Extensions
 
-    paths = suite_paths(arguments.paths)
-    components = Extensions.for_run().components()
+    extensions = Extensions.for_run()
+    paths = suite_paths(arguments.paths, extensions.suite_dirs())
+    components = extensions.components()
     errors = lint(paths, components)
     for error in errors:
         print(error)
@@ -55,7 +56,9 @@ def command_list(arguments) -> int:
     from .extension import Extensions
     from .suite.loader import load_suites
 
-    suites, errors = load_suites(suite_paths(arguments.paths), components=Extensions.for_run().components())
+    extensions = Extensions.for_run()
+    suites, errors = load_suites(suite_paths(arguments.paths, extensions.suite_dirs()),
+                                 components=extensions.components())
     for error in errors:
         print(error, file=sys.stderr)
     rows = [[suite.id, case.id, case.api or "-", str(case.versions) if case.api else "-", case.requirement.value,
@@ -120,7 +123,8 @@ def _suites_or_fail(paths):
     from .extension import Extensions
     from .suite.loader import load_suites
 
-    suites, errors = load_suites(suite_paths(paths), components=Extensions.for_run().components())
+    extensions = Extensions.for_run()
+    suites, errors = load_suites(suite_paths(paths, extensions.suite_dirs()), components=extensions.components())
     for error in errors:
         print(error, file=sys.stderr)
     return suites

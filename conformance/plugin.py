@@ -119,6 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from .extension import Extensions
     from .extension.manager import has_hook_implementations
+    from .report.invocation import default_suites
     from .report.sinks import SinkContext
     from .run_state import RunState
 
@@ -131,8 +132,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _apply_client_config(config, pool, invocation_dir)
     except (ValueError, OSError) as error:
         raise pytest.UsageError(str(error)) from None
-    roots = ([(invocation_dir / suite).resolve() for suite in suites]
-             or _default_suites(config.rootpath, extensions.suite_dirs()))
+    roots = [(invocation_dir / suite).resolve() for suite in suites] or [
+        path.resolve() for path in default_suites(config.rootpath, extensions.suite_dirs())]
     explicit_files = {
         (invocation_dir / argument.split("::")[0]).resolve()
         for argument in (config.args if config.args_source is pytest.Config.ArgsSource.ARGS else [])
@@ -158,15 +159,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE_KEY] = state
     _compact_console(config, state)
     _stop_on_sigterm(config)
-
-
-def _default_suites(rootdir: Path, contributed: list[Path]) -> list[Path]:
-    """The suites the plugins contribute (the built-in plugin's bundled suites first); ``suites/`` of the
-    rootdir, when it has one, takes the bundled suites' place."""
-    bundled = resources.suites().resolve()
-    here = rootdir / "suites"
-    roots = [here.resolve() if path.resolve() == bundled and here.is_dir() else path.resolve() for path in contributed]
-    return list(dict.fromkeys(roots)) or ([here.resolve()] if here.is_dir() else [])
 
 
 def _compact_console(config: pytest.Config, state: RunState) -> None:

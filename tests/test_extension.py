@@ -169,6 +169,17 @@ def test_a_plugin_adds_a_step_kind_a_sink_and_a_suite_folder(toy, tmp_path):
     assert [type(sink) for sink in sinks] == [JsonlSink, MemorySink]  # the built-in sinks are asked first
 
 
+def test_the_commands_read_the_plugins_suites_and_suites_here_replace_the_bundled_ones(toy, tmp_path, monkeypatch):
+    from conformance.report.invocation import suite_paths
+
+    contributed = Extensions.for_run(load_entry_points=False, plugins=[toy]).suite_dirs()
+    monkeypatch.chdir(tmp_path)
+    assert suite_paths([], contributed) == [resources.suites(), toy.suites]
+    (tmp_path / "suites").mkdir()
+    assert suite_paths([], contributed) == [tmp_path / "suites", toy.suites]
+    assert suite_paths(["mine.yaml"], contributed) == [Path("mine.yaml")]  # named suites only
+
+
 def test_a_plugin_with_its_own_suites_runs_under_pytest(toy, pytester):
     """No ``suites/`` in the rootdir: a run takes the suites the plugins contribute, the plugin's among them."""
     result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--target", "toy",

@@ -100,7 +100,8 @@ def _suite_ids(paths) -> list[str]:
     from ..extension import Extensions
     from ..suite.loader import load_suites
 
-    suites, _ = load_suites(suite_paths(paths), components=Extensions.for_run().components())
+    extensions = Extensions.for_run()
+    suites, _ = load_suites(suite_paths(paths, extensions.suite_dirs()), components=extensions.components())
     return [suite.id for suite in suites if suite.cases and not all(case.draft for case in suite.cases)]
 
 
@@ -133,6 +134,7 @@ def _ask(target, rows: list[dict]) -> tuple[dict | None, dict]:
 
 
 def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
+    from ..extension import Extensions
     from ..report.invocation import plugin_arguments, suite_paths
 
     run_id = new_run_id()
@@ -141,7 +143,7 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
     results = output / f"results-{run_id}.jsonl"
     options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", str(results),
                "--target", arguments.target]
-    for path in suite_paths(arguments.paths):
+    for path in suite_paths(arguments.paths, None if arguments.paths else Extensions.for_run().suite_dirs()):
         options += ["--suite", str(path)]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import resources
 
-SUITE_PATHS_HELP = "suite files or folders (default: suites/ here, else the bundled suites)"
+SUITE_PATHS_HELP = "suite files or folders (default: suites/ here, else the bundled suites, plus plugins' suites)"
 
 
 def default_suites_path() -> Path:
@@ -16,12 +16,24 @@ def default_suites_path() -> Path:
     return here if here.is_dir() else resources.suites()
 
 
-def suite_paths(paths) -> list[Path]:
-    """The suite files and folders a command reads: those given, else :func:`default_suites_path`.
+def default_suites(base: Path, contributed: list[Path]) -> list[Path]:
+    """The suites a run reads when it names none: those the plugins contribute (``conformance_suite_dirs``,
+    the bundled ones first), with ``suites/`` of ``base`` (the current folder, pytest's rootdir) in place
+    of the bundled ones when it is there: a checkout's own copy, or a vendor's own suites."""
+    bundled, here = resources.suites().resolve(), base / "suites"
+    chosen = [here if Path(path).resolve() == bundled and here.is_dir() else Path(path) for path in contributed]
+    return list(dict.fromkeys(chosen)) or ([here] if here.is_dir() else [])
+
+
+def suite_paths(paths, contributed: list[Path] | None = None) -> list[Path]:
+    """The suite files and folders a command reads: those given, else :func:`default_suites` of the
+    current folder over ``contributed`` (the plugins' suite folders; the bundled suites when not given).
 
     A relative path that is not there but names a bundled suite file or folder (``suites/cluster``,
     ``kip98/transactions.yaml``) means the bundled one, so the same commands work without a checkout."""
-    return [_given_or_bundled(Path(path)) for path in paths] if paths else [default_suites_path()]
+    if paths:
+        return [_given_or_bundled(Path(path)) for path in paths]
+    return default_suites(Path.cwd(), [resources.suites()] if contributed is None else contributed)
 
 
 def _given_or_bundled(path: Path) -> Path:
