@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import resources
 
-SUITE_PATHS_HELP = "suite files or folders (default: suites/ here, else the bundled suites, plus plugins' suites)"
+SUITE_PATHS_HELP = "suite files or folders (default: suites/ here, else the bundled suites)"
 
 
 def default_suites_path() -> Path:
