@@ -7,15 +7,13 @@ add them from here and turn them into pytest arguments the same way.
 from __future__ import annotations
 
 import argparse
-import os
 
 from ..report.invocation import SUITE_PATHS_HELP, plugin_arguments, suite_paths
+from ..suite.parallel import DEFAULT_JOBS
 
 DEFAULT_RESULTS = "reports/results.jsonl"
 DEFAULT_ALLUREDIR = "reports/allure-results"
 DEFAULT_TARGET = "kafka"
-# An item mostly waits on the broker (a round trip, a timer), so more items than cores run at once.
-DEFAULT_JOBS = min(16, 4 * (os.cpu_count() or 1))
 
 
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,

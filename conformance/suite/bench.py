@@ -1,9 +1,11 @@
-"""Benchmark: the bundled suites against one provisioned target, one item at a time and concurrently.
+"""Benchmark: the time to a verdict against its floor, serial and concurrent, per target.
 
-``python -m conformance.suite.bench [--target kafka] [--workers 4] [--drafts] [PATHS]`` starts the target once,
-runs every item sequentially and then with a thread pool, and prints both wall times and their
-ratio. Machines are noisy, so the ratio measured in one run is the number to compare, not the
-seconds.
+``python -m conformance.suite.bench [--target kafka --target rdkafka-mock] [--workers N] [--drafts] [PATHS]``
+starts each target once, runs every item one at a time and then ``--workers`` at a time (what
+``conformance run --jobs`` does), and compares each wall time, the target's start included, with the
+critical path: the start plus the longest item, which no scheduling can beat. It also counts the items whose
+outcome differs between the two runs. Machines are noisy, so the ratios measured in one run are the numbers
+to compare, not the seconds.
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from .. import resources
 from ..targets.registry import resolve
 from ..extension import Extensions
 from .loader import load_suites
-from .parallel import items_of, run_items
+from .parallel import DEFAULT_JOBS, items_of, run_items
 from .runner import Runner
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.suite.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", default=[str(resources.suites())])
-    parser.add_argument("--target", default="kafka")
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--target", action="append", help="repeatable (default: kafka and rdkafka-mock)")
+    parser.add_argument("--workers", type=int, default=DEFAULT_JOBS, help=f"default: {DEFAULT_JOBS}, as conformance run")
     parser.add_argument("--drafts", action="store_true", help="include draft-KIP cases (skipped by default, as in a run)")
     arguments = parser.parse_args(argv)
 
@@ -33,31 +35,42 @@ def main(argv: list[str] | None = None) -> int:
     suites, errors = load_suites(arguments.paths, components=parts)
     for error in errors:
         print(error)
-    target = resolve(arguments.target, extensions.target_kinds())
-    started = time.monotonic()
+    cases = [case for suite in suites for case in suite.cases if arguments.drafts or not case.draft]
+    for spec in arguments.target or ["kafka", "rdkafka-mock"]:
+        measure(spec, resolve(spec, extensions.target_kinds()), cases, parts, arguments.workers)
+    return 0
+
+
+def measure(spec: str, target, cases, parts, workers: int) -> None:
+    began = time.monotonic()
     target.start()
-    print(f"{arguments.target} ready in {time.monotonic() - started:.1f} s at {target.bootstrap}")
+    start_s = time.monotonic() - began
+    print(f"{spec}: ready in {start_s:.1f} s at {target.bootstrap}")
     try:
-        rows = []
-        for label, workers in (("sequential", 1), (f"{arguments.workers} workers", arguments.workers)):
-            runner = Runner(target, run_id=f"bench{workers:03d}", components=parts)
-            items = items_of(runner, [case for suite in suites for case in suite.cases
-                                      if arguments.drafts or not case.draft])
+        runs = {}
+        for label, count in (("serial", 1), (f"{workers} at a time", workers)):
+            runner = Runner(target, run_id=f"bench{count:03d}", components=parts)
+            items = items_of(runner, cases)
             begin = time.monotonic()
-            results = run_items(runner, items, workers)
-            elapsed = time.monotonic() - begin
+            results = run_items(runner, items, count)
+            runs[label] = (time.monotonic() - begin, results)
             runner.close()
-            outcomes = Counter(result.outcome.value for result in results)
-            rows.append((label, elapsed, len(items), dict(outcomes)))
-            for result in [r for r in results if r.outcome.value not in ("passed", "unsupported")][:10]:
-                print(f"  {label}: {result.outcome.value} {result.suite_id}::{result.case_id} v{result.version}: "
-                      f"{result.message[:200]}")
-        for label, elapsed, count, outcomes in rows:
-            print(f"{label:>12}: {elapsed:6.1f} s for {count} items  {outcomes}")
-        print(f"speed-up: {rows[0][1] / rows[1][1]:.2f}x")
+        longest = max(result.duration_s for _, results in runs.values() for result in results)
+        floor = start_s + longest
+        print(f"  critical path: {floor:.1f} s (start {start_s:.1f} s + longest item {longest:.1f} s)")
+        for label, (wall, results) in runs.items():
+            outcomes = dict(Counter(result.outcome.value for result in results))
+            print(f"  {label:>14}: {start_s + wall:7.1f} s for {len(results)} items, "
+                  f"{(start_s + wall) / floor:5.2f}x the critical path  {outcomes}")
+        (serial_wall, serial), (concurrent_wall, concurrent) = runs.values()
+        differing = [f"{a.suite_id}::{a.case_id} v{a.version}: {a.outcome.value} / {b.outcome.value}"
+                     for a, b in zip(serial, concurrent) if a.outcome is not b.outcome]
+        print(f"  concurrent vs serial: {(start_s + serial_wall) / (start_s + concurrent_wall):.2f}x faster; "
+              f"{len(differing)} items with another outcome")
+        for line in differing[:10]:
+            print(f"    {line}")
     finally:
         target.stop()
-    return 0
 
 
 if __name__ == "__main__":

@@ -7,11 +7,15 @@ quiet housekeeping) run alone after the others.
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from .model import Case, CaseResult
 from .runner import Runner
+
+# An item mostly waits on the broker (a round trip, a timer), so more items than cores run at once.
+DEFAULT_JOBS = min(16, 4 * (os.cpu_count() or 1))
 
 
 def items_of(runner: Runner, cases: list[Case]) -> list[tuple[Case, int | None]]:
@@ -54,8 +58,12 @@ class RunAhead:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="case")
         self._futures: dict[tuple[int, int | None], Future] = {}
         self._lock = threading.Lock()
-        if items and any(case.api is not None for case, _ in items):  # the version probe, before threads share it
-            runner.advertised(next(case.api for case, _ in items if case.api is not None))
+        api = next((case.api for case, _ in items if case.api is not None), None)
+        if api is not None:  # the version probe, before threads share it
+            try:
+                runner.advertised(api)
+            except Exception:  # noqa: BLE001 - each item meets the same problem and reports it, as when serial
+                pass
         for case, version in items:
             if not case.serial:
                 self._futures[(id(case), version)] = self._pool.submit(runner.run, case, version)
