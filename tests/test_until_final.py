@@ -36,6 +36,10 @@ def test_what_is_final_and_what_is_not(observed, wanted, final):
         assert final in reason
 
 
+class Context:
+    variables = {"config": {"transactional_id_expiration_ms": 300}}
+
+
 def run_until(monkeypatch, outcomes: list, body: dict) -> tuple[int, BaseException | None]:
     """``until_step`` over a step whose tries end as ``outcomes`` say (a Deviation, or None: it held)."""
     tries = []
@@ -49,7 +53,7 @@ def run_until(monkeypatch, outcomes: list, body: dict) -> tuple[int, BaseExcepti
     monkeypatch.setattr(steps, "run_step", step)
     monkeypatch.setattr(steps, "run_steps", lambda context, sequence, prefix: step(context, sequence, prefix))
     try:
-        steps.until_step(None, {"until": {**body, "for_ms": 2000, "interval_ms": 1}}, "1", "fetch")
+        steps.until_step(Context(), {"until": {"for_ms": 2000, "interval_ms": 1, **body}}, "1", "fetch")
     except Deviation as error:
         return len(tries), error
     return len(tries), None
@@ -75,3 +79,27 @@ def test_a_slow_broker_still_gets_there(monkeypatch):
 def test_a_repeated_sequence_may_ask_another_question_each_time_so_it_waits(monkeypatch):
     tries, error = run_until(monkeypatch, [final_deviation(), final_deviation(), None], {"steps": [{"fetch": {}}]})
     assert (tries, error) == (3, None)
+
+
+def test_a_broker_timer_is_waited_for_as_the_target_sets_it(monkeypatch):
+    """``for_ms`` read from the target's settings: a step that never holds is tried until that time is up."""
+    clock = iter(range(0, 10_000, 50))  # each look at the clock is 50 ms later
+    monkeypatch.setattr(steps.time, "monotonic", lambda: next(clock) / 1000)
+    monkeypatch.setattr(steps.time, "sleep", lambda seconds: None)
+    tries, error = run_until(monkeypatch, [Deviation("still there")],
+                             {"step": {"send": "DescribeTransactions"},
+                              "for_ms": "${config.transactional_id_expiration_ms + 200}"})
+    assert error is not None and 9 <= tries <= 11  # 500 ms of 50 ms steps
+
+
+def test_a_wait_that_is_neither_a_number_nor_an_expression_is_refused_where_it_is_written(tmp_path):
+    from conformance.suite.loader import load_suites
+
+    path = tmp_path / "suite.yaml"
+    path.write_text("suite: local.bad\ntitle: t\nspec: KIP-98\ncases:\n  - id: c\n    title: t\n    cites: x\n"
+                    "    under_test: {api: DescribeTransactions}\n    steps:\n      - until:\n          step:\n"
+                    "            send: DescribeTransactions\n            fields: {transactional_ids: [a]}\n"
+                    "            expect: {error_code: NONE}\n          for_ms: ten seconds\n")
+    _, errors = load_suites([path])
+    assert [str(error) for error in errors] == [
+        f"{path}:15: cases[0].steps[0].until.for_ms: 'ten seconds' is not valid under any of the given schemas"]

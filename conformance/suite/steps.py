@@ -730,7 +730,8 @@ def wait_step(context: Context, step: dict, index: str, name: str) -> None:
 def until_step(context: Context, step: dict, index: str, name: str) -> None:
     """Repeat a step until its expectations hold, or fail with its last deviation."""
     until = step["until"]
-    deadline = time.monotonic() + until.get("for_ms", 5_000) / 1000
+    # a broker's timer is waited for as the target has it set: ``for_ms`` may be an expression over ${config.*}
+    deadline = time.monotonic() + int(expressions.resolve(until.get("for_ms", 5_000), context.variables)) / 1000
     while True:
         try:
             if "steps" in until:  # a whole sequence, repeated from its start
