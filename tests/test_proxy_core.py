@@ -364,3 +364,37 @@ def test_the_proxy_target_wraps_host_port_routes_faults_and_heals(fake_broker):
     finally:
         target.stop()
     assert proxy_threads() == []
+
+
+def test_a_latency_holds_back_every_response_in_order(fake_broker):
+    from conformance.targets.hostport import HostPortTarget
+    from conformance.targets.proxied import ProxiedTarget
+
+    target = ProxiedTarget(f"proxy:latency_ms=200+{fake_broker.address}", HostPortTarget(fake_broker.address),
+                           latency_ms=200)
+    target.start()
+    cluster = Cluster(target.bootstrap, timeout=5)
+    try:
+        cluster.api_versions()
+        connection = cluster.connection()
+        started = time.monotonic()
+        first = connection.send("Metadata", 12, {"topics": [], "allow_auto_topic_creation": False})
+        second = connection.send("ApiVersions", 0, {})
+        connection.receive(second)
+        assert first.response is not None  # read on the way: the order held
+        assert time.monotonic() - started >= 0.2
+    finally:
+        cluster.close()
+        target.stop()
+
+
+def test_proxy_options_are_parsed_and_a_wrong_one_is_named():
+    from conformance.targets.proxied import parse
+
+    assert parse("proxy+kafka") == ({}, "kafka")
+    assert parse("proxy:latency_ms=20+kafka,nodes=3") == ({"latency_ms": 20}, "kafka,nodes=3")
+    assert parse("kafka") is None and parse("proxy+") is None
+    with pytest.raises(ValueError, match="the proxy has no option 'jitter_ms'"):
+        parse("proxy:jitter_ms=5+kafka")
+    with pytest.raises(ValueError, match="latency_ms takes a whole number of at least 0, not '-5'"):
+        parse("proxy:latency_ms=-5+kafka")

@@ -84,6 +84,7 @@ class ProxyServer:
         self.events: deque[tuple[float, str, str, int, int]] = deque(maxlen=EVENT_LOG)
         self._api_names: dict[int, str] = {}
         self.tls = tls
+        self.latency_s = 0.0  # every frame to a client is held back this long (a broker across a network)
         self._rewriters: dict[str | None, Rewriter] = {}   # per identity: rewritten addresses keep to it
         self._selector = selectors.DefaultSelector()
         self._listeners: dict[tuple[str, int, str | None], socket.socket] = {}
@@ -364,6 +365,8 @@ class ProxyServer:
                 self._defer(connection, effect.call, effect.work)
 
     def _send(self, connection: _Connection, side: str, data: bytes, delay_s: float) -> None:
+        if side == CLIENT:
+            delay_s += self.latency_s
         now = time.monotonic()
         at = max(now + delay_s, connection.last_at[side])   # never overtake an earlier delayed frame
         connection.last_at[side] = at

@@ -1,6 +1,8 @@
 """``proxy+SPEC``: any other target with the fault proxy in front of it.
 
-``proxy+kafka``, ``proxy+tansu``, ``proxy+rdkafka-mock``, ``proxy+kafka:3.9.1``, ``proxy+HOST:PORT``.
+``proxy+kafka``, ``proxy+tansu``, ``proxy+rdkafka-mock``, ``proxy+kafka:3.9.1``, ``proxy+HOST:PORT``;
+``proxy:latency_ms=20+kafka`` also holds every response back 20 ms (a broker across a network), for a run's
+whole length, faults or not.
 The inner target starts as usual; the harness then talks only to the proxy's listener, and every
 broker address the cluster advertises is rewritten to another listener of the proxy, so no request
 goes around it. Faults named ``proxy.<fault>`` go to the proxy (``conformance.proxy.rules.FAULTS``,
@@ -43,9 +45,10 @@ class ProxiedTarget(Target):
     kind = "proxy"
 
     def __init__(self, spec: str, inner: Target, *,
-                 server_factory: Callable[..., ProxyServer] = ProxyServer):
+                 server_factory: Callable[..., ProxyServer] = ProxyServer, latency_ms: int = 0):
         super().__init__(spec)
         self.inner = inner
+        self.latency_ms = latency_ms
         self.server: ProxyServer | None = None
         self._server_factory = server_factory  # factory(upstream address, tls=ProxyTls or None)
         self._authority: Authority | None = None  # the proxy's own CA, in front of a TLS listener
@@ -63,6 +66,7 @@ class ProxiedTarget(Target):
         self.inner.start()
         try:
             self.server = self._server_factory(self.inner.bootstrap, tls=self._tls()).start()
+            self.server.latency_s = self.latency_ms / 1000
         except BaseException:
             self.inner.stop()
             self._forget_authority()
@@ -177,24 +181,44 @@ class ProxiedTarget(Target):
         return getattr(self.inner, name)
 
 
-def parse(spec: str) -> str | None:
-    """The inner spec of ``proxy+INNER``, or None."""
-    return spec[len(PREFIX):] if spec.startswith(PREFIX) and len(spec) > len(PREFIX) else None
+OPTIONS = {"latency_ms": "milliseconds every response is held back"}
+
+
+def parse(spec: str) -> tuple[dict[str, int], str] | None:
+    """``(options, inner spec)`` of ``proxy+INNER`` or ``proxy:KEY=VALUE,...+INNER``, or None; ValueError
+    for an option the proxy does not know or a value that is not a whole number of at least 0."""
+    if spec.startswith(PREFIX):
+        return ({}, spec[len(PREFIX):]) if len(spec) > len(PREFIX) else None
+    if not spec.startswith("proxy:") or "+" not in spec:
+        return None
+    written, _, inner = spec[len("proxy:"):].partition("+")
+    options = {}
+    for option in filter(None, written.split(",")):
+        key, _, value = option.partition("=")
+        if key not in OPTIONS:
+            raise ValueError(f"{spec!r}: the proxy has no option {key!r} (it has: "
+                             f"{', '.join(f'{name} ({meaning})' for name, meaning in OPTIONS.items())})")
+        if not value.isdigit():
+            raise ValueError(f"{spec!r}: {key} takes a whole number of at least 0, not {value!r}")
+        options[key] = int(value)
+    return (options, inner) if inner else None
 
 
 def proxy_target_kind(inner_kinds: Callable[[], Iterable[TargetKind]]) -> TargetKind:
     """The ``proxy+`` kind over the target kinds ``inner_kinds()`` returns (resolved when a spec is built)."""
 
     def create(spec: str) -> Target:
-        inner = parse(spec)
-        if inner is None:
+        parsed = parse(spec)
+        if parsed is None:
             raise ValueError(f"not a proxy+SPEC target: {spec!r}")
-        return ProxiedTarget(spec, resolve(inner, inner_kinds()))
+        options, inner = parsed
+        return ProxiedTarget(spec, resolve(inner, inner_kinds()), **options)
 
     return TargetKind(
         name="proxy",
-        description="proxy+SPEC: the fault proxy in front of any other target (proxy+kafka, proxy+HOST:PORT)",
-        matches=lambda spec: parse(spec) is not None,
+        description="proxy+SPEC: the fault proxy in front of any other target (proxy+kafka, proxy+HOST:PORT; "
+                    "proxy:latency_ms=20+kafka holds every response back 20 ms)",
+        matches=lambda spec: spec.startswith((PREFIX, "proxy:")),
         create=create,
         availability=lambda: None,
     )
