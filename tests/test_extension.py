@@ -181,9 +181,11 @@ def test_the_commands_read_the_plugins_suites_and_suites_here_replace_the_bundle
 
 
 def test_a_plugin_with_its_own_suites_runs_under_pytest(toy, pytester):
-    """No ``suites/`` in the rootdir: a run takes the suites the plugins contribute, the plugin's among them."""
+    """A run that names no suites takes those the plugins contribute; the rootdir's (empty) ``suites/`` stands in
+    for the bundled ones, so only the plugin's case is collected."""
+    (pytester.path / "suites").mkdir()
     result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--target", "toy",
-                                "-k", "toy-note", "--results", "r.jsonl", plugins=[toy])
+                                "--results", "r.jsonl", plugins=[toy])
     result.assert_outcomes(passed=1)
     assert ToyPlugin.notes == ["first", "second"]
     assert ToyPlugin.recorded == [("toy-note", "passed")] and ToyPlugin.finished == [str(pytester.path / "r.jsonl")]
