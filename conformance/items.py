@@ -5,7 +5,7 @@ One item per case × target × API version, named ``case-id[target-vN]``. Items 
 How an outcome becomes a pytest verdict is decided here, in :func:`conclude`.
 
 With ``--conformance-jobs N`` (``conformance run --jobs``) a target's items run N at a time ahead of
-pytest's order (:class:`~conformance.suite.parallel.RunAhead`), on the one target the run started; each
+pytest's order (:class:`~conformance.runner.parallel.RunAhead`), on the one target the run started; each
 item still reports in order, as soon as its own result is there. Serial cases run alone. Wire captures
 and pytest-xdist workers run items one at a time (a capture is per item; a worker holds only its share).
 """
@@ -23,7 +23,7 @@ from .report import allure as allure_report
 from .report import text
 from .suite.loader import SuiteError, load_suites
 from .suite.model import Case, CaseResult, Outcome
-from .suite.parallel import RunAhead
+from .runner.parallel import RunAhead
 from .targets.base import TargetUnavailable
 from .verdicts import binding
 from .targets.pool import TargetStartFailed

@@ -59,7 +59,7 @@ FIXED_MARKERS = {
 
 def make_runner(target, *, run_id: str, strict: bool, components=None):
     """The runner for one target (a seam: the plugin's own tests replace it with a fake)."""
-    from .suite.runner import Runner
+    from .runner.runner import Runner
 
     return Runner(target, run_id=run_id, strict=strict, components=components)
 

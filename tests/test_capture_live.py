@@ -18,6 +18,7 @@ from conformance.capture.sniffer import Capture, capture_available, target_ports
 from conformance.capture.tshark import tshark_available, tshark_dissects, tshark_packets
 from conformance.client.cluster import Cluster
 from conformance.protocol.records import Record, RecordBatch, decode_batches, encode_batch
+from conformance.runner.steps import bundled
 
 pytestmark = [pytest.mark.kafka, pytest.mark.broker]
 
@@ -87,9 +88,9 @@ def test_tshark_agrees_on_every_frame_of_the_kip98_suites(kafka, tmp_path):
     if reason:
         pytest.skip(reason)
     from conformance.suite.loader import load_suites
-    from conformance.suite.runner import Runner
+    from conformance.runner.runner import Runner
 
-    suites, errors = load_suites(["suites/kip98"])
+    suites, errors = load_suites(["suites/kip98"], components=bundled())
     assert suites and not errors
     runner = Runner(kafka, run_id=f"tshark{uuid.uuid4().hex[:4]}")
     path = tmp_path / "kip98.pcapng"

@@ -16,6 +16,7 @@ from conformance.protocol.error_catalogue import (
 )
 from conformance.report.documents import case_expectations, coverage, coverage_markdown, covered_codes
 from conformance.suite.loader import load_suites
+from conformance.runner.steps import bundled
 
 COVERAGE_SUITE = """\
 suite: demo.coverage
@@ -60,7 +61,7 @@ EndTxn:
 
 @pytest.fixture(scope="module")
 def bundled_suites():
-    suites, errors = load_suites([default_suites_path()])
+    suites, errors = load_suites([default_suites_path()], components=bundled())
     assert errors == []
     return suites
 
@@ -155,7 +156,7 @@ def test_alternatives_cover_the_codes_the_local_broker_can_answer():
 @pytest.fixture()
 def coverage_document(tmp_path):
     (tmp_path / "coverage.yaml").write_text(COVERAGE_SUITE)
-    suites, errors = load_suites([tmp_path])
+    suites, errors = load_suites([tmp_path], components=bundled())
     assert errors == []
     return coverage_markdown(suites, catalogue=parse_catalogue(COVERAGE_CATALOGUE))
 

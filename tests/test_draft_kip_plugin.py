@@ -14,7 +14,7 @@ from conformance.protocol import frames
 from conformance.protocol.exceptions import SpecError
 from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 
 PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 KIP1309 = PLUGINS / "kip1309_txn_heartbeat"

@@ -13,7 +13,7 @@ import pytest
 from conformance.client.cluster import Cluster
 from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 from conformance.targets.registry import resolve
 
 from test_draft_kip_plugin import KIP447, KIP1309, registered

@@ -19,6 +19,7 @@ from conformance.targets.base import Target
 from conformance.targets.emulated import EmulatedTarget
 from conformance.targets.proxied import ProxiedTarget
 from conformance.targets.registry import TargetKind, resolve
+from conformance.runner.steps import bundled
 
 from fake_kafka import FakeKafka
 
@@ -163,7 +164,7 @@ def test_a_plugin_adds_a_step_kind_a_sink_and_a_suite_folder(toy, tmp_path):
     assert extensions.suite_dirs() == [resources.suites(), toy.suites]  # the built-in plugin's first
     suites, errors = load_suites(extensions.suite_dirs()[1:], components=extensions.components())
     assert errors == [] and [case.id for case in suites[0].cases] == ["toy-note"]
-    _, errors = load_suites([toy.suites])  # without the plugin, its step kind is unknown
+    _, errors = load_suites([toy.suites], components=bundled())  # without the plugin, its step kind is unknown
     assert errors
     sinks = extensions.sinks(sink_context(tmp_path))
     assert [type(sink) for sink in sinks] == [JsonlSink, MemorySink]  # the built-in sinks are asked first

@@ -17,9 +17,10 @@ import pytest
 
 from conformance.extension import Extensions
 from conformance.suite.loader import load_suites
-from conformance.suite.parallel import items_of, run_items
-from conformance.suite.runner import Runner
+from conformance.runner.parallel import items_of, run_items
+from conformance.runner.runner import Runner
 from conformance.targets.registry import resolve
+from conformance.runner.steps import bundled
 
 pytestmark = pytest.mark.broker  # starts Apache Kafka twice
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "faults" / "proxy-kip890.yaml"
@@ -45,7 +46,7 @@ def test_late_writes_of_aborted_transactions_at_each_transaction_version(spec):
     reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches("kafka")).availability()
     if reason:
         pytest.skip(reason)
-    suites, errors = load_suites([SUITE])
+    suites, errors = load_suites([SUITE], components=bundled())
     assert errors == []
     target = resolve(spec, Extensions.for_run().target_kinds())
     target.start()

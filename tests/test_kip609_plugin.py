@@ -12,7 +12,7 @@ from conformance.protocol.codec import default_codec
 from conformance.protocol.exceptions import SpecError
 from conformance.suite.loader import lint, load_suites
 from conformance.suite.model import Outcome
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import FakeKafka

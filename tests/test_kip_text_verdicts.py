@@ -17,8 +17,9 @@ from conformance.protocol import records
 from conformance.protocol.errors import error_code
 from conformance.suite.loader import load_suite_file, load_suites
 from conformance.suite.model import Outcome, Requirement
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
+from conformance.runner.steps import bundled as bundled_components
 
 from fake_kafka import FakeKafka
 
@@ -26,7 +27,7 @@ SUITES = Path(__file__).resolve().parents[1] / "suites"
 
 
 def bundled(suite_file: str, case_id: str):
-    suite, errors = load_suite_file(SUITES / suite_file)
+    suite, errors = load_suite_file(SUITES / suite_file, components=bundled_components())
     assert not errors, errors
     return next(case for case in suite.cases if case.id == case_id)
 
@@ -192,7 +193,7 @@ def test_add_offsets_whose_effect_is_missing_fails_rather_than_blocks():
 def test_no_protocol_case_names_kafkas_internals():
     """The loader refuses Kafka's state names and internal topics outside IMPLEMENTATION cases, so no bundled
     MUST can block or fail on them; and it does refuse them (the rule is live)."""
-    suites, errors = load_suites([SUITES])
+    suites, errors = load_suites([SUITES], components=bundled_components())
     assert not errors, errors[:3]
     assert sum(case.requirement is Requirement.IMPLEMENTATION for suite in suites for case in suite.cases) >= 20
 
@@ -240,7 +241,7 @@ cases:
         fields: {transactional_ids: ["${txn_ids.main}"]}
         expect: {fields: {"transaction_states[0].transaction_state": CompleteAbort}}
 """)
-    _, errors = load_suite_file(path)
+    _, errors = load_suite_file(path, components=bundled_components())
     lines = sorted({error.line for error in errors})
     assert lines == [13, 20, 30], [str(error) for error in errors]
     assert all("IMPLEMENTATION" in error.message for error in errors)

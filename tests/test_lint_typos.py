@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from conformance.suite.loader import lint
+from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = ROOT / "fixtures" / "broken-suites"
@@ -32,7 +33,7 @@ def problems(tmp_path, text: str, plugins: tuple = ()) -> list[str]:
 
 # ------------------------------------------------------------------------------ the fixture
 def test_fixture_reports_each_typo_at_its_line():
-    found = [str(error).split("typos.yaml:", 1)[1] for error in lint([BROKEN / "typos.yaml"])]
+    found = [str(error).split("typos.yaml:", 1)[1] for error in lint([BROKEN / "typos.yaml"], bundled())]
     assert len(found) == 3, found
     assert found[0].startswith("15: cases[0].steps[1].fields.transactonal_id: ") and \
         "did you mean transactional_id" in found[0]
@@ -232,7 +233,7 @@ templates:
 """)
     path = tmp_path / "s.yaml"
     path.write_text(HEAD + "    steps:\n      - use: my.wait\n")
-    found = [str(error) for error in lint([path])]
+    found = [str(error) for error in lint([path], bundled())]
     assert any("mine.yaml:3: templates.my.wait.parms: unknown key" in text for text in found), found
 
 
@@ -261,7 +262,7 @@ templates:
 """)
     path = tmp_path / "s.yaml"
     path.write_text(HEAD + "    steps:\n      - use: my.wait\n")
-    found = [str(error) for error in lint([path])]
+    found = [str(error) for error in lint([path], bundled())]
     assert len(found) == 1 and "mine.yaml:1: template: unknown key" in found[0], found
 
 
@@ -279,7 +280,7 @@ templates:
 """)
     path = tmp_path / "s.yaml"
     path.write_text(HEAD + "    steps:\n      - use: my.poll\n")
-    found = [str(error).replace(f"{path}:", "") for error in lint([path])]
+    found = [str(error).replace(f"{path}:", "") for error in lint([path], bundled())]
     assert sorted(found) == [
         "11: cases[0].steps[0].parallel[0][0].wait.msec: unknown key (allowed: ms) (in template 'my.poll')",
         "11: cases[0].steps[0].until.step.expect.recrods: unknown key (allowed: aborted_transactions, control, "

@@ -14,8 +14,9 @@ import pytest
 
 from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
+from conformance.runner.steps import bundled
 
 from fake_kafka import SILENT, FakeKafka
 
@@ -40,7 +41,7 @@ cases:
 def run(tmp_path, handler):
     path = tmp_path / "suite.yaml"
     path.write_text(SUITE)
-    suite, errors = load_suite_file(path)
+    suite, errors = load_suite_file(path, components=bundled())
     assert not errors, errors
     broker = FakeKafka(handler)
     target = HostPortTarget(broker.address)

@@ -16,7 +16,7 @@ from conformance import plugin as conformance_plugin
 from conformance.extension import Extensions, hookimpl
 from conformance.report.results import read_results
 from conformance.suite.model import RESULTS_SCHEMA_VERSION, CaseResult, Outcome, StepFailure
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 from conformance.targets.base import Target, TargetUnavailable
 from conformance.targets.registry import TargetKind
 
@@ -461,7 +461,7 @@ XDIST_CONFTEST = """
 from conformance import plugin
 from conformance.extension import hookimpl
 from conformance.suite.model import CaseResult, Outcome
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 from conformance.targets.base import Target
 from conformance.targets.registry import TargetKind
 
@@ -540,10 +540,11 @@ def test_marker_names_are_usable_in_expressions():
 
 
 def test_suite_text_in_this_module_is_valid(tmp_path):
+    from conformance.runner.steps import bundled
     from conformance.suite.loader import load_suites
 
     (tmp_path / "s.yaml").write_text(SUITE)
-    suites_loaded, errors = load_suites([tmp_path / "s.yaml"])
+    suites_loaded, errors = load_suites([tmp_path / "s.yaml"], components=bundled())
     assert errors == [] and [case.id for case in suites_loaded[0].cases] == [COMMIT, EPOCH, NO_API]
 
 

@@ -15,8 +15,9 @@ import pytest
 from conformance.cli import main
 from conformance.targets.principals import PrincipalConfigError, read_principals
 from conformance.commands.run_options import pytest_options
-from conformance.suite import steps
-from conformance.suite.runner import remove_acls
+from conformance.runner.context import Skip
+from conformance.runner.steps import send as send_kind
+from conformance.runner.runner import remove_acls
 from conformance.targets.base import CapabilityMissing
 from conformance.targets.certificates import Authority
 from conformance.targets.hostport import HostPortTarget
@@ -181,11 +182,11 @@ def test_acl_requests_name_the_principal_the_target_maps_and_created_bindings_ar
     context = context_for(target)
     creation = {"resource_type": 5, "resource_name": "txn", "resource_pattern_type": 3, "principal": "User:guest",
                 "host": "*", "operation": 4, "permission_type": 3}
-    fields = steps.acl_principals(context, "CreateAcls", {"creations": [creation, {**creation,
+    fields = send_kind.acl_principals(context, "CreateAcls", {"creations": [creation, {**creation,
                                                                                  "principal": "User:other"}]})
     assert [entry["principal"] for entry in fields["creations"]] == ["User:alice", "User:other"]
     assert creation["principal"] == "User:guest"  # the suite's own values are left alone
-    steps.acls_created(context, {}, fields, {"results": [{"error_code": 0}, {"error_code": 0}]})
+    send_kind.acls_created(context, {}, fields, {"results": [{"error_code": 0}, {"error_code": 0}]})
     assert [acl["principal"] for acl in context.acls] == ["User:alice", "User:other"]
 
 
@@ -196,12 +197,12 @@ def test_acl_requests_name_the_principal_the_target_maps_and_created_bindings_ar
 def test_a_harness_that_may_not_grant_rights_skips_the_case_saying_why(error, says):
     context = context_for(HostPortTarget("127.0.0.1:9092"))
     fields = {"creations": [{"principal": "User:alice", "resource_type": 5}]}
-    with pytest.raises(steps.Skip) as skipped:
-        steps.acls_created(context, {}, fields, {"results": [{"error_code": error}]})
+    with pytest.raises(Skip) as skipped:
+        send_kind.acls_created(context, {}, fields, {"results": [{"error_code": error}]})
     assert str(skipped.value) == f"127.0.0.1:9092: cannot grant User:alice the rights this case needs: {says}"
     # unless CreateAcls is what the case tests, or a principal sent it: then it is the step's expectation's business
-    steps.acls_created(context_for(context.target, api="CreateAcls"), {}, fields, {"results": [{"error_code": error}]})
-    steps.acls_created(context, {"as": "guest"}, fields, {"results": [{"error_code": error}]})
+    send_kind.acls_created(context_for(context.target, api="CreateAcls"), {}, fields, {"results": [{"error_code": error}]})
+    send_kind.acls_created(context, {"as": "guest"}, fields, {"results": [{"error_code": error}]})
     assert context.acls == []
 
 
@@ -233,7 +234,7 @@ def test_the_acls_a_case_created_are_deleted_exactly_after_it():
 
 
 def test_a_broker_without_an_authorizer_skips_the_principals_cases_once_asked():
-    from conformance.suite.runner import Runner
+    from conformance.runner.runner import Runner
 
     class Answers(FakeCluster):
         error = 54  # SECURITY_DISABLED
@@ -248,7 +249,7 @@ def test_a_broker_without_an_authorizer_skips_the_principals_cases_once_asked():
     runner = Runner(HostPortTarget("127.0.0.1:9092"), run_id="probe")
     cluster = Answers()
     for _ in range(2):
-        with pytest.raises(steps.Skip, match=r"127.0.0.1:9092 has no authorizer \(DescribeAcls: SECURITY_DISABLED\)"):
+        with pytest.raises(Skip, match=r"127.0.0.1:9092 has no authorizer \(DescribeAcls: SECURITY_DISABLED\)"):
             runner._check_authorizer(cluster)
     assert [api for api, *_ in cluster.sent] == ["DescribeAcls"]  # asked once per target
     refused = Answers()

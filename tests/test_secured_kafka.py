@@ -19,10 +19,11 @@ from conformance.client.security import Security
 from conformance.report.results import read_results
 from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
-from conformance.suite.parallel import items_of, run_items
-from conformance.suite.runner import Runner
+from conformance.runner.parallel import items_of, run_items
+from conformance.runner.runner import Runner
 from conformance.targets.certificates import ONE_DAY
 from conformance.targets.kafka import KafkaTarget
+from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[1]
 KIP98 = ROOT / "suites" / "kip98"
@@ -53,7 +54,7 @@ def secured(request):
 def run_suites(target, paths) -> dict[Outcome, list[str]]:
     """Every item of ``paths`` on ``target``, four at a time (items name their own topics and ids; the
     ``serial`` ones, broker restarts among them, run alone after the others)."""
-    suites, errors = load_suites(paths)
+    suites, errors = load_suites(paths, components=bundled())
     assert errors == []
     runner = Runner(target, run_id="secured-kafka")
     outcomes: dict[Outcome, list[str]] = {}

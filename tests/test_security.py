@@ -11,10 +11,11 @@ import pytest
 from conformance.client.security import Security, SecurityConfigError
 from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 from conformance.targets.base import free_port
 from conformance.targets.hostport import HostPortTarget
 from conformance.targets.kafka import KafkaTarget
+from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[1]
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
@@ -96,7 +97,7 @@ def secured_kafka(tmp_path_factory):
 
 
 def run_case(target: HostPortTarget, case_id: str = "commit-one-partition"):
-    suites, errors = load_suites([ROOT / "suites" / "kip98" / "transactions.yaml"])
+    suites, errors = load_suites([ROOT / "suites" / "kip98" / "transactions.yaml"], components=bundled())
     assert errors == []
     case = next(case for case in suites[0].cases if case.id == case_id)
     runner = Runner(target, run_id="security-test", timeout=5.0)
@@ -156,11 +157,11 @@ def test_plaintext_on_a_tls_port_says_the_broker_speaks_tls(secured_kafka):
 
 
 def test_a_step_as_a_principal_is_skipped_where_the_target_has_none():
-    from conformance.suite import steps
+    from conformance.runner.context import Context, Skip
 
-    context = steps.Context(cluster=None, target=HostPortTarget("127.0.0.1:9"), version=None, api=None,
+    context = Context(cluster=None, target=HostPortTarget("127.0.0.1:9"), version=None, api=None,
                             variables={}, topic_ids={})
-    with pytest.raises(steps.Skip, match="no principal 'guest'"):
+    with pytest.raises(Skip, match="no principal 'guest'"):
         context.cluster_as("guest")
     assert context.cluster_as(None) is None  # the harness's own connections
 
@@ -179,7 +180,7 @@ def test_the_provisioned_kafka_names_its_principals_only():
 
 
 def test_a_case_run_as_a_missing_principal_is_skipped_before_its_first_step():
-    suites, errors = load_suites([ROOT / "suites" / "kip98" / "authorization.yaml"])
+    suites, errors = load_suites([ROOT / "suites" / "kip98" / "authorization.yaml"], components=bundled())
     assert errors == []
     granting = next(case for case in suites[0].cases if case.id == "init-transactional-id-authorized")
     runner = Runner(HostPortTarget("127.0.0.1:9"), run_id="principal-test")

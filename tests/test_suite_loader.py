@@ -5,13 +5,14 @@ from pathlib import Path
 import pytest
 
 from conformance.suite.loader import lint, load_suites
+from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = ROOT / "fixtures" / "broken-suites"
 
 
 def problems(name: str) -> list[str]:
-    return [str(error) for error in lint([BROKEN / name])]
+    return [str(error) for error in lint([BROKEN / name], bundled())]
 
 
 def test_unknown_key_names_line_and_key():
@@ -41,14 +42,14 @@ def test_every_problem_of_a_case_is_reported():
 
 
 def test_bad_files_do_not_stop_the_others():
-    suites, errors = load_suites([BROKEN, ROOT / "suites" / "kip98"])
+    suites, errors = load_suites([BROKEN, ROOT / "suites" / "kip98"], components=bundled())
     assert {suite.id for suite in suites} >= {"kip98.transactions", "kip98.idempotence"}
     assert {Path(error.path).name for error in errors} == {
         "unknown-key.yaml", "bad-error-name.yaml", "bad-yaml.yaml", "unknown-api-and-template.yaml", "typos.yaml"}
 
 
 def test_bundled_suites_are_clean():
-    suites, errors = load_suites([ROOT / "suites"])
+    suites, errors = load_suites([ROOT / "suites"], components=bundled())
     assert errors == []
     assert sum(len(suite.cases) for suite in suites) >= 60
 
@@ -66,13 +67,13 @@ cases:
       - send: ApiVersions
         retry: {on: [COORDINATOR_LOAD_IN_PROGRESS]}
 """)
-    suites, errors = load_suites([suite])
+    suites, errors = load_suites([suite], components=bundled())
     assert errors == []
     assert suites[0].cases[0].steps[0]["retry"] == {"on": ["COORDINATOR_LOAD_IN_PROGRESS"]}
 
 
 def test_templates_expand_with_arguments():
-    suites, _ = load_suites([ROOT / "suites" / "kip98" / "transactions.yaml"])
+    suites, _ = load_suites([ROOT / "suites" / "kip98" / "transactions.yaml"], components=bundled())
     case = next(case for case in suites[0].cases if case.id == "commit-one-partition")
     sends = [step.get("send") or ("produce" if "produce" in step else None) for step in case.steps]
     assert sends[:3] == ["InitProducerId", "AddPartitionsToTxn", "produce"]
@@ -100,7 +101,7 @@ def test_expression_names_what_is_missing():
 
 
 def test_expectations_on_a_use_step_reach_the_templates_last_step():
-    suites, _ = load_suites([ROOT / "suites" / "kip447" / "group-fencing.yaml"])
+    suites, _ = load_suites([ROOT / "suites" / "kip447" / "group-fencing.yaml"], components=bundled())
     case = next(case for case in suites[0].cases if case.id == "require-stable-sees-pending-offsets")
     fetch = next(step for step in case.steps if step.get("send") == "OffsetFetch")
     assert fetch["expect"]["fields"]["8+"] == {"groups[0].topics[0].partitions[0].error_code": "UNSTABLE_OFFSET_COMMIT"}
@@ -109,7 +110,7 @@ def test_expectations_on_a_use_step_reach_the_templates_last_step():
 def test_use_step_save_adds_to_the_templates_names(tmp_path):
     suite = tmp_path / "s.yaml"
     suite.write_text(MINIMAL_SUITE_WITH_USE_SAVE)
-    suites, errors = load_suites([suite])
+    suites, errors = load_suites([suite], components=bundled())
     assert errors == []
     init = suites[0].cases[0].steps[0]
     assert init["save"] == {"pid": "producer_id", "epoch": "producer_epoch", "first_pid": "producer_id"}
@@ -118,7 +119,7 @@ def test_use_step_save_adds_to_the_templates_names(tmp_path):
 def test_versions_beyond_the_loaded_specs_point_at_a_missing_plugin(tmp_path):
     suite = tmp_path / "s.yaml"
     suite.write_text(MINIMAL_SUITE_WITH_USE_SAVE.replace('versions: "0+"', 'versions: "42+"'))
-    _, errors = load_suites([suite])
+    _, errors = load_suites([suite], components=bundled())
     assert [error.key for error in errors] == ["cases[0].under_test.versions"]
     assert "InitProducerId has no version 42+ in the loaded specs" in errors[0].message
 

@@ -18,16 +18,17 @@ import pytest
 from conformance.extension import Extensions
 from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
-from conformance.suite.parallel import items_of, run_items
-from conformance.suite.runner import Runner
+from conformance.runner.parallel import items_of, run_items
+from conformance.runner.runner import Runner
 from conformance.targets.registry import resolve
+from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[1]
 PINS = ROOT / "fixtures" / "known-deviations"
 
 
 def run_suites(spec: str, paths: list[Path]) -> list:
-    suites, errors = load_suites(paths)
+    suites, errors = load_suites(paths, components=bundled())
     assert errors == []
     target = resolve(spec, Extensions.for_run().target_kinds())
     reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches(spec)).availability()

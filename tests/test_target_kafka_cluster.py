@@ -10,10 +10,11 @@ import pytest
 from conformance.client.cluster import Cluster
 from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 from conformance.targets.kafka import kafka_target_kind
 from conformance.targets.kafka_cluster import (KafkaClusterTarget, java_hash, kafka_cluster_target_kind, parse,
                                                partition_for)
+from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +63,7 @@ def cluster():
 @pytest.mark.kafka
 @pytest.mark.broker
 def test_the_cluster_suite_passes_on_three_nodes_and_leaves_the_cluster_whole(cluster):
-    suites, errors = load_suites([ROOT / "suites" / "cluster"])
+    suites, errors = load_suites([ROOT / "suites" / "cluster"], components=bundled())
     assert errors == []
     runner = Runner(cluster, run_id="cluster-test")
     try:

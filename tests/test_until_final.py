@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.suite import steps
-from conformance.suite.steps import Deviation, beyond_reach
+from conformance.runner.context import Deviation
+from conformance.runner.steps import until as until_kind
+from conformance.runner.steps.fetch import beyond_reach
+from conformance.runner.steps import bundled
 
 
 def summary(records: int, control: list[str]) -> dict:
@@ -50,10 +52,10 @@ def run_until(monkeypatch, outcomes: list, body: dict) -> tuple[int, BaseExcepti
         if outcome is not None:
             raise outcome
 
-    monkeypatch.setattr(steps, "run_step", step)
-    monkeypatch.setattr(steps, "run_steps", lambda context, sequence, prefix: step(context, sequence, prefix))
+    monkeypatch.setattr(until_kind, "run_step", step)
+    monkeypatch.setattr(until_kind, "run_steps", lambda context, sequence, prefix: step(context, sequence, prefix))
     try:
-        steps.until_step(Context(), {"until": {"for_ms": 2000, "interval_ms": 1, **body}}, "1", "fetch")
+        until_kind.until_step(Context(), {"until": {"for_ms": 2000, "interval_ms": 1, **body}}, "1", "fetch")
     except Deviation as error:
         return len(tries), error
     return len(tries), None
@@ -84,8 +86,8 @@ def test_a_repeated_sequence_may_ask_another_question_each_time_so_it_waits(monk
 def test_a_broker_timer_is_waited_for_as_the_target_sets_it(monkeypatch):
     """``for_ms`` read from the target's settings: a step that never holds is tried until that time is up."""
     clock = iter(range(0, 10_000, 50))  # each look at the clock is 50 ms later
-    monkeypatch.setattr(steps.time, "monotonic", lambda: next(clock) / 1000)
-    monkeypatch.setattr(steps.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(until_kind.time, "monotonic", lambda: next(clock) / 1000)
+    monkeypatch.setattr(until_kind.time, "sleep", lambda seconds: None)
     tries, error = run_until(monkeypatch, [Deviation("still there")],
                              {"step": {"send": "DescribeTransactions"},
                               "for_ms": "${config.transactional_id_expiration_ms + 200}"})
@@ -100,6 +102,6 @@ def test_a_wait_that_is_neither_a_number_nor_an_expression_is_refused_where_it_i
                     "    under_test: {api: DescribeTransactions}\n    steps:\n      - until:\n          step:\n"
                     "            send: DescribeTransactions\n            fields: {transactional_ids: [a]}\n"
                     "            expect: {error_code: NONE}\n          for_ms: ten seconds\n")
-    _, errors = load_suites([path])
+    _, errors = load_suites([path], components=bundled())
     assert [str(error) for error in errors] == [
         f"{path}:15: cases[0].steps[0].until.for_ms: 'ten seconds' is not valid under any of the given schemas"]

@@ -6,11 +6,12 @@ import textwrap
 
 import pytest
 
-from conformance.suite import steps
+from conformance.runner.steps import parallel as parallel_kind
 from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome
-from conformance.suite.runner import Runner
+from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
+from conformance.runner.steps import bundled
 
 from fake_kafka import DIE, SILENT, FakeKafka
 
@@ -28,7 +29,7 @@ cases:
 def run_case(tmp_path, broker: FakeKafka, case_yaml: str, version: int):
     path = tmp_path / "verdicts.yaml"
     path.write_text(HEADER + textwrap.indent(textwrap.dedent(case_yaml), "  "))
-    suite, errors = load_suite_file(path)
+    suite, errors = load_suite_file(path, components=bundled())
     assert not errors, errors
     target = HostPortTarget(broker.address)
     target.start()
@@ -159,7 +160,7 @@ PARALLEL = """\
 
 
 def test_a_parallel_branch_still_running_at_its_deadline_is_an_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(steps, "PARALLEL_DEADLINE_S", 1.0)
+    monkeypatch.setattr(parallel_kind, "PARALLEL_DEADLINE_S", 1.0)
     broker = FakeKafka(lambda api, version, body: SILENT if api == "AddOffsetsToTxn" else None)
     result = run_case(tmp_path, broker, PARALLEL, 3)
     assert result.outcome is Outcome.ERROR
@@ -205,7 +206,7 @@ def runner_for(broker: FakeKafka, timeout: float = 1.0) -> Runner:
 def load_cases(tmp_path, *cases: str):
     path = tmp_path / "liveness.yaml"
     path.write_text(HEADER + "".join(textwrap.indent(textwrap.dedent(case), "  ") for case in cases))
-    suite, errors = load_suite_file(path)
+    suite, errors = load_suite_file(path, components=bundled())
     assert not errors, errors
     return suite.cases
 

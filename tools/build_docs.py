@@ -305,7 +305,7 @@ def suite_format_markdown() -> str:
     """The keys of a suite file, from the JSON Schema the loader validates with."""
     from conformance import resources
     from conformance.suite.matchers import BUILTIN_MATCHERS
-    from conformance.suite.steps import BUILTIN_STEP_KINDS
+    from conformance.runner.steps import BUILTIN_STEP_KINDS
 
     schema = json.loads(resources.suite_schema().read_text(encoding="utf-8"))
     stop = set(schema["$defs"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from ..report.invocation import SUITE_PATHS_HELP, plugin_arguments, suite_paths
-from ..suite.parallel import DEFAULT_JOBS
+from ..runner.parallel import DEFAULT_JOBS
 
 DEFAULT_RESULTS = "reports/results.jsonl"
 DEFAULT_ALLUREDIR = "reports/allure-results"

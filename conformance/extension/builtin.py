@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import resources
 from ..report.sinks import AllureSink, JsonlSink
-from ..suite.steps import BUILTIN_STEP_KINDS
+from ..runner.steps import BUILTIN_STEP_KINDS
 from ..targets.container import container_target_kind
 from ..targets.hostport import hostport_target_kind
 from ..targets.kafka import kafka_target_kind

@@ -1,7 +1,8 @@
 """What the suite layer works with: a codec, step kinds and matchers, handed to it from above.
 
 The run's plugins (``conformance.extension``) provide them; the suite layer never
-reaches up to the plugin manager. ``Components.bundled()`` is the harness without any plugin.
+reaches up to the plugin manager, nor to the runner: ``conformance.runner.steps.bundled()`` is the
+harness without any plugin.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from ..protocol.codec import Codec, default_codec
+from ..protocol.codec import Codec
 from .kinds import StepKind
 
 
@@ -19,12 +20,6 @@ class Components:
     codec: Codec
     step_kinds: Mapping[str, StepKind]
     matchers: Mapping[str, Callable] = field(default_factory=dict)  # extra matchers, by name
-
-    @classmethod
-    def bundled(cls) -> "Components":
-        from .steps import BUILTIN_STEP_KINDS
-
-        return cls(default_codec(), BUILTIN_STEP_KINDS)
 
     @functools.cached_property
     def api_names(self) -> dict[str, list[int]]:

@@ -2,7 +2,9 @@
 
 The loader asks a kind for the step lists nested in a step (to expand templates in them and check
 them) and for its own semantic checks; the runner asks it to run the step; reports ask it for a
-short description. The built-in kinds (send, produce, fetch, wait, until, parallel, fault) register
+short description. This module is the contract both sides see: the suite format (loader, checks)
+asks a kind about its shape, the runner (``conformance.runner``) runs it. The built-in kinds (send,
+produce, fetch, wait, until, parallel, fault; ``conformance.runner.steps``, one module each) register
 through the ``conformance_register_step_kinds`` hook like a plugin's, and the JSON Schema still describes
 every kind's keys for editors.
 """
@@ -52,3 +54,8 @@ def as_step_kind(keyword: str, provided) -> StepKind:
         provided(expressions.resolve(step, context.variables), context)
 
     return StepKind(keyword=keyword, run=run)
+
+
+def detail_from(key: str) -> Callable[[dict], str]:
+    """A ``describe`` that shows the step's value when it is a name (``send: EndTxn`` -> ``EndTxn``)."""
+    return lambda step: step[key] if isinstance(step.get(key), str) else ""

@@ -12,6 +12,7 @@ import re
 
 from ..protocol.errors import error_code, error_name
 from ..protocol.schema import VersionRange
+from .versioned import is_version_map
 
 _MISSING = object()
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\*|-?\d+|[^\]=]+=[^\]]*)\]")
@@ -55,8 +56,6 @@ def lookup(value, path: str):
 
 def for_version(expected, version: int | None):
     """Pick the entry of a per-version map (``{"0-1": X, "2+": Y}``) that covers ``version``."""
-    from .loader import is_version_map
-
     if not is_version_map(expected):
         return expected
     for key, value in expected.items():

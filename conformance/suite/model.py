@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import enum
 import functools
-import json
 import re
 from dataclasses import dataclass, field
 
 from ..protocol.schema import VersionRange
+from . import tree
 
 
 class Requirement(str, enum.Enum):
@@ -68,6 +68,11 @@ def outcome_of(record: dict) -> str | None:
     return outcome
 
 
+# Keys (or values, as in ``fault: disconnect``) that make a case rough on the target: malformed frames,
+# expected disconnects, refusals or silence, raw bytes, faults.
+ROUGH_WORDS = frozenset({"malform", "disconnect", "no_response", "refused", "raw_hex", "fault"})
+
+
 @dataclass
 class Case:
     suite: "Suite"
@@ -97,22 +102,21 @@ class Case:
     @functools.cached_property
     def principals(self) -> list[str]:
         """The target principals the steps run as (``as: guest``)."""
-        return sorted(set(re.findall(r'"as": "([^"]+)"', json.dumps(self.steps, default=str))))
+        return sorted({value for key, value in tree.entries(self.steps) if key == "as" and isinstance(value, str) and value})
 
     @functools.cached_property
     def rough(self) -> bool:
         """Whether the case treats the target roughly (malformed frames, expected disconnects or silence):
         the target is checked to still answer after each of its items, even a passing one."""
-        text = json.dumps(self.steps, default=str)
-        return any(f'"{key}"' in text for key in ("malform", "disconnect", "no_response", "refused", "raw_hex", "fault"))
+        return any(text in ROUGH_WORDS for text in tree.texts(self.steps))
 
     @functools.cached_property
     def topics_used(self) -> list[str]:
         """The suite's topics this case's steps name (``${topics.x}``, ``${topic_ids.x}``): only
         those are created for it, since creating and deleting topics is most of a short case's time."""
-        text = json.dumps(self.steps, default=str)
+        texts = [text for text in tree.texts(self.steps) if "${" in text]
         return [name for name in self.suite.topics
-                if re.search(rf"\$\{{[^}}]*\btopic(s|_ids)\.{re.escape(name)}\b", text)]
+                if any(re.search(rf"\$\{{[^}}]*\btopic(s|_ids)\.{re.escape(name)}\b", text) for text in texts)]
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..client.cluster import Cluster
 from ..protocol.errors import error_name
-from . import matchers
+from ..suite import matchers
 
 BROKER_RESOURCE = 4
 

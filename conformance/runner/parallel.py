@@ -11,7 +11,7 @@ import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
-from .model import Case, CaseResult
+from ..suite.model import Case, CaseResult
 from .runner import Runner
 
 # An item mostly waits on the broker (a round trip, a timer), so more items than cores run at once.

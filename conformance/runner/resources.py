@@ -7,7 +7,7 @@ import time
 
 from ..client.cluster import Cluster, ClusterError
 from ..protocol.errors import error_name
-from .model import Case
+from ..suite.model import Case
 
 TOPIC_ALREADY_EXISTS = 36
 

@@ -13,10 +13,13 @@ from ..protocol.codec import Codec
 from ..protocol.errors import error_name
 from ..protocol.exceptions import ProtocolError
 from ..targets.base import CapabilityMissing, Target
-from . import broker_config, steps
-from .components import Components
-from .model import STOPPED_ANSWERING, Case, CaseResult, Outcome, Requirement, StepFailure
+from ..suite.components import Components
+from ..suite.model import STOPPED_ANSWERING, Case, CaseResult, Outcome, Requirement, StepFailure
+from . import broker_config
+from .context import Context, Deviation, Incomplete, Progress, Skip
+from .dispatch import run_steps
 from .resources import Resources, TooFewBrokers
+from .steps import bundled
 
 
 LIVENESS_TIMEOUT_S = 5.0
@@ -29,7 +32,7 @@ class Runner:
                  codec: Codec | None = None, timeout: float = 10.0):
         """``components`` come from the run's plugins (``conformance.extension``); without them, the
         bundled ones (no plugins). ``codec`` replaces only the codec."""
-        components = components or Components.bundled()
+        components = components or bundled()
         self.target = target
         self.run_id = run_id
         self.strict = strict
@@ -143,7 +146,7 @@ class Runner:
                           client_id=f"kafka-conformance-{self.run_id[:8]}",
                           security=getattr(self.target, "security", None))
         resources = Resources(cluster, case, f"{self.run_id[:8]}-{next(self._counter)}", self.target)
-        context: steps.Context | None = None
+        context: Context | None = None
         try:
             names = resources.names()
             cluster.api_versions()
@@ -154,15 +157,15 @@ class Runner:
                 self._check_authorizer(cluster)
             resources.create_topics({short: names["topics"][short] for short in case.topics_used})
             names["topic_ids"] = {short: resources.topic_ids.get(full) for short, full in names["topics"].items()}
-            context = steps.Context(cluster, self.target, version, case.api,
+            context = Context(cluster, self.target, version, case.api,
                                     {**names, "version": version}, resources.topic_ids,
                                     self.step_kinds, self.matchers)
-            steps.run_steps(context, case.steps)
+            run_steps(context, case.steps)
             unproven = vacuous(case, version, context.progress)
             if unproven:
                 return self._finish(result, Outcome.ERROR, started, transcript, unproven)
             return self._finish(result, Outcome.PASSED, started, transcript, "")
-        except steps.Deviation as deviation:
+        except Deviation as deviation:
             step_label = str(deviation).split(":", 1)[0]
             role = deviation.role or "under_test"
             result.failure = StepFailure(step=_step_number(step_label), step_label=step_label,
@@ -177,9 +180,9 @@ class Runner:
             return self._finish(result, Outcome.BLOCKED, started, transcript,
                                 f"a {what} step on {deviation.api or 'another step kind'} departed, so there is no "
                                 f"verdict on {case.api} v{version}: {deviation}")
-        except (steps.Skip, TooFewBrokers) as skip:
+        except (Skip, TooFewBrokers) as skip:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
-        except steps.Incomplete as incomplete:
+        except Incomplete as incomplete:
             return self._finish(result, Outcome.ERROR, started, transcript, f"incomplete: {incomplete}")
         except (ClusterError, ClientError) as error:
             return self._finish(result, Outcome.ERROR, started, transcript, f"infrastructure: {error}")
@@ -210,7 +213,7 @@ class Runner:
                     self._no_authorizer = (f"{self.target.spec} has no authorizer (DescribeAcls: SECURITY_DISABLED): "
                                            "every principal may do anything, so no case about refusals can run")
         if self._no_authorizer:
-            raise steps.Skip(self._no_authorizer)
+            raise Skip(self._no_authorizer)
 
     def _config_for(self, case: Case, cluster: Cluster) -> dict:
         """The settings the case requires, read from the target once; Skip when they do not allow it."""
@@ -219,7 +222,7 @@ class Runner:
                 self._settings = broker_config.read_broker_config(cluster)
             return broker_config.check(case.requires_config, self._settings, self.target.spec)
         except broker_config.ConfigUnmet as unmet:
-            raise steps.Skip(str(unmet)) from None
+            raise Skip(str(unmet)) from None
 
     def _result(self, case: Case, version, transcript: Transcript, started: float) -> CaseResult:
         return CaseResult(
@@ -239,7 +242,7 @@ class Runner:
         return result
 
 
-def vacuous(case: Case, version: int | None, progress: steps.Progress) -> str:
+def vacuous(case: Case, version: int | None, progress: Progress) -> str:
     """Why a case that ran to its end proves nothing ('' when it proves something)."""
     if case.api is None:
         return "" if progress.checked else "no step checked an expectation"

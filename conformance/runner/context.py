@@ -1,0 +1,128 @@
+"""What the steps of one case × version share, and the exceptions a step ends with.
+
+A step that finds the broker departing from its expectation raises :class:`Deviation`; a step that
+cannot run because the target lacks something raises :class:`Skip`; a case that cannot be run to its
+end raises :class:`Incomplete`. Anything else that goes wrong is a harness or infrastructure error.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from ..client.cluster import Cluster
+from ..targets.base import CapabilityMissing, Target
+
+
+class Deviation(Exception):
+    """The broker did not do what the step expects.
+
+    ``role`` says whom to blame: ``under_test`` (the API and version under test, or a check marked
+    ``verifies``) makes the item FAILED; ``setup`` and ``check`` (another API, before or after the
+    step under test) make it BLOCKED. Set where the step ran, by :func:`run_step`.
+    """
+
+    def __init__(self, message: str, expected=None, actual=None, api: str | None = None):
+        super().__init__(message)
+        self.expected, self.actual, self.api = expected, actual, api
+        self.version: int | None = None
+        self.role: str | None = None
+        self.final: str | None = None  # why waiting cannot change what was observed (an until stops at once)
+
+
+class Skip(Exception):
+    """The step needs something this target or version does not have."""
+
+
+class Incomplete(Exception):
+    """The case could not be run to its end (a branch still running at its deadline): never a pass."""
+
+
+@dataclass
+class Progress:
+    """What a case has proven so far, shared by its parallel branches."""
+
+    tested: bool = False  # the step under test ran at the version under test and its expectation was checked
+    checked: int = 0  # expectations checked in all
+    left_out: list[str] = field(default_factory=list)  # steps under test that a `when` dropped, for the diagnosis
+
+
+@dataclass
+class Context:
+    """Everything the steps of one case × version share."""
+
+    cluster: Cluster
+    target: Target
+    version: int | None  # the version under test
+    api: str | None  # the API under test
+    variables: dict
+    topic_ids: dict
+    step_kinds: dict = field(default_factory=dict)
+    matchers: dict = field(default_factory=dict)
+    sequences: dict = field(default_factory=dict)  # (producer id, epoch, topic, partition) -> next sequence
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    principals: dict = field(default_factory=dict)  # name -> Cluster connected as that principal
+    progress: Progress = field(default_factory=Progress)
+    acls: list = field(default_factory=list)  # the ACL bindings the case created, removed after it
+
+    def under_test(self, api: str | None, version: int | None) -> bool:
+        """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case
+        about no one API)."""
+        return self.api is None or (api == self.api and version == self.version)
+
+    def checked(self, api: str | None, version: int | None, expect: dict) -> None:
+        """An expectation held; it proves the item when it was the step under test's own."""
+        if expect:
+            with self.lock:
+                self.progress.checked += 1
+                if self.under_test(api, version):
+                    self.progress.tested = True
+
+    def cluster_as(self, principal: str | None) -> Cluster:
+        """The harness's own connections, or connections authenticated as one of the target's principals."""
+        if principal is None:
+            return self.cluster
+        with self.lock:
+            if principal not in self.principals:
+                try:
+                    bootstrap, security = self.target.principal(principal)
+                except CapabilityMissing as missing:
+                    raise Skip(str(missing)) from None
+                cluster = Cluster(bootstrap, self.cluster.codec, self.cluster.transcript,
+                                  client_id=self.cluster.client_id, timeout=self.cluster.timeout, security=security)
+                cluster.api_versions()
+                cluster.metadata([])  # the brokers' addresses on the principal's listener
+                self.principals[principal] = cluster
+            return self.principals[principal]
+
+    def close(self) -> None:
+        """Closes the principals' connections; the harness's own belong to whoever made the context."""
+        for cluster in self.principals.values():
+            cluster.close()
+        self.principals.clear()
+
+    def branch(self) -> "Context":
+        """A context for a parallel branch: its own connections, the same transcript and variables."""
+        cluster = Cluster(self.cluster.bootstrap, self.cluster.codec, self.cluster.transcript,
+                          client_id=self.cluster.client_id, timeout=self.cluster.timeout,
+                          security=self.cluster.security)
+        cluster.supported, cluster.brokers = self.cluster.supported, dict(self.cluster.brokers)
+        cluster.finalized_features = self.cluster.finalized_features
+        return Context(cluster, self.target, self.version, self.api, self.variables, self.topic_ids,
+                       self.step_kinds, self.matchers, self.sequences, self.lock, progress=self.progress,
+                       acls=self.acls)
+
+
+class attributed:
+    """Stamps a Deviation raised inside with the API and version of the request that departed."""
+
+    def __init__(self, api: str, version: int):
+        self.api, self.version = api, version
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if isinstance(error, Deviation) and error.api is None:
+            error.api, error.version = self.api, self.version
+        return False

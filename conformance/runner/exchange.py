@@ -1,0 +1,125 @@
+"""Sending one request as a step says: where to, on which connection, malformed or not, retried or not;
+and what the target did instead of answering (closed, stayed silent, sent garbage) as the step expects it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..client.connection import ClientError, Disconnected, ResponseTimeout
+from ..protocol import frames
+from ..protocol.errors import error_code
+from ..protocol.primitives import Raw
+from ..suite import expressions, matchers
+from .context import Context, Deviation
+from .expect import describe_expect
+from .policy import destination
+
+
+def raw_values(value):
+    """``{hex: "..."}`` is a bytes value; ``{raw_hex: "..."}`` is written verbatim in place of the
+    field's whole encoding, length prefix included (a deliberate malformation)."""
+    if isinstance(value, dict):
+        if set(value) == {"raw_hex"}:
+            return Raw(bytes.fromhex(str(value["raw_hex"])))
+        if set(value) == {"hex"}:
+            return bytes.fromhex(str(value["hex"]))
+        return {key: raw_values(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [raw_values(item) for item in value]
+    return value
+
+
+def malformation(spec: dict | None) -> frames.Malformation | None:
+    if not spec:
+        return None
+    return frames.Malformation(header=dict(spec.get("header") or {}), size_delta=int(spec.get("size_delta", 0)),
+                               truncate=spec.get("truncate"), trailing=bytes.fromhex(str(spec.get("trailing_hex", ""))))
+
+
+def exchange(context: Context, step: dict, name: str, api: str, version: int, fields: dict):
+    """Send one request as the step says; returns the response, or None when none was expected."""
+    expect = step.get("expect") or {}
+    # The harness finds the destination even for a principal: the lookups would need the very rights a
+    # case withholds from it. Node ids are the same on every listener.
+    target = destination(context, api, fields, expressions.resolve(step.get("to"), context.variables))
+    cluster = context.cluster_as(step.get("as"))
+    connection_name = step.get("connection")
+    if connection_name:
+        key = f"{connection_name}@{target}"
+        connection = cluster._connections.get(key)
+        if connection is None or not connection.connected:
+            connection = cluster.connection(target, fresh=True)
+            cluster._connections[key] = connection
+    else:
+        connection = cluster.connection(target)
+    timeout = step.get("timeout_ms", 10_000) / 1000
+    body = raw_values(fields)
+    sent = connection.send(api, version, body, step=name, malformation=malformation(step.get("malform")),
+                           malleable=_has_raw(body), response_version=step.get("response_version"))
+    try:
+        # a malformed frame may leave the broker reading on: a request after it would be read as its rest
+        if expect.get("no_response") and not expect.get("disconnect") and not step.get("malform"):
+            _await_later_answer(connection, sent, name, timeout)
+            if sent.response is None and sent.problem is None:
+                return None  # a later request was answered first: this one gets no answer
+        connection.receive(sent, timeout)  # its answer (or what broke), already read
+    except Disconnected as error:
+        if expect.get("disconnect") or expect.get("refused"):  # closing the connection is one way to refuse
+            return None
+        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="connection closed") from None
+    except ResponseTimeout as error:
+        if expect.get("no_response") or expect.get("disconnect"):
+            if expect.get("disconnect"):
+                raise Deviation(f"{name}: expected the broker to close the connection, it kept it open "
+                                f"without answering for {timeout}s", expected="disconnect", actual="no response") from None
+            return None
+        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="no response") from None
+    except ClientError as error:
+        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="garbage") from None
+    if sent.trailing_bytes and api == context.api:
+        raise Deviation(f"{name}: the {api} v{version} response has {sent.trailing_bytes} bytes after its body",
+                        expected="a response body that ends where the frame ends",
+                        actual=f"{sent.trailing_bytes} trailing bytes")
+    if expect.get("disconnect") or expect.get("no_response"):
+        what = "close the connection" if expect.get("disconnect") else "not answer"
+        raise Deviation(f"{name}: expected the broker to {what}, it answered",
+                        expected="disconnect" if expect.get("disconnect") else "no response", actual=sent.response)
+    return sent.response
+
+
+def _await_later_answer(connection, sent, name: str, timeout: float) -> None:
+    """Waits as long as it takes to know ``sent`` gets no answer. A broker answers the requests of one
+    connection in the order they came (the protocol guide says so), so the answer to a request sent after
+    ``sent`` proves that none will come for it: an ApiVersions v0 (every broker knows it) follows at once.
+    The first answer of the two ends the wait; if neither comes, the step's timeout does, as before."""
+    probe = connection.send("ApiVersions", 0, {}, step=f"{name} (sent after it: answered in order)")
+    connection.receive(probe, timeout)  # reads the answer to ``sent`` on the way, if there is one
+
+
+def _has_raw(value) -> bool:
+    from ..protocol.codec import has_raw
+
+    return has_raw(value)
+
+
+def retrying(context: Context, step: dict, attempt):
+    """Run ``attempt()`` again while the response's error is one the step names as retriable."""
+    retry = step.get("retry")
+    if not retry:
+        return attempt()
+    retriable = {error_code(name) for name in retry["on"]}
+    deadline = time.monotonic() + retry.get("for_ms", 10_000) / 1000
+    while True:
+        response = attempt()
+        if response is None or matchers.primary_error(response) not in retriable or time.monotonic() > deadline:
+            return response
+        time.sleep(retry.get("interval_ms", 100) / 1000)
+
+
+def topic_id(context: Context, topic: str):
+    metadata = context.cluster.metadata([topic])
+    for entry in metadata["topics"]:
+        if entry.get("topic_id") is not None:
+            context.topic_ids[entry["name"]] = entry["topic_id"]
+    return context.topic_ids.get(topic)

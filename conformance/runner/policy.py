@@ -1,0 +1,102 @@
+"""The harness's policy where a suite leaves it open: the version a request goes out at, the broker it
+goes to, and whom a departure blames.
+
+A step without a ``version`` is sent as a well-behaved client would (the highest version both sides
+support, within client limits and the finalized transaction version); a step without ``to`` goes to the
+coordinator or leader its API needs. A departure blames the step under test (FAILED), a set-up step
+before it or a check after it (BLOCKED).
+"""
+
+from __future__ import annotations
+
+from ..suite import expressions
+from .context import Context, Deviation, Skip
+
+TRANSACTION_APIS = {"InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "DescribeTransactions"}
+GROUP_APIS = {"TxnOffsetCommit", "OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat",
+              "LeaveGroup"}
+# Versions a client may send: AddPartitionsToTxn v4+ is for brokers only (KIP-890).
+CLIENT_MAX = {"AddPartitionsToTxn": 3}
+# Transaction-version-2 semantics (KIP-890 part 2) start at these versions; like Kafka's own client,
+# use them only when the cluster finalized transaction.version >= 2.
+TV2_FROM = {"EndTxn": 5, "Produce": 12, "TxnOffsetCommit": 5}
+
+
+def step_version(context: Context, step: dict, api: str) -> int:
+    wanted = step.get("version")
+    if wanted is None:
+        if context.api == api and context.version is not None:
+            return context.version
+        return client_version(context, api)
+    if isinstance(wanted, str):
+        wanted = expressions.resolve(wanted, {**context.variables, "version": context.version})
+        if wanted in ("max", "min"):
+            found = context.cluster.version_range(api)
+            if found is None:
+                raise Skip(f"the target does not support {api}")
+            return found[1] if wanted == "max" else found[0]
+    return int(wanted)
+
+
+def client_version(context: Context, api: str) -> int:
+    """The version a well-behaved client picks: the highest both sides support, within client limits."""
+    found = context.cluster.version_range(api)
+    if found is None:
+        raise Skip(f"the target does not support {api}")
+    high = min(found[1], CLIENT_MAX.get(api, found[1]))
+    if api in TV2_FROM and context.cluster.finalized_features.get("transaction.version", 0) < 2:
+        high = min(high, TV2_FROM[api] - 1)
+    return max(high, found[0])
+
+
+def transaction_of(fields: dict) -> str | None:
+    """The transactional id a request is about, whatever its version calls the field."""
+    if fields.get("transactional_id"):
+        return fields["transactional_id"]
+    if fields.get("v3_and_below_transactional_id"):  # AddPartitionsToTxn v0-3
+        return fields["v3_and_below_transactional_id"]
+    batch = fields.get("transactions")  # AddPartitionsToTxn v4+: a batch, routed by its first transaction
+    if isinstance(batch, list) and batch and isinstance(batch[0], dict):
+        return batch[0].get("transactional_id")
+    return None
+
+
+def destination(context: Context, api: str, fields: dict, to) -> str | int:
+    """Where a request goes: given by the step, else the coordinator or leader the API needs."""
+    if to is None:
+        transactional_id = transaction_of(fields)
+        if api in TRANSACTION_APIS and transactional_id:
+            to = {"coordinator": {"transaction": transactional_id}}
+        elif api in GROUP_APIS and fields.get("group_id"):
+            to = {"coordinator": {"group": fields["group_id"]}}
+        else:
+            return "bootstrap"
+    if isinstance(to, (str, int)):
+        return to
+    if "coordinator" in to:
+        ((kind, key),) = to["coordinator"].items()
+        return context.cluster.coordinator(key, kind)
+    if "leader" in to:
+        return context.cluster.leader(to["leader"]["topic"], int(to["leader"].get("partition", 0)))
+    if "not_coordinator" in to or "not_leader" in to:  # a broker that is not the one the request belongs to
+        if "not_coordinator" in to:
+            ((kind, key),) = to["not_coordinator"].items()
+            owner = context.cluster.coordinator(key, kind)
+        else:
+            owner = context.cluster.leader(to["not_leader"]["topic"], int(to["not_leader"].get("partition", 0)))
+        context.cluster.metadata([])  # every broker, not only those routing has met
+        others = sorted(node for node in context.cluster.brokers if node != owner)
+        if not others:
+            raise Skip(f"needs a broker other than node {owner}: {context.target.spec} has one")
+        return others[0]
+    if "node" in to:
+        return int(to["node"])
+    raise ValueError(f"unknown destination {to!r}")
+
+
+def blame(context: Context, step: dict, deviation: Deviation) -> str:
+    if context.under_test(deviation.api, deviation.version):
+        return "under_test"
+    if context.progress.tested:
+        return "under_test" if step.get("verifies") else "check"
+    return "setup"

@@ -1,0 +1,130 @@
+"""The ``fetch`` step: one Fetch from a partition, summarised as a consumer at the step's isolation level
+sees it (visible records, their values, control markers, batches), and checked against ``expect``.
+
+A fetch whose answer no later fetch can change says so (:func:`beyond_reach`), so that an ``until``
+around it fails at once instead of waiting out its time.
+"""
+
+from __future__ import annotations
+
+from ...protocol import records
+from ...suite import expressions, matchers
+from ...suite.kinds import StepKind
+from ..context import Context, Deviation, attributed
+from ..exchange import exchange, retrying, topic_id
+from ..expect import check_expect, element, save
+from ..policy import step_version
+
+DEFAULT_WAIT_MS = 200
+
+
+def visible_records(batches: list, aborted: list[dict], isolation: int) -> list[records.Record]:
+    """Data records a consumer at ``isolation`` delivers, filtering aborted transactions as KIP-98 says."""
+    if isolation == 0:
+        return [record for batch in batches if isinstance(batch, records.RecordBatch) and not batch.is_control
+                for record in batch.records]
+    pending = sorted(aborted or [], key=lambda entry: entry["first_offset"])
+    aborted_producers: set[int] = set()
+    visible = []
+    for batch in batches:
+        if not isinstance(batch, records.RecordBatch):
+            continue
+        while pending and pending[0]["first_offset"] <= batch.base_offset + (batch.last_offset_delta or 0):
+            aborted_producers.add(pending.pop(0)["producer_id"])
+        if batch.is_control:
+            marker = records.ControlRecord.from_record(batch.records[0]) if batch.records else None
+            if marker is not None and marker.type == records.ControlType.ABORT:
+                aborted_producers.discard(batch.producer_id)
+            continue
+        if batch.is_transactional and batch.producer_id in aborted_producers:
+            continue
+        visible.extend(batch.records)
+    return visible
+
+
+def fetch_step(context: Context, step: dict, index: str, name: str) -> None:
+    version = step_version(context, {**step, "version": step["fetch"].get("version", step.get("version"))}, "Fetch")
+    with attributed("Fetch", version):
+        _fetch(context, step, name, version)
+
+
+def _fetch(context: Context, step: dict, name: str, version: int) -> None:
+    spec = expressions.resolve(step["fetch"], context.variables)
+    topic, partition = spec["topic"], int(spec.get("partition", 0))
+    isolation = {"read_uncommitted": 0, "read_committed": 1}[spec.get("isolation", "read_committed")]
+    max_bytes = int(spec.get("max_bytes", 1 << 20))
+    fields = {
+        "replica_id": -1, "max_wait_ms": int(spec.get("max_wait_ms", DEFAULT_WAIT_MS)), "min_bytes": 1,
+        "max_bytes": max_bytes, "isolation_level": isolation, "session_id": 0, "session_epoch": -1,
+        "topics": [{"topic": topic, "topic_id": context.topic_ids.get(topic) or topic_id(context, topic),
+                    "partitions": [{"partition": partition, "current_leader_epoch": int(spec.get("current_leader_epoch", -1)),
+                                    "fetch_offset": int(spec.get("offset", 0)), "last_fetched_epoch": -1,
+                                    "log_start_offset": -1, "partition_max_bytes": max_bytes}]}],
+        "forgotten_topics_data": [], "rack_id": "",
+    }
+    if "to" not in step:
+        step = {**step, "to": {"leader": {"topic": topic, "partition": partition}}}
+    response = retrying(context, step, lambda: exchange(context, step, name, "Fetch", version, fields))
+    if response is None:
+        context.checked("Fetch", version, step.get("expect") or {})
+        return
+    if response.get("error_code"):
+        expect = expressions.resolve(step.get("expect") or {"error_code": "NONE"}, context.variables)
+        check_expect(context, name, response, expect, version)
+        context.checked("Fetch", version, expect)
+        return
+    data = element(response, "responses[0].partitions[0]", name, step.get("expect"), version)
+    batches = records.decode_batches(data.get("records") or b"")
+    visible = visible_records(batches, data.get("aborted_transactions") or [], isolation)
+    summary = {
+        **{key: value for key, value in data.items() if key != "records"},
+        "records": len(visible),
+        "values": [None if record.value is None else record.value.decode("utf-8", "replace") for record in visible],
+        "control": [records.ControlType(records.ControlRecord.from_record(batch.records[0]).type).name
+                    for batch in batches if isinstance(batch, records.RecordBatch) and batch.is_control and batch.records],
+        "batches": [{"base_offset": batch.base_offset, "producer_id": batch.producer_id,
+                     "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
+                     "transactional": batch.is_transactional, "control": batch.is_control,
+                     "crc_valid": batch.crc_valid, "records": len(batch.records)}
+                    for batch in batches if isinstance(batch, records.RecordBatch)],
+        "crc_valid": all(batch.crc_valid for batch in batches if isinstance(batch, records.RecordBatch)),
+    }
+    expect = dict(expressions.resolve(step.get("expect") or {}, context.variables))
+    expect.setdefault("error_code", "NONE")
+    fields_expected = dict(expect.pop("fields", None) or {})
+    for key in ("records", "values", "control", "aborted_transactions", "crc_valid"):
+        if key in expect:
+            wanted = expect.pop(key)
+            if key == "aborted_transactions" and isinstance(wanted, int):
+                fields_expected["aborted_transactions"] = {"len": wanted}
+            else:
+                fields_expected[key] = wanted
+    expect["fields"] = fields_expected
+    try:
+        check_expect(context, name, summary, expect, version)
+    except Deviation as deviation:
+        deviation.final = beyond_reach(summary, {key: matchers.for_version(value, version)
+                                                 for key, value in fields_expected.items()})
+        raise
+    context.checked("Fetch", version, expect)
+    save(context, summary, step.get("save"))
+
+
+def beyond_reach(summary: dict, wanted: dict) -> str | None:
+    """Why no later fetch from the same offset can show what ``wanted`` asks for, or None if one may.
+
+    A log only grows: a record a fetch delivered (committed, or read uncommitted) is delivered again by
+    every later fetch from that offset, and a transaction marker, once written, stays where it is. So
+    more visible records than an exact count, or markers that do not begin the exact list wanted, are
+    final, and an ``until`` need not wait out its time to fail. Only plain counts and lists are judged;
+    a matcher (``{gte: 2}``, ...) is left to the timeout."""
+    count = wanted.get("records")
+    if isinstance(count, int) and not isinstance(count, bool) and summary["records"] > count:
+        return f"{summary['records']} records are visible, more than the {count} expected, and records stay"
+    markers = wanted.get("control")
+    if isinstance(markers, list) and summary["control"] != markers[:len(summary["control"])]:
+        return f"the markers {summary['control']} are written, and {markers} cannot follow them"
+    return None
+
+
+KIND = StepKind("fetch", fetch_step)

@@ -1,0 +1,83 @@
+"""The ``produce`` step: a RecordBatch v2 built from the step (producer id, epoch, sequence, records,
+compression) and sent in a Produce request; its expectations are the partition's.
+
+Sequences run on by themselves per (producer id, epoch, topic, partition) unless the step gives one.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ...protocol import records
+from ...suite import expressions
+from ...suite.kinds import StepKind
+from ..context import Context, attributed
+from ..exchange import exchange, retrying, topic_id
+from ..expect import check_expect, element, save
+from ..policy import step_version
+
+
+def _as_bytes(value) -> bytes | None:
+    return None if value is None else (value.encode() if isinstance(value, str) else bytes(value))
+
+
+def _records(spec) -> list[records.Record]:
+    if isinstance(spec, int):
+        spec = [f"value-{index}" for index in range(spec)]
+    built = []
+    for index, item in enumerate(spec):
+        if not isinstance(item, dict):
+            item = {"value": item}
+        headers = [(str(key), _as_bytes(value)) for key, value in (item.get("headers") or {}).items()]
+        built.append(records.Record(offset_delta=index, timestamp_delta=0, key=_as_bytes(item.get("key")),
+                                    value=_as_bytes(item.get("value")), headers=headers))
+    return built
+
+
+def produce_step(context: Context, step: dict, index: str, name: str) -> None:
+    """Build a RecordBatch v2 and send it in a Produce request; expectations are per partition."""
+    spec = expressions.resolve(step["produce"], context.variables)
+    topic, partition = spec["topic"], int(spec.get("partition", 0))
+    producer_id, epoch = int(spec.get("producer_id", -1)), int(spec.get("producer_epoch", -1))
+    transactional_id = spec.get("transactional_id")
+    batch_records = _records(spec.get("records", 1))
+    key = (producer_id, epoch, topic, partition)
+    sequence = spec.get("base_sequence", "auto")
+    with context.lock:
+        if sequence == "auto":
+            sequence = context.sequences.get(key, 0) if producer_id >= 0 else -1
+        context.sequences[key] = int(sequence) + len(batch_records) if producer_id >= 0 else -1
+    transactional = bool(spec.get("transactional_flag", transactional_id is not None))
+    batch = records.RecordBatch(
+        attributes=records.TRANSACTIONAL_FLAG if transactional else 0,
+        base_timestamp=int(time.time() * 1000), producer_id=producer_id, producer_epoch=epoch,
+        base_sequence=int(sequence), records=batch_records)
+    data = records.encode_batch(batch, compression=_compression(spec.get("compression", "none")))
+    api = "Produce"
+    version = step_version(context, {**step, "version": spec.get("version", step.get("version"))}, api)
+    fields = {
+        "transactional_id": transactional_id, "acks": int(spec.get("acks", -1)),
+        "timeout_ms": int(spec.get("timeout_ms", 30_000)),
+        "topic_data": [{"name": topic, "topic_id": context.topic_ids.get(topic) or topic_id(context, topic),
+                        "partition_data": [{"index": partition, "records": data}]}],
+    }
+    if "to" not in step:
+        step = {**step, "to": {"leader": {"topic": topic, "partition": partition}}}
+    with attributed(api, version):
+        response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
+        expect = expressions.resolve(step.get("expect") or {"error_code": "NONE"}, context.variables)
+        if response is None:
+            context.checked(api, version, expect)
+            return
+        partition_response = element(response, "responses[0].partition_responses[0]", name, expect, version)
+        check_expect(context, name, partition_response, expect, version)
+        context.checked(api, version, expect)
+    save(context, partition_response, step.get("save"))
+
+
+def _compression(name) -> int:
+    codes = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+    return codes[str(name).lower()] if not isinstance(name, int) else name
+
+
+KIND = StepKind("produce", produce_step)

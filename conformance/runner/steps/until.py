@@ -1,0 +1,57 @@
+"""The ``until`` step: repeat one step (``step:``) or a sequence (``steps:``) until its expectations hold,
+or fail with its last departure once ``for_ms`` has passed.
+
+One step repeated asks the same question each time, so a departure that waiting cannot change ends it
+at once; a sequence may ask another question each time round (a new offset) and is always repeated.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ...suite import expressions
+from ...suite.kinds import StepKind
+from ..context import Context, Deviation
+from ..dispatch import run_step, run_steps
+
+
+def until_step(context: Context, step: dict, index: str, name: str) -> None:
+    """Repeat a step until its expectations hold, or fail with its last deviation."""
+    until = step["until"]
+    # a broker's timer is waited for as the target has it set: ``for_ms`` may be an expression over ${config.*}
+    deadline = time.monotonic() + int(expressions.resolve(until.get("for_ms", 5_000), context.variables)) / 1000
+    while True:
+        try:
+            if "steps" in until:  # a whole sequence, repeated from its start
+                run_steps(context, until["steps"], f"{index}(until).")
+            else:
+                run_step(context, until["step"], f"{index}(until)")
+            return
+        except Deviation as deviation:
+            # one step repeated asks the same question each time; a sequence may ask another (a new offset)
+            if deviation.final and "step" in until:
+                deviation.args = (f"{deviation.args[0]} (no use waiting: {deviation.final})",)
+                raise
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(until.get("interval_ms", 200) / 1000)
+
+
+def _until_nested(step: dict):
+    until = step["until"] if isinstance(step.get("until"), dict) else {}
+    if isinstance(until.get("step"), dict):
+        return [(("until", "step"), [until["step"]])]
+    if isinstance(until.get("steps"), list):
+        return [(("until", "steps"), until["steps"])]
+    return []
+
+
+def _until_with(step: dict, expanded: list[list]) -> dict:
+    until = {key: value for key, value in step["until"].items() if key not in ("step", "steps")}
+    [body] = expanded
+    # a template that expands to several steps is repeated as a whole sequence
+    until.update({"step": body[0]} if "step" in step["until"] and len(body) == 1 else {"steps": body})
+    return {**step, "until": until}
+
+
+KIND = StepKind("until", until_step, nested=_until_nested, with_nested=_until_with)
