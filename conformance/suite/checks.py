@@ -17,6 +17,7 @@ from ..protocol.exceptions import SpecError
 from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
 from . import expressions
 from .components import Components
+from .kinds import Facts
 from .versioned import is_version_map
 
 SCHEMA_PATH = resources.suite_schema()
@@ -118,7 +119,7 @@ def _span(versions: list[int]) -> str:
     return f"v{versions[0]}" if len(versions) == 1 else f"v{versions[0]}-v{versions[-1]}"
 
 
-def _check_request_fields(values: dict, fields: list[FieldSpec], spec: MessageSpec, versions: list[int],
+def check_request_fields(values: dict, fields: list[FieldSpec], spec: MessageSpec, versions: list[int],
                           report, where) -> None:
     """Every name in ``values`` is a field of ``spec`` in at least one of ``versions``, nested structs too.
 
@@ -144,19 +145,21 @@ def _check_request_fields(values: dict, fields: list[FieldSpec], spec: MessageSp
         for item_index, item in items:
             # {hex: ...} and {raw_hex: ...} stand for the encoded value itself, not for a struct
             if isinstance(item, dict) and set(item) not in ({"hex"}, {"raw_hex"}):
-                _check_request_fields(item, children, spec, inner_versions, report,
+                check_request_fields(item, children, spec, inner_versions, report,
                                       at if item_index is None else [*at, item_index])
 
 
-def _sent_versions(step: dict, api: str, spec: MessageSpec, under_test) -> list[int]:
-    """The versions of ``api`` this send step can go out at."""
-    versions = spec.versions()
-    wanted = step.get("version")
-    if isinstance(wanted, int) and not isinstance(wanted, bool):
-        return [wanted] if wanted in versions else []  # a version beyond the specs is reported elsewhere
-    if wanted is None and under_test is not None and under_test[0] == api:
-        return [version for version in versions if version in under_test[1]]
-    return versions  # the client's choice, or min/max/an expression
+def refuse_fetch_only_expect(step: dict, report, where: list) -> None:
+    """A request's ``expect`` (send, produce) names what a response has: what only a fetch's summary has is
+    refused here, since the schema knows one ``expect`` for all steps."""
+    expect = step.get("expect") or {}
+    if not isinstance(expect, dict):
+        return
+    fetch_only = set(schema_validator().schema["$defs"]["expect"]["properties"]) - set(SEND_EXPECT_KEYS)
+    for key in expect:
+        if key in fetch_only:
+            report([*where, "expect", key], f"unknown key for a send or produce step (its expect takes: "
+                                            f"{', '.join(SEND_EXPECT_KEYS)}; {key} is for fetch steps)")
 
 
 def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
@@ -166,6 +169,7 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
     for checking field names; ``under_test`` is the case's (API, VersionRange). ``in_template_step``: the
     steps are inside a template's until or parallel step, whose schema check covered them."""
     suite_report = report
+    facts = Facts(api_names, requests, under_test)
     for index, step in enumerate(steps):
         where = getattr(step, "origin", None) or [*path, index]
         template = getattr(step, "template", None)
@@ -193,24 +197,9 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
         if len(actions) != 1:
             report(where, f"a step needs exactly one action of {', '.join(kinds)} "
                           f"(or use:); found {', '.join(actions) or 'none'}")
-        for key in actions:
-            kinds[key].check(step, report, where)
-        if "send" in step and api_names is not None and step["send"] not in api_names:
-            report([*where, "send"], f"unknown API {step['send']!r}")
-        elif "send" in step and requests is not None and step["send"] in requests \
-                and isinstance(step.get("fields"), dict):
-            spec = requests[step["send"]]
-            versions = _sent_versions(step, step["send"], spec, under_test)
-            if versions:  # none: the case's versions are beyond the loaded specs, reported with the case
-                _check_request_fields(step["fields"], spec.fields, spec, versions, report, [*where, "fields"])
+        for key in actions:  # each kind checks what only it knows (send: the API and its field names)
+            kinds[key].check(step, report, where, facts)
         expect = step.get("expect") or {}
-        if isinstance(expect, dict) and ("send" in step or "produce" in step):
-            # the schema knows one expect for all steps; what only a fetch's summary has is refused here
-            fetch_only = set(schema_validator().schema["$defs"]["expect"]["properties"]) - set(SEND_EXPECT_KEYS)
-            for key in expect:
-                if key in fetch_only:
-                    report([*where, "expect", key], f"unknown key for a send or produce step (its expect takes: "
-                                                    f"{', '.join(SEND_EXPECT_KEYS)}; {key} is for fetch steps)")
         if isinstance(expect, dict) and isinstance(expect.get("fields"), dict):
             _check_expect_fields(expect["fields"], known_matchers(components), report, [*where, "expect", "fields"])
         if isinstance(expect, dict) and "error_code" in expect:

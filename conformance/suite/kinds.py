@@ -12,7 +12,10 @@ every kind's keys for editors.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Mapping
+
+if TYPE_CHECKING:
+    from ..protocol.schema import MessageSpec, VersionRange
 
 # (path inside the step, the step list there): the lists a loader expands and checks
 Nested = list[tuple[tuple, list]]
@@ -26,7 +29,16 @@ def _unchanged(step: dict, expanded: list[list]) -> dict:
     return step
 
 
-def _nothing_to_check(step: dict, report: Callable, where: list) -> None:
+@dataclass(frozen=True)
+class Facts:
+    """What the loader knows when it checks a step, for a kind's ``check``: None where it does not know."""
+
+    api_names: Mapping[str, list[int]] | None = None  # every API the codec knows, with its versions
+    requests: "Mapping[str, MessageSpec] | None" = None  # each API's request spec, for the field names a step sends
+    under_test: "tuple[str, VersionRange] | None" = None  # the case's API under test and its versions
+
+
+def _nothing_to_check(step: dict, report: Callable, where: list, facts: Facts) -> None:
     return None
 
 
@@ -37,7 +49,8 @@ class StepKind:
     describe: Callable[[dict], str] = lambda step: ""  # the detail after the keyword in a step's label
     nested: Callable[[dict], Nested] = _none
     with_nested: Callable[[dict, list[list]], dict] = _unchanged  # the step with its nested lists replaced
-    check: Callable[[dict, Callable, list], None] = _nothing_to_check  # check(step, report(where, message), where)
+    # check(step, report(where, message), where, facts): what the schema cannot know about a step of this kind
+    check: Callable[[dict, Callable, list, Facts], None] = _nothing_to_check
 
 
 def as_step_kind(keyword: str, provided) -> StepKind:

@@ -10,7 +10,8 @@ import time
 
 from ...protocol import records
 from ...suite import expressions
-from ...suite.kinds import StepKind
+from ...suite.checks import refuse_fetch_only_expect
+from ...suite.kinds import Facts, StepKind
 from ..context import Context, attributed
 from ..exchange import exchange, retrying, topic_id
 from ..expect import check_expect, element, save
@@ -80,4 +81,10 @@ def _compression(name) -> int:
     return codes[str(name).lower()] if not isinstance(name, int) else name
 
 
-KIND = StepKind("produce", produce_step)
+def check_produce(step: dict, report, where: list, facts: Facts) -> None:
+    """The ``expect`` is a partition's answer to a Produce, not a fetch's summary."""
+    if "send" not in step:  # a step that is both is refused for that, and send's check looks at its expect
+        refuse_fetch_only_expect(step, report, where)
+
+
+KIND = StepKind("produce", produce_step, check=check_produce)

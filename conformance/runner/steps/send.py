@@ -7,8 +7,10 @@ knows, and the bindings a case creates are removed after it (see :func:`acls_cre
 from __future__ import annotations
 
 from ...protocol.errors import error_name
+from ...protocol.schema import MessageSpec
 from ...suite import expressions
-from ...suite.kinds import StepKind, detail_from
+from ...suite.checks import check_request_fields, refuse_fetch_only_expect
+from ...suite.kinds import Facts, StepKind, detail_from
 from ..context import Context, Skip, attributed
 from ..exchange import exchange, retrying
 from ..expect import check_expect, save
@@ -82,4 +84,29 @@ def acls_created(context: Context, step: dict, fields: dict, response: dict) -> 
                        f"{CANNOT_GRANT[name]} (CreateAcls: {name})")
 
 
-KIND = StepKind("send", send_step, describe=detail_from("send"))
+# ------------------------------------------------------------------------------ the loader's check
+def check_send(step: dict, report, where: list, facts: Facts) -> None:
+    """The API is one the codec knows, the fields are its request's (in a version the step can go out at),
+    and the ``expect`` is a response's."""
+    if facts.api_names is not None and step["send"] not in facts.api_names:
+        report([*where, "send"], f"unknown API {step['send']!r}")
+    elif facts.requests is not None and step["send"] in facts.requests and isinstance(step.get("fields"), dict):
+        spec = facts.requests[step["send"]]
+        versions = sent_versions(step, step["send"], spec, facts.under_test)
+        if versions:  # none: the case's versions are beyond the loaded specs, reported with the case
+            check_request_fields(step["fields"], spec.fields, spec, versions, report, [*where, "fields"])
+    refuse_fetch_only_expect(step, report, where)
+
+
+def sent_versions(step: dict, api: str, spec: MessageSpec, under_test) -> list[int]:
+    """The versions of ``api`` this send step can go out at."""
+    versions = spec.versions()
+    wanted = step.get("version")
+    if isinstance(wanted, int) and not isinstance(wanted, bool):
+        return [wanted] if wanted in versions else []  # a version beyond the specs is reported elsewhere
+    if wanted is None and under_test is not None and under_test[0] == api:
+        return [version for version in versions if version in under_test[1]]
+    return versions  # the client's choice, or min/max/an expression
+
+
+KIND = StepKind("send", send_step, describe=detail_from("send"), check=check_send)
