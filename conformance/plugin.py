@@ -31,14 +31,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import resources
+from .defaults import DEFAULT_RESULTS, DEFAULT_TARGET
 from .report.results import new_run_id, read_results
 from .targets.pool import TargetPool, TargetStartFailed
 
 if TYPE_CHECKING:  # the rest is imported once the plugin is active: a dormant plugin costs next to nothing
     from .run_state import RunState
 
-DEFAULT_TARGET = "kafka"
-DEFAULT_RESULTS = "reports/results.jsonl"
 TARGET_ENVIRONMENT_VARIABLE = "CONFORMANCE_TARGET"
 RUN_ID_ENVIRONMENT_VARIABLE = "CONFORMANCE_RUN_ID"
 

@@ -259,10 +259,10 @@ def test_ingest_is_idempotent_and_merges(spark, tables, tmp_path):
 
 
 def test_command_line(spark, corpus, tmp_path, capsys):
-    from conformance.analysis.cli import main
+    from conformance.cli import main
 
     out = tmp_path / "out"
-    assert main(["all", str(corpus), "--out", str(out), "--limit", "3"]) == 0
+    assert main(["analyze", "all", str(corpus), "--out", str(out), "--limit", "3"]) == 0
     printed = capsys.readouterr().out
     assert "regressions: changes" in printed and "history: levels" in printed
     for name in ("matrix", "regressions", "flaky", "latency", "history"):
@@ -271,7 +271,7 @@ def test_command_line(spark, corpus, tmp_path, capsys):
     assert (out / "latency" / "latency.png").stat().st_size > 1000
     assert "<img" in (out / "matrix" / "index.html").read_text()
     assert spark.sparkContext._jsc is not None  # the command left the caller's session running
-    assert main(["matrix", str(tmp_path / "nothing")]) == 2
+    assert main(["analyze", "matrix", str(tmp_path / "nothing")]) == 2
 
 
 def test_implementation_items_that_differ_from_kafka_are_their_own_outcome(spark, tmp_path):

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from conformance import analysis  # noqa: E402
+from conformance import cli  # noqa: E402
 from conformance.analysis.cluster import StandaloneCluster, spark_home  # noqa: E402
 
 from analysis_captures import write_capture  # noqa: E402
@@ -38,14 +38,14 @@ def test_job_runs_on_a_standalone_cluster(tmp_path):
     cluster = StandaloneCluster(cores=1, memory="1g")
     with cluster:
         completed = subprocess.run(
-            [sys.executable, "-m", "conformance.analysis", "latency", str(tmp_path / "results.jsonl"),
+            [sys.executable, "-m", "conformance.cli", "analyze", "latency", str(tmp_path / "results.jsonl"),
              str(tmp_path / "captures"), "--master", cluster.url, "--out", str(out), "--no-html"],
             capture_output=True, text=True, timeout=600)
         assert completed.returncode == 0, completed.stderr[-3000:] + cluster.logs()
-        # The documented spark-submit line: the package's __main__ as the driver script.
+        # The documented spark-submit line: the command's __main__ as the driver script.
         submitted = subprocess.run(
             [str(spark_home() / "bin" / "spark-submit"), "--master", cluster.url,
-             str(Path(analysis.__file__).with_name("__main__.py")), "history", str(tmp_path / "results.jsonl"),
+             str(Path(cli.__file__).with_name("__main__.py")), "analyze", "history", str(tmp_path / "results.jsonl"),
              "--out", str(tmp_path / "submitted"), "--no-html"],
             capture_output=True, text=True, timeout=600,
             env=dict(os.environ, SPARK_HOME=str(spark_home()), PYSPARK_PYTHON=sys.executable))

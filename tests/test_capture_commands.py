@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from conformance.capture.commands import decode_main, diff_main
+from conformance.cli import main
 from conformance.capture.loaders import load_run
 from conformance.capture.writer import SyntheticConnection, write_packets
 from conformance.client.transcript import Exchange
@@ -49,7 +49,7 @@ def results_file(path, pairs: list[tuple[bytes, bytes]], target: str = "kafka", 
 
 def test_decode_prints_one_line_per_exchange(tmp_path, capsys):
     capture_file(tmp_path / "a.pcap", [init_producer_id(1, 0, 4000), init_producer_id(2, 51, -1)], close_by_server=True)
-    assert decode_main([str(tmp_path / "a.pcap")]) == 0
+    assert main(["decode", str(tmp_path / "a.pcap")]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("#4 ")
     assert "127.0.0.1:50000>127.0.0.1:9092 InitProducerId v4 corr=1 -> " in lines[0] and lines[0].endswith(" ok")
@@ -60,19 +60,19 @@ def test_decode_prints_one_line_per_exchange(tmp_path, capsys):
 
 def test_decode_json_and_verbose(tmp_path, capsys):
     capture_file(tmp_path / "a.pcap", [init_producer_id(1, 0, 4000)], port=45000)
-    assert decode_main([str(tmp_path / "a.pcap"), "--json", "--port", "45000", "--bytes"]) == 0
+    assert main(["decode", str(tmp_path / "a.pcap"), "--json", "--port", "45000", "--bytes"]) == 0
     document = json.loads(capsys.readouterr().out)
     (exchange,) = document["exchanges"]
     assert (exchange["api"], exchange["response"]["producer_id"], exchange["request_packet"]) == ("InitProducerId", 4000, 4)
     assert exchange["request_bytes"]
     assert document["events"][0]["by"] == "client"
-    assert decode_main([str(tmp_path / "a.pcap"), "-v"]) == 0
+    assert main(["decode", str(tmp_path / "a.pcap"), "-v"]) == 0
     assert f'request:  {{"transactional_id":"{TXN}"' in capsys.readouterr().out
 
 
 def test_decode_refuses_a_file_that_is_not_a_capture(tmp_path, capsys):
     (tmp_path / "x.pcap").write_text("not a capture")
-    assert decode_main([str(tmp_path / "x.pcap")]) == 2
+    assert main(["decode", str(tmp_path / "x.pcap")]) == 2
     assert "not a pcap or pcapng file" in capsys.readouterr().err
 
 
@@ -92,10 +92,10 @@ def test_results_and_captures_load_into_the_same_model(tmp_path):
 def test_diff_of_results_files(tmp_path, capsys):
     results_file(tmp_path / "a.jsonl", [init_producer_id(1, 0, 4000)])
     results_file(tmp_path / "b.jsonl", [init_producer_id(1, 0, 12)])
-    assert diff_main([str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]) == 0  # producer ids are masked
+    assert main(["diff", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]) == 0  # producer ids are masked
     assert capsys.readouterr().out.rstrip().endswith("1 compared, 0 differ, 0 differences")
     results_file(tmp_path / "c.jsonl", [init_producer_id(1, 51, -1)], outcome="failed")
-    assert diff_main([str(tmp_path / "a.jsonl"), str(tmp_path / "c.jsonl"), "--json"]) == 1
+    assert main(["diff", str(tmp_path / "a.jsonl"), str(tmp_path / "c.jsonl"), "--json"]) == 1
     document = json.loads(capsys.readouterr().out)
     assert [difference["kind"] for difference in document["cases"][0]["differences"]] == ["outcome", "error_code"]
 
@@ -104,7 +104,7 @@ def test_diff_of_captures_writes_html(tmp_path, capsys):
     capture_file(tmp_path / "a.pcap", [init_producer_id(1, 0, 4000)])
     capture_file(tmp_path / "b.pcap", [init_producer_id(1, 47, -1)], port=19092)
     out = tmp_path / "report" / "diff.html"
-    assert diff_main([str(tmp_path / "a.pcap"), str(tmp_path / "b.pcap"), "--html", str(out)]) == 1
+    assert main(["diff", str(tmp_path / "a.pcap"), str(tmp_path / "b.pcap"), "--html", str(out)]) == 1
     assert "1 compared, 1 differ, 1 difference (error_code 1)" in capsys.readouterr().out
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "47 INVALID_PRODUCER_EPOCH" in page
@@ -113,9 +113,9 @@ def test_diff_of_captures_writes_html(tmp_path, capsys):
 def test_diff_of_a_results_file_with_several_targets_needs_a_choice(tmp_path, capsys):
     results_file(tmp_path / "matrix.jsonl", [init_producer_id(1, 0, 4000)], target="kafka")
     results_file(tmp_path / "matrix.jsonl", [init_producer_id(1, 51, -1)], target="tansu")
-    assert diff_main([str(tmp_path / "matrix.jsonl"), str(tmp_path / "matrix.jsonl")]) == 2
+    assert main(["diff", str(tmp_path / "matrix.jsonl"), str(tmp_path / "matrix.jsonl")]) == 2
     assert "choose one" in capsys.readouterr().err
-    assert diff_main([str(tmp_path / "matrix.jsonl"), str(tmp_path / "matrix.jsonl"),
+    assert main(["diff", str(tmp_path / "matrix.jsonl"), str(tmp_path / "matrix.jsonl"),
                       "--a-target", "kafka", "--b-target", "tansu"]) == 1
 
 
@@ -124,7 +124,7 @@ def test_diff_of_capture_folders_pairs_files_by_name(tmp_path, capsys):
         (tmp_path / side).mkdir()
         capture_file(tmp_path / side / "suite--case--v4.pcapng", [init_producer_id(1, error, 7)])
     capture_file(tmp_path / "b" / "suite--other--v4.pcapng", [init_producer_id(1, 0, 7)])
-    assert diff_main([str(tmp_path / "a"), str(tmp_path / "b")]) == 1
+    assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 1
     output = capsys.readouterr().out
     assert "== only in B: 1 case\n   suite--other--v4" in output
     assert "1 compared, 0 differ, 0 differences; 0 only in A, 1 only in B" in output

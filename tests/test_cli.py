@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.cli import main, summary_rows
+from conformance.cli import main
+from conformance.cli.run import summary_rows
 
 GOOD_SUITE = """\
 suite: demo.good
@@ -80,7 +81,7 @@ def test_summary_counts_outcomes_per_target():
 def test_the_run_summary_has_a_column_for_implementation_items_that_differ_from_kafka(tmp_path, capsys):
     from report_records import record, write_jsonl
 
-    from conformance.cli import print_summary
+    from conformance.cli.run import print_summary
 
     results = write_jsonl(tmp_path / "r.jsonl", [
         record("commit", 3, "failed"),
@@ -96,11 +97,11 @@ def test_the_run_summary_has_a_column_for_implementation_items_that_differ_from_
 def test_run_passes_drafts_strict_targets_and_paths_to_pytest(monkeypatch, tmp_path):
     import pytest as pytest_module
 
-    import conformance.cli as cli
+    from conformance.cli import run as run_command
 
     seen = []
     monkeypatch.setattr(pytest_module, "main", lambda arguments: seen.extend(arguments) or 0)
-    monkeypatch.setattr(cli, "print_summary", lambda *_: None)
+    monkeypatch.setattr(run_command, "print_summary", lambda *_: None)
     assert main(["run", "--drafts", "--strict", "--target", "tansu", "--results", str(tmp_path / "r.jsonl"),
                  "--alluredir", "", "suites/kip447", "--", "-x"]) == 0
     assert {"--conformance-drafts", "--conformance-strict", "-x"} <= set(seen)

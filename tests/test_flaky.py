@@ -215,7 +215,7 @@ def test_pools_inside_kept_started_share_their_targets_and_stop_them_at_the_end(
 def test_the_spark_job_and_the_plain_python_judge_agree(tmp_path, capsys):
     pytest.importorskip("pyspark")
     from conformance.analysis.session import spark_session
-    from conformance.commands.flaky import spark_judgement
+    from conformance.cli.flaky import spark_judgement
 
     session = spark_session("local[2]")  # active, so the command leaves it up: one JVM for the test
     records = synthetic_records() + [record(run, "flips", outcome, "MUST", target="tansu")

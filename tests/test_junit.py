@@ -75,7 +75,7 @@ def test_run_writes_junit_from_its_own_records(tmp_path, capsys):
 
     from report_records import write_jsonl
 
-    from conformance.commands import write_junit_after_run
+    from conformance.cli.run import write_junit_after_run
 
     results = write_jsonl(tmp_path / "r.jsonl", [record("a", 1, "passed", run_id="old"),
                                                  record("a", 1, "failed", run_id="this")])

@@ -240,7 +240,7 @@ class Frame:
 def test_the_analysis_pages_are_inert(tmp_path):
     pytest.importorskip("pyspark", reason="pip install -e '.[analysis]'")
     from conformance.analysis import summary
-    from conformance.analysis.cli import write_index
+    from conformance.analysis.driver import write_index
 
     def render_page(text: str) -> str:
         folder = tmp_path / f"page-{len(text)}"

@@ -14,7 +14,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.targets.principals import PrincipalConfigError, read_principals
-from conformance.commands.run_options import pytest_options
+from conformance.cli.run_options import pytest_options
 from conformance.runner.context import Skip
 from conformance.runner.steps import send as send_kind
 from conformance.runner.runner import remove_acls

@@ -388,7 +388,7 @@ def test_a_decoded_capture_of_sasl_plain_shows_no_password(tmp_path):
     import io
     import json
 
-    from conformance.capture.commands import decode_main
+    from conformance.cli import main
     from conformance.capture.writer import SyntheticConnection, write_packets
     from conformance.protocol import frames
     from conformance.protocol.codec import default_codec
@@ -405,7 +405,7 @@ def test_a_decoded_capture_of_sasl_plain_shows_no_password(tmp_path):
     for arguments in (["-v"], ["--json"], ["--json", "--bytes"]):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            assert decode_main([*arguments, str(path)]) == 0
+            assert main(["decode", *arguments, str(path)]) == 0
         text = printed.getvalue()
         assert "SaslAuthenticate" in text and SECRET not in text and "<redacted>" in text
         if "--bytes" in arguments:

@@ -181,14 +181,10 @@ def _outside_ci():
 
 def cli_markdown() -> str:
     """Every command of ``conformance`` with its arguments, as the parsers define them."""
-    from conformance.capture.commands import decode_parser, diff_parser
     from conformance.cli import PYTEST_PASS_THROUGH, build_parser
 
-    # decode and diff keep parsers of their own; the main parser only names them
-    own_parsers: dict[str, Callable[[], argparse.ArgumentParser]] = {"decode": decode_parser, "diff": diff_parser}
     with _outside_ci():
         parser = build_parser()
-        own = {name: make() for name, make in own_parsers.items()}
     subcommands, helps = _subcommands(parser)
     assert subcommands is not None
     lines = [
@@ -208,7 +204,6 @@ def cli_markdown() -> str:
         "",
     ]
     for name, child in subcommands.choices.items():
-        child = own.get(name, child)
         lines += _command_section(f"conformance {name}", child, helps.get(name, ""), 2)
     lines += pytest_options_markdown()
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -11,5 +11,6 @@ package imports this one. Modules, one job each:
 - :mod:`.jobs`: matrix, regressions, flaky, latency, history
 - :mod:`.summary`: the HTML page and PNG plots; :mod:`.progress`: the progress line
 - :mod:`.session`: the SparkSession; :mod:`.cluster`: a standalone cluster on loopback
-- :mod:`.cli`: ``conformance analyze``; :mod:`.bench` and :mod:`.synthetic`: the benchmark
+- :mod:`.driver`: what ``conformance analyze`` does (its options are parsed in ``conformance.cli.analyze``)
+- :mod:`.bench` and :mod:`.synthetic`: the benchmark
 """

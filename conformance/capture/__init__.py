@@ -8,8 +8,8 @@ Reading captures (no privilege, no scapy):
 Comparing runs:
     :mod:`.loaders` (captures or results files), :mod:`.normalise` (rules), :mod:`.diff`,
     :mod:`.render` (text, JSON), :mod:`.html_report`
-Also: :mod:`.commands` (``conformance decode`` / ``diff``), :mod:`.scenario` (a real client's
-transactions), :mod:`.tshark` (cross-check), :mod:`.writer` (made-up captures), :mod:`.bench`.
+Also: :mod:`.commands` (what ``conformance decode`` / ``diff`` do, as functions), :mod:`.scenario` (a real
+client's transactions), :mod:`.tshark` (cross-check), :mod:`.writer` (made-up captures), :mod:`.bench`.
 
 scapy is GPL-2.0-only: only :mod:`.scapy_sniffer` imports it, and only when dumpcap is missing.
 """

@@ -1,11 +1,12 @@
-"""``conformance decode`` and ``conformance diff``: capture and results files on the command line.
+"""What ``conformance decode`` and ``conformance diff`` do, as functions: they print, and return the exit code.
 
-Exit codes follow diff(1): 0 same (or decoded), 1 different, 2 trouble (unreadable input).
+Their options are parsed in ``conformance.cli.decode`` and ``conformance.cli.diff``; nothing here
+knows of a command line. Exit codes follow diff(1): 0 same (or decoded), 1 different, 2 trouble
+(unreadable input).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -18,30 +19,20 @@ TROUBLE = 2
 
 
 # ---------------------------------------------------------------------------------- decode
-def decode_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="conformance decode",
-                                     description="Kafka exchanges in a pcap or pcapng file, one line each.")
-    parser.add_argument("file", type=Path, metavar="FILE", help="a pcap or pcapng capture")
-    parser.add_argument("--port", type=int, action="append", metavar="N",
-                        help="a server port carrying Kafka (repeatable; default: recognise Kafka connections)")
-    parser.add_argument("--json", action="store_true", help="one JSON document for tools")
-    parser.add_argument("--bytes", action="store_true", help="with --json: the frames too, in base64")
-    parser.add_argument("--verbose", "-v", action="store_true", help="decoded request and response bodies too")
-    return parser
-
-
-def decode_main(argv: list[str] | None = None) -> int:
+def decode(file: Path, ports: list[int] | None = None, *, as_json: bool = False, with_bytes: bool = False,
+           verbose: bool = False) -> int:
+    """Print the Kafka exchanges of a capture, one line each (``verbose``: with their bodies), or one
+    JSON document (``with_bytes``: the frames too, in base64); ``ports``: the servers carrying Kafka."""
     from .pcap import CaptureFileError, read_capture
 
-    arguments = decode_parser().parse_args(argv)
     try:
-        capture = read_capture(arguments.file, arguments.port)
+        capture = read_capture(file, ports)
     except (OSError, CaptureFileError) as error:
         print(f"conformance decode: {error}", file=sys.stderr)
         return TROUBLE
-    if arguments.json:
-        document = {"file": str(arguments.file), "packets": capture.packets, "frames": capture.frames,
-                    "exchanges": [exchange.to_json(with_bytes=arguments.bytes) for exchange in capture.exchanges],
+    if as_json:
+        document = {"file": str(file), "packets": capture.packets, "frames": capture.frames,
+                    "exchanges": [exchange.to_json(with_bytes=with_bytes) for exchange in capture.exchanges],
                     "events": [event.to_json() for event in capture.events], "notes": capture.notes}
         print(json.dumps(document, indent=1, default=str))
         return 0
@@ -49,7 +40,7 @@ def decode_main(argv: list[str] | None = None) -> int:
     origin = next((moment for item in timeline if (moment := _moment(item))), 0.0)
     for item in timeline:
         print(_line(item, origin))
-        if arguments.verbose and isinstance(item, WireExchange):
+        if verbose and isinstance(item, WireExchange):
             print(f"    request:  {_compact(item.request)}")
             if item.response is not None:
                 print(f"    response: {_compact(item.response)}")
@@ -103,25 +94,11 @@ def _compact(value, limit: int = 2000) -> str:
 
 
 # ---------------------------------------------------------------------------------- diff
-def diff_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="conformance diff",
-        description="Compare two runs exchange by exchange: two captures, or two results files.")
-    parser.add_argument("a", type=Path, metavar="A",
-                        help="a pcap/pcapng file, a folder of them (one per case), or a results JSONL file")
-    parser.add_argument("b", type=Path, metavar="B")
-    output = parser.add_mutually_exclusive_group()
-    output.add_argument("--json", action="store_true", help="the diff as JSON on stdout")
-    output.add_argument("--html", type=Path, metavar="OUT", help="write a self-contained HTML page")
-    parser.add_argument("--rules", type=Path, metavar="FILE", help="normalisation rules (JSON or YAML)")
-    parser.add_argument("--port", type=int, action="append", metavar="N", help="Kafka server port in captures")
-    parser.add_argument("--a-target", metavar="SPEC", help="A's target, when A holds results of several")
-    parser.add_argument("--b-target", metavar="SPEC", help="B's target, when B holds results of several")
-    parser.add_argument("--limit", type=int, default=20, help="differences shown per case in text (default 20)")
-    return parser
-
-
-def diff_main(argv: list[str] | None = None) -> int:
+def diff(a: Path, b: Path, *, as_json: bool = False, html: Path | None = None, rules: Path | None = None,
+         ports: list[int] | None = None, a_target: str | None = None, b_target: str | None = None,
+         limit: int = 20) -> int:
+    """Print the exchange-by-exchange diff of two runs (captures or results files) as text (``limit``
+    differences per case) or JSON, or write it as an HTML page; 0 when they are the same, 1 when not."""
     from .diff import diff_runs
     from .html_report import render_html
     from .loaders import load_run
@@ -129,24 +106,23 @@ def diff_main(argv: list[str] | None = None) -> int:
     from .pcap import CaptureFileError
     from .render import render_json, render_text, summary
 
-    arguments = diff_parser().parse_args(argv)
     try:
-        rules = Rules.load(arguments.rules) if arguments.rules else Rules()
-        a = load_run(arguments.a, ports=arguments.port, target=arguments.a_target)
-        b = load_run(arguments.b, ports=arguments.port, target=arguments.b_target)
+        normalisation = Rules.load(rules) if rules else Rules()
+        run_a = load_run(a, ports=ports, target=a_target)
+        run_b = load_run(b, ports=ports, target=b_target)
     except (OSError, ValueError, CaptureFileError) as error:
         print(f"conformance diff: {error}", file=sys.stderr)
         return TROUBLE
-    result = diff_runs(a.groups, b.groups, rules, a_name=_name(arguments.a, arguments.a_target),
-                       b_name=_name(arguments.b, arguments.b_target), a_outcomes=a.outcomes, b_outcomes=b.outcomes)
-    if arguments.json:
+    result = diff_runs(run_a.groups, run_b.groups, normalisation, a_name=_name(a, a_target),
+                       b_name=_name(b, b_target), a_outcomes=run_a.outcomes, b_outcomes=run_b.outcomes)
+    if as_json:
         print(render_json(result))
-    elif arguments.html:
-        arguments.html.parent.mkdir(parents=True, exist_ok=True)
-        arguments.html.write_text(render_html(result), encoding="utf-8")
-        print(f"{summary(result)}\nwrote {arguments.html}")
+    elif html:
+        html.parent.mkdir(parents=True, exist_ok=True)
+        html.write_text(render_html(result), encoding="utf-8")
+        print(f"{summary(result)}\nwrote {html}")
     else:
-        print(render_text(result, limit=arguments.limit))
+        print(render_text(result, limit=limit))
     return 0 if result.same else 1
 
 

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -140,39 +139,3 @@ def build(results: Path, output: Path, *, executor: dict, environment: dict[str,
             raise RuntimeError(f"allure generate failed ({done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
     return output
 
-
-def register(report_kinds) -> None:
-    allure = report_kinds.add_parser("allure", help="build the Allure HTML report offline (Allure 2 via npm, Java)")
-    allure.add_argument("results_dir", metavar="RESULTS_DIR", help="Allure results folder (conformance run --alluredir)")
-    allure.add_argument("-o", "--output", default="reports/allure-report", metavar="OUT",
-                        help="report folder, replaced; its history/ carries trends to the next build "
-                             "(default: reports/allure-report)")
-    allure.add_argument("--history-from", metavar="REPORT", help="take the trend history from this earlier report "
-                                                                 "(default: OUT itself)")
-    allure.add_argument("--results", action="append", default=[], metavar="FILE.jsonl",
-                        help="JSONL results of the same run: target versions and finalized features for the "
-                             "Environment widget")
-    allure.add_argument("--single-file", action="store_true", help="one index.html with everything inlined")
-    allure.add_argument("--executor-name", default=os.environ.get("CI_NAME") or ("CI" if os.environ.get("CI")
-                                                                                 else "local"))
-    allure.add_argument("--build-name", default=os.environ.get("GITHUB_RUN_ID") or "", metavar="NAME")
-    allure.add_argument("--build-url", default="", metavar="URL")
-    allure.set_defaults(handler=command_allure)
-
-
-def command_allure(arguments) -> int:
-    executor = {"name": arguments.executor_name, "type": "kafka-conformance",
-                "buildName": arguments.build_name or f"conformance {harness_version()}",
-                "reportName": "Kafka transaction protocol conformance"}
-    if arguments.build_url:
-        executor["buildUrl"] = arguments.build_url
-    try:
-        output = build(Path(arguments.results_dir), Path(arguments.output), executor=executor,
-                       environment=environment_from_results(arguments.results),
-                       previous_report=Path(arguments.history_from) if arguments.history_from else None,
-                       single_file=arguments.single_file)
-    except (AllureUnavailable, FileNotFoundError, RuntimeError) as error:
-        print(f"report allure: {error}", file=sys.stderr)
-        return 2
-    print(f"wrote {output / 'index.html'}")
-    return 0

@@ -3,54 +3,19 @@
 The console of ``conformance run`` lists each departing case in a few lines; this is where the rest
 is. ITEM is the reproduce id (``suites/kip98/x.yaml::case[target-vN]``, the pytest node id), the
 label ``suite::case@vN``, or a substring of either that names one item. A file holding several runs
-answers with each item's latest record (``--run-id`` picks a run).
+answers with each item's latest record (``--run-id`` picks a run). The command's options are parsed
+in ``conformance.cli.show``; this module finds and renders.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from ..suite.model import OUTCOME_LABELS
 from .itemref import label, latest, reproduce
-from .results import read_results
 
-DEFAULT_RESULTS = "reports/results.jsonl"
 LISTED = 20  # an ambiguous ITEM lists this many of the items it names
-
-
-def register(commands) -> None:
-    show = commands.add_parser("show", help="one item's full record and exchanges, from a results file",
-                               description=__doc__.split("\n\n")[0])
-    show.add_argument("item", metavar="ITEM",
-                      help="suites/FILE.yaml::case[target-vN] (as reproduce prints it), suite::case@vN, "
-                           "or a substring that names one item")
-    show.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE",
-                      help=f"JSONL results file (default: {DEFAULT_RESULTS})")
-    show.add_argument("--target", metavar="SPEC", help="only this target's items (when ITEM names several)")
-    show.add_argument("--run-id", metavar="ID", help="only this run's records (default: each item's latest)")
-    show.add_argument("--json", action="store_true", help="print the record as JSON")
-    show.set_defaults(handler=command_show)
-
-
-def command_show(arguments) -> int:
-    path = Path(arguments.results)
-    if not path.is_file():
-        print(f"conformance show: no results file at {path}", file=sys.stderr)
-        return 2
-    records = [record for record in read_results(path, run_id=arguments.run_id)
-               if not arguments.target or record.get("target") == arguments.target]
-    found = find(records, arguments.item)
-    if len(found) != 1:
-        print(not_one(arguments.item, found, path), file=sys.stderr)
-        return 1
-    [record] = found
-    if arguments.json:
-        print(json.dumps(record, indent=1, default=str))
-    else:
-        print(render(record), end="")
-    return 0
 
 
 # ------------------------------------------------------------------------------ finding

@@ -17,8 +17,7 @@ from ..report import known_failures
 from ..report.results import new_run_id, read_results
 from ..report.certify import certificate, fingerprint, levels
 from ..report.invocation import SUITE_PATHS_HELP
-
-DEFAULT_OUTPUT = "reports/certification"
+from ..defaults import CERTIFICATION_OUTPUT
 
 
 def register(commands) -> None:
@@ -38,8 +37,8 @@ def register(commands) -> None:
     certify.add_argument("--known-failures", action="append", default=[], metavar="FILE.yaml",
                          help="waive these departures in the levels that allow it (listed on the page)")
     certify.add_argument("--levels", metavar="FILE", help="levels file (default: the bundled levels.yaml)")
-    certify.add_argument("-o", "--output", default=DEFAULT_OUTPUT, metavar="DIR",
-                         help=f"where the certification folder is created (default: {DEFAULT_OUTPUT})")
+    certify.add_argument("-o", "--output", default=CERTIFICATION_OUTPUT, metavar="DIR",
+                         help=f"where the certification folder is created (default: {CERTIFICATION_OUTPUT})")
     certify.add_argument("--require", action="append", default=[], metavar="LEVEL",
                          help="exit 1 unless this level (id) is reached (repeatable)")
     certify.set_defaults(handler=command_certify)

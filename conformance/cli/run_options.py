@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import argparse
 
+from ..defaults import DEFAULT_ALLUREDIR, DEFAULT_RESULTS, DEFAULT_TARGET
 from ..report.invocation import SUITE_PATHS_HELP, plugin_arguments, suite_paths
 from ..runner.parallel import DEFAULT_JOBS
-
-DEFAULT_RESULTS = "reports/results.jsonl"
-DEFAULT_ALLUREDIR = "reports/allure-results"
-DEFAULT_TARGET = "kafka"
 
 
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,

@@ -12,17 +12,15 @@ import re
 import sys
 from pathlib import Path
 
+from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, SEMANTIC_HISTORIES
 from ..report.results import ResultsWriter, new_run_id
-
-DEFAULT_RESULTS = "reports/results.jsonl"
-DEFAULT_HISTORIES = "reports/semantic"
 
 
 def register(commands) -> None:
     semantic = commands.add_parser(
         "semantic", help="exactly-once checked end to end: real transactional clients under faults, histories judged")
     semantic.add_argument("--target", action="append", metavar="SPEC",
-                          help="target spec, repeatable (default: kafka)")
+                          help=f"target spec, repeatable (default: {DEFAULT_TARGET})")
     semantic.add_argument("--duration", type=float, default=120.0, metavar="SECONDS",
                           help="how long the clients run (default: 120; a soak is one flag away)")
     semantic.add_argument("--no-faults", action="store_true", help="run the clients without injecting faults")
@@ -35,8 +33,8 @@ def register(commands) -> None:
     semantic.add_argument("--client-config", metavar="FILE",
                           help="client properties for HOST:PORT targets (librdkafka's names: the clients are confluent-kafka)")
     semantic.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
-    semantic.add_argument("--histories", default=DEFAULT_HISTORIES, metavar="DIR",
-                          help=f"where each run's history is written (default: {DEFAULT_HISTORIES})")
+    semantic.add_argument("--histories", default=SEMANTIC_HISTORIES, metavar="DIR",
+                          help=f"where each run's history is written (default: {SEMANTIC_HISTORIES})")
     semantic.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
     semantic.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
     semantic.set_defaults(handler=command_semantic)
@@ -49,7 +47,7 @@ def command_semantic(arguments) -> int:
     from ..extension import Extensions
     from ..targets.pool import TargetPool
 
-    specs = arguments.target or ["kafka"]
+    specs = arguments.target or [DEFAULT_TARGET]
     try:
         pool = TargetPool(specs, Extensions.for_run().target_kinds())
     except ValueError as error:

@@ -25,9 +25,9 @@ from ..analysis import flakiness
 from ..report.itemref import label, reproduce
 from ..report.results import new_run_id, read_results
 from ..suite.model import OUTCOME_ORDER
+from ..defaults import FLAKY_RESULTS
 from .run_options import add_run_arguments, principal_problem, pytest_options
 
-DEFAULT_RESULTS = "reports/flaky/results.jsonl"
 # Each run's own terminal output stays short: the judgement at the end is what this command is for.
 QUIET_PYTEST = ["-q", "--tb=no", "-rN"]
 RUN_EXIT_CODES_OK = (0, 1)  # pytest: every item ran (1: some did not pass); others mean the run itself failed
@@ -59,7 +59,7 @@ def register(commands) -> None:
     flaky = commands.add_parser(
         "flaky", help="run a selection N times (or judge results files) and list every item whose outcome changed",
         description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_run_arguments(flaky, results=DEFAULT_RESULTS, alluredir="", results_flags=("-o", "--results"))
+    add_run_arguments(flaky, results=FLAKY_RESULTS, alluredir="", results_flags=("-o", "--results"))
     flaky.add_argument("--runs", type=int, metavar="N", help="run the selection N times (at least 2)")
     flaky.add_argument("--from", dest="sources", action="extend", nargs="+", metavar="FILE",
                        help="judge these results files instead of running anything (every run they hold; "

@@ -1,0 +1,63 @@
+"""The ``conformance`` command: list targets and cases, lint suites, and run them through pytest.
+
+The rules of this package, the top layer of the harness beside ``conformance.bench``:
+
+- one module per command (``deviations``, ``coverage`` and ``findings``, three Markdown documents
+  written the same way, share :mod:`.documents`); each has a ``register(commands)``, which adds its
+  parser and sets ``handler`` to the function that runs it; ``dispatch`` calls the handler, the one
+  way a command runs;
+- argparse lives here and nowhere below: the report, capture and analysis modules a command calls
+  take plain arguments, print their output and return an exit code or a value;
+- defaults come from :mod:`conformance.defaults`, the one place the pytest plugin reads them too;
+- a module imports what the command needs inside its handler, so ``conformance --help`` loads
+  neither pytest nor Spark.
+
+``main`` is the console script (``conformance``) and ``python -m conformance.cli``; anything after
+``--`` goes to pytest unchanged, for the commands in ``PYTEST_PASS_THROUGH`` only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from . import analyze, certify, decode, diff, documents, flaky, gate, lint, listing, report, run, semantic, show, targets
+
+PYTEST_PASS_THROUGH = ("run", "flaky")  # commands that hand the arguments after -- to pytest
+
+# Each command's register, in the order ``conformance --help`` lists them.
+COMMANDS = (targets.register, lint.register, listing.register, documents.register_deviations,
+            documents.register_coverage, decode.register, diff.register, documents.register_findings, run.register,
+            analyze.register, gate.register, show.register, certify.register, semantic.register, flaky.register,
+            report.register)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for register in COMMANDS:
+        register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return dispatch(argv)
+    except BrokenPipeError:  # `conformance list | head` closed the pipe: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit flush
+        return 0
+
+
+def dispatch(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pytest_arguments: list[str] = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, pytest_arguments = argv[:split], argv[split + 1:]
+    parser = build_parser()
+    arguments = parser.parse_args(argv)
+    if pytest_arguments and arguments.command not in PYTEST_PASS_THROUGH:
+        parser.error("arguments after -- are only for 'conformance run' and 'conformance flaky'")
+    arguments.pytest_arguments = pytest_arguments
+    return arguments.handler(arguments)

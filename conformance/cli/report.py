@@ -1,0 +1,56 @@
+"""``conformance report KIND``: reports built from a run's output; today one kind, ``allure``.
+
+``conformance report allure RESULTS_DIR -o OUT`` builds the Allure HTML report offline
+(:func:`conformance.report.allure_html.build`). Exit 0 when written, 2 when Allure, Java or the
+results are missing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ..defaults import ALLURE_REPORT
+
+
+def register(commands) -> None:
+    report = commands.add_parser("report", help="build reports from results (see: conformance report --help)")
+    kinds = report.add_subparsers(dest="report_kind", required=True)
+    allure = kinds.add_parser("allure", help="build the Allure HTML report offline (Allure 2 via npm, Java)")
+    allure.add_argument("results_dir", metavar="RESULTS_DIR", help="Allure results folder (conformance run --alluredir)")
+    allure.add_argument("-o", "--output", default=ALLURE_REPORT, metavar="OUT",
+                        help="report folder, replaced; its history/ carries trends to the next build "
+                             f"(default: {ALLURE_REPORT})")
+    allure.add_argument("--history-from", metavar="REPORT", help="take the trend history from this earlier report "
+                                                                 "(default: OUT itself)")
+    allure.add_argument("--results", action="append", default=[], metavar="FILE.jsonl",
+                        help="JSONL results of the same run: target versions and finalized features for the "
+                             "Environment widget")
+    allure.add_argument("--single-file", action="store_true", help="one index.html with everything inlined")
+    # The executor and build name default to what a CI system sets in the environment.
+    allure.add_argument("--executor-name", default=os.environ.get("CI_NAME") or ("CI" if os.environ.get("CI")
+                                                                                 else "local"))
+    allure.add_argument("--build-name", default=os.environ.get("GITHUB_RUN_ID") or "", metavar="NAME")
+    allure.add_argument("--build-url", default="", metavar="URL")
+    allure.set_defaults(handler=command_allure)
+
+
+def command_allure(arguments) -> int:
+    from ..report.allure_html import AllureUnavailable, build, environment_from_results, harness_version
+
+    executor = {"name": arguments.executor_name, "type": "kafka-conformance",
+                "buildName": arguments.build_name or f"conformance {harness_version()}",
+                "reportName": "Kafka transaction protocol conformance"}
+    if arguments.build_url:
+        executor["buildUrl"] = arguments.build_url
+    try:
+        output = build(Path(arguments.results_dir), Path(arguments.output), executor=executor,
+                       environment=environment_from_results(arguments.results),
+                       previous_report=Path(arguments.history_from) if arguments.history_from else None,
+                       single_file=arguments.single_file)
+    except (AllureUnavailable, FileNotFoundError, RuntimeError) as error:
+        print(f"report allure: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {output / 'index.html'}")
+    return 0

@@ -1,0 +1,76 @@
+"""``conformance run``: pytest with the plugin and sensible defaults, then a summary per target.
+
+The defaults are the pinned Kafka release, the bundled suites, a results file and an Allure folder
+(:mod:`.run_options`, shared with ``conformance flaky``); anything after ``--`` goes to pytest
+unchanged. Once pytest returns, the run's own records are read back from the results file for the
+summary table and, with ``--junit``, the JUnit XML.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER
+from .run_options import add_run_arguments
+
+SUMMARY_COLUMNS = list(OUTCOME_ORDER)
+
+
+def register(commands) -> None:
+    run = commands.add_parser("run", help="run suites with pytest (arguments after -- go to pytest)")
+    add_run_arguments(run)
+    run.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
+    run.add_argument("--junit", metavar="FILE",
+                     help="also write JUnit XML (a departure is a <failure>, a harness error an <error>)")
+    run.set_defaults(handler=command_run)
+
+
+def command_run(arguments) -> int:
+    import pytest
+
+    from ..report.results import new_run_id
+    from .run_options import principal_problem, pytest_options
+
+    problem = principal_problem(arguments)
+    if problem:  # one line and exit code 2, before any target starts
+        print(f"conformance run: {problem}", file=sys.stderr)
+        return 2
+    run_id = arguments.run_id or new_run_id()
+    exit_code = int(pytest.main([*pytest_options(arguments, run_id), *arguments.pytest_arguments]))
+    print_summary(arguments.results, run_id)
+    write_junit_after_run(arguments, run_id)
+    return exit_code
+
+
+def summary_rows(records: list[dict]) -> list[list]:
+    """Counts per outcome for each target (in order of first appearance), then a total per target."""
+    counts: dict[str, Counter] = {}
+    for record in records:
+        counts.setdefault(record.get("target", "?"), Counter())[record.get("outcome", "?")] += 1
+    return [[target, *(counter[column] for column in SUMMARY_COLUMNS), sum(counter.values())]
+            for target, counter in counts.items()]
+
+
+def print_summary(results_path: str | Path, run_id: str) -> None:
+    from ..report.console import print_table
+    from ..report.results import read_results
+
+    records = read_results(results_path, run_id=run_id)
+    if not records:
+        print(f"no results recorded for run {run_id} in {results_path}")
+        return
+    print_table(["target", *(OUTCOME_LABELS[column] for column in SUMMARY_COLUMNS), "total"], summary_rows(records),
+                title=f"run {run_id} ({results_path})")
+
+
+def write_junit_after_run(arguments, run_id: str) -> None:
+    """JUnit from the run's own JSONL records, when ``--junit`` asks for it."""
+    if not getattr(arguments, "junit", None):
+        return
+    from ..report.junit import write_junit
+    from ..report.results import read_results
+
+    count = write_junit(read_results(arguments.results, run_id=run_id), arguments.junit)
+    print(f"wrote {arguments.junit} ({count} test cases)")

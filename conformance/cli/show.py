@@ -1,0 +1,49 @@
+"""``conformance show ITEM``: one item's whole record from a results file (:mod:`conformance.report.show`).
+
+Exit 0 when ITEM names one item, 1 when it names none or several (listed), 2 when there is no
+results file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..defaults import DEFAULT_RESULTS
+from ..report import show as report_show
+
+
+def register(commands) -> None:
+    show = commands.add_parser("show", help="one item's full record and exchanges, from a results file",
+                               description=report_show.__doc__.split("\n\n")[0])
+    show.add_argument("item", metavar="ITEM",
+                      help="suites/FILE.yaml::case[target-vN] (as reproduce prints it), suite::case@vN, "
+                           "or a substring that names one item")
+    show.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE",
+                      help=f"JSONL results file (default: {DEFAULT_RESULTS})")
+    show.add_argument("--target", metavar="SPEC", help="only this target's items (when ITEM names several)")
+    show.add_argument("--run-id", metavar="ID", help="only this run's records (default: each item's latest)")
+    show.add_argument("--json", action="store_true", help="print the record as JSON")
+    show.set_defaults(handler=command_show)
+
+
+def command_show(arguments) -> int:
+    from ..report.results import read_results
+
+    path = Path(arguments.results)
+    if not path.is_file():
+        print(f"conformance show: no results file at {path}", file=sys.stderr)
+        return 2
+    records = [record for record in read_results(path, run_id=arguments.run_id)
+               if not arguments.target or record.get("target") == arguments.target]
+    found = report_show.find(records, arguments.item)
+    if len(found) != 1:
+        print(report_show.not_one(arguments.item, found, path), file=sys.stderr)
+        return 1
+    [record] = found
+    if arguments.json:
+        print(json.dumps(record, indent=1, default=str))
+    else:
+        print(report_show.render(record), end="")
+    return 0

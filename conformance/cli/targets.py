@@ -1,0 +1,23 @@
+"""``conformance targets``: every target kind the plugins register, and whether it can run here."""
+
+from __future__ import annotations
+
+
+def register(commands) -> None:
+    command = commands.add_parser("targets", help="target kinds, and whether each can run here")
+    command.set_defaults(handler=command_targets)
+
+
+def command_targets(arguments) -> int:
+    from ..extension import Extensions
+    from ..report.console import print_table
+
+    rows = []
+    for kind in Extensions.for_run().target_kinds():
+        try:
+            reason = kind.availability()
+        except Exception as error:  # noqa: BLE001 - one broken kind must not hide the others
+            reason = f"availability check failed: {error}"
+        rows.append([kind.name, kind.description, "yes" if reason is None else f"no: {reason}"])
+    print_table(["kind", "description", "available here"], rows)
+    return 0

@@ -1,0 +1,19 @@
+"""Where the harness reads and writes when it is not told, and the target it runs on when none is named.
+
+Every entry point takes its defaults from here: the ``conformance`` command (``conformance.cli``) and
+the pytest plugin, which a user may run without the command. Paths are relative to where the user
+stands (pytest's rootdir for the plugin). The number of jobs a run takes is the runner's own
+(``conformance.runner.parallel.DEFAULT_JOBS``): it depends on the machine, not on a choice made here.
+
+This module imports nothing, so any layer may read it.
+"""
+
+DEFAULT_RESULTS = "reports/results.jsonl"  # every result of a run is appended here
+DEFAULT_ALLUREDIR = "reports/allure-results"  # the Allure results of ``conformance run``, emptied first
+DEFAULT_TARGET = "kafka"  # the pinned Apache Kafka release, provisioned by the harness
+
+FLAKY_RESULTS = "reports/flaky/results.jsonl"  # ``conformance flaky``: its N runs, apart from other runs
+SEMANTIC_HISTORIES = "reports/semantic"  # ``conformance semantic``: each run's history of operations
+CERTIFICATION_OUTPUT = "reports/certification"  # ``conformance certify``: one folder per certification
+ALLURE_REPORT = "reports/allure-report"  # ``conformance report allure``: the HTML report
+ANALYSIS_OUT = "reports/analysis"  # ``conformance analyze``: Parquet tables and a page per job
