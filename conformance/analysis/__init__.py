@@ -12,5 +12,5 @@ package imports this one. Modules, one job each:
 - :mod:`.summary`: the HTML page and PNG plots; :mod:`.progress`: the progress line
 - :mod:`.session`: the SparkSession; :mod:`.cluster`: a standalone cluster on loopback
 - :mod:`.driver`: what ``conformance analyze`` does (its options are parsed in ``conformance.cli.analyze``)
-- :mod:`.bench` and :mod:`.synthetic`: the benchmark
+- :mod:`.synthetic`: the corpus the benchmark (``conformance.bench.analysis``) grows
 """

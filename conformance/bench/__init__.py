@@ -1,1 +1,20 @@
-"""Benchmarks of the harness's own machinery (``python -m conformance.bench codec``)."""
+"""Benchmarks of the harness's own machinery, one module each: ``python -m conformance.bench.NAME``.
+
+The rules: this package is a top layer beside ``conformance.cli`` (the import contract in
+pyproject.toml), so a benchmark may import any part of the harness it measures, the extension seam
+included, and nothing below imports a benchmark. Each module has a ``main(argv)`` and prints ratios
+measured side by side in one run; ``python -m conformance.bench NAME`` runs the same. The suite,
+target, proxy and exactly-once benchmarks start brokers; the codec one needs the ``oracles`` extra,
+the analysis one PySpark.
+"""
+
+# module name -> what it measures
+BENCHMARKS = {
+    "analysis": "the Spark jobs and the capture decode on a corpus grown from real results",
+    "capture": "decoding pcaps, against tshark",
+    "codec": "this codec against kio and kafka-python, encoding and decoding",
+    "proxy": "per exchange: the harness's client and the proxy against a bare socket",
+    "semantic": "the exactly-once tier's transactions per second against confluent-kafka alone",
+    "suite": "the bundled suites serial and concurrent, against the critical path",
+    "targets": "how long every target takes to start and stop",
+}

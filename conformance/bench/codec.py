@@ -4,10 +4,13 @@ Every measurement is timeit's: the callable runs in a loop sized to take about 0
 best of several loops counts (the least disturbed by the rest of the machine). The loops of the
 implementations take turns, so a busy moment of the machine does not fall on one of them only.
 Rates are operations per second; ratios above 1 mean ours is faster.
+
+``python -m conformance.bench.codec [--repeats N] [--profile encode|decode]``
 """
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import io
 import math
@@ -112,3 +115,21 @@ def _run(codec, operation: str, message: BenchMessage, data: bytes, body: dict):
     if operation == "encode":
         return codec.encode(message.api, message.version, message.direction, body)
     return codec.decode(message.api, message.version, message.direction, data)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.bench.codec",
+                                     description="ours against kio and kafka-python, encode and decode")
+    parser.add_argument("--repeats", type=int, default=5, help="timing repeats; the best counts")
+    parser.add_argument("--profile", choices=OPERATIONS, help="print a cProfile of our codec instead of the comparison")
+    arguments = parser.parse_args(argv)
+    if arguments.profile:
+        print(profile(arguments.profile))
+        return 0
+    results, names, missing = measure(arguments.repeats)
+    print(render(results, names, missing))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -9,7 +9,8 @@ Comparing runs:
     :mod:`.loaders` (captures or results files), :mod:`.normalise` (rules), :mod:`.diff`,
     :mod:`.render` (text, JSON), :mod:`.html_report`
 Also: :mod:`.commands` (what ``conformance decode`` / ``diff`` do, as functions), :mod:`.scenario` (a real
-client's transactions), :mod:`.tshark` (cross-check), :mod:`.writer` (made-up captures), :mod:`.bench`.
+client's transactions), :mod:`.tshark` (cross-check), :mod:`.writer` (made-up captures); the decode
+benchmark is ``conformance.bench.capture``.
 
 scapy is GPL-2.0-only: only :mod:`.scapy_sniffer` imports it, and only when dumpcap is missing.
 """

@@ -1,9 +1,9 @@
 """How fast the analysis pipeline goes: each job on local[1] and local[2], and the capture decode
 against a single-process Python loop over the same files.
 
-``python -m conformance.analysis.bench --results FILE... --captures DIR... [--items N] [--exchanges N]``
+``python -m conformance.bench.analysis --results FILE... --captures DIR... [--items N] [--exchanges N]``
 
-The corpus is grown from real results and captures (:mod:`.synthetic`) into ``--corpus`` (kept
+The corpus is grown from real results and captures (:mod:`conformance.analysis.synthetic`) into ``--corpus`` (kept
 for reruns with ``--reuse``). Steps, each timed on every master:
 
 - parse: results JSONL into the items table (rows/s)
@@ -29,8 +29,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import synthetic
-from .inputs import collect
+from ..analysis import synthetic
+from ..analysis.inputs import collect
 
 STEPS_ON_ITEMS = ["matrix", "regressions", "flaky", "history"]
 ALL_STEPS = ["parse", "decode", "decode_binary", "ingest", *STEPS_ON_ITEMS, "latency"]
@@ -61,9 +61,9 @@ def consume(frames: dict) -> None:
 
 def bench_master(master: str, corpus: Path, item_files: list[str], capture_folder: str, warm_up: list[str],
                  steps: list[str]) -> dict:
-    from . import captures, results, warehouse
-    from .jobs import job
-    from .session import spark_session
+    from ..analysis import captures, results, warehouse
+    from ..analysis.jobs import job
+    from ..analysis.session import spark_session
 
     figures: dict = {"master": master}
     spark = spark_session(master)
@@ -144,7 +144,7 @@ def report(corpus_facts: dict, runs: list[dict], baseline: tuple[float, int]) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.analysis.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m conformance.bench.analysis", description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", nargs="+", default=["reports"], metavar="FILE",
                         help="real results files or folders to grow the corpus from")
     parser.add_argument("--captures", nargs="+", default=["reports/captures"], metavar="DIR",

@@ -1,6 +1,6 @@
 """Benchmark: the time to a verdict against its floor, serial and concurrent, per target.
 
-``python -m conformance.runner.bench [--target kafka --target rdkafka-mock] [--workers N] [--drafts] [PATHS]``
+``python -m conformance.bench.suite [--target kafka --target rdkafka-mock] [--workers N] [--drafts] [PATHS]``
 starts each target once, runs every item one at a time and then ``--workers`` at a time (what
 ``conformance run --jobs`` does), and compares each wall time, the target's start included, with the
 critical path: the start plus the longest item, which no scheduling can beat. It also counts the items whose
@@ -18,12 +18,12 @@ from .. import resources
 from ..targets.registry import resolve
 from ..extension import Extensions
 from ..suite.loader import load_suites
-from .parallel import DEFAULT_JOBS, items_of, run_items
-from .runner import Runner
+from ..runner.parallel import DEFAULT_JOBS, items_of, run_items
+from ..runner.runner import Runner
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.runner.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m conformance.bench.suite", description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", default=[str(resources.suites())])
     parser.add_argument("--target", action="append", help="repeatable (default: kafka and rdkafka-mock)")
     parser.add_argument("--workers", type=int, default=DEFAULT_JOBS, help=f"default: {DEFAULT_JOBS}, as conformance run")

@@ -1,6 +1,6 @@
 """Per-exchange time of the harness's client and of the fault proxy against a bare socket round trip.
 
-``python -m conformance.proxy.bench [--target kafka] [--exchanges 2000] [--api ApiVersions|Metadata]``
+``python -m conformance.bench.proxy [--target kafka] [--exchanges 2000] [--api ApiVersions|Metadata]``
 starts the target once, then alternates rounds of the same request: a ready-made frame over a bare
 socket to the broker (direct), the harness's own client (encoding, decoding and the transcript included),
 a bare socket through the proxy (in this process, as the harness runs it; no fault installed) and, for
@@ -21,7 +21,7 @@ from ..client.connection import Connection
 from ..client.transcript import Transcript
 from ..protocol import frames
 from ..protocol.codec import default_codec
-from .server import ProxyServer, split_address
+from ..proxy.server import ProxyServer, split_address
 
 REQUESTS = {
     "ApiVersions": (3, {"client_software_name": "bench", "client_software_version": "1"}),
@@ -134,43 +134,16 @@ def measure(bootstrap: str, exchanges: int, api: str, rounds: int = 10) -> dict:
             "harness_ratio": median["harness"] / median["direct"]}
 
 
-class _TargetKinds:
-    """The registry ``conformance_register_targets`` fills, kept to what the hook uses: the proxy layer
-    imports no target (they sit above it), so this benchmark finds them as a third-party tool would."""
-
-    def __init__(self):
-        self.kinds: list = []
-
-    def add(self, kind) -> None:
-        self.kinds.append(kind)
-
-
 def _target(spec: str):
-    """The target named ``spec``, from the target kinds the installed ``conformance`` plugins register
-    (the built-in plugin is one of them once the package is installed)."""
-    from importlib.metadata import entry_points
+    """The target named ``spec``, from the target kinds the plugins register (a run's own plugin manager)."""
+    from ..extension import Extensions
+    from ..targets.registry import resolve
 
-    import pluggy
-
-    manager = pluggy.PluginManager("conformance")
-    for entry_point in entry_points(group="conformance"):
-        try:
-            manager.register(entry_point.load(), name=entry_point.name)
-        except Exception:  # noqa: BLE001 - a broken plugin only matters if it held the kind asked for
-            continue
-    registry = _TargetKinds()
-    try:
-        manager.hook.conformance_register_targets(registry=registry)
-    except AttributeError:  # no installed plugin registers targets
-        pass
-    for kind in sorted(registry.kinds, key=lambda kind: kind.fallback):
-        if kind.matches(spec):
-            return kind.create(spec)
-    raise SystemExit(f"no target kind matches {spec!r} (is the package installed: pip install kafka-conformance?)")
+    return resolve(spec, Extensions.for_run().target_kinds())
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m conformance.bench.proxy", description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="kafka", help="target spec to start, or HOST:PORT of a running broker")
     parser.add_argument("--exchanges", type=int, default=2000)
     parser.add_argument("--api", choices=sorted(REQUESTS), action="append")

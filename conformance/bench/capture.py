@@ -1,6 +1,6 @@
 """How fast captures decode: ours against tshark's Kafka dissector on the same generated file.
 
-``python -m conformance.capture.bench [--frames N] [--connections N] [--keep FILE]``
+``python -m conformance.bench.capture [--frames N] [--connections N] [--keep FILE]``
 
 The file holds small Produce and Fetch exchanges (with record batches) spread over a few
 connections, one frame per TCP segment, as a client without pipelining sends them. Both
@@ -21,8 +21,8 @@ from pathlib import Path
 from ..protocol import frames
 from ..protocol.codec import default_codec
 from ..protocol.records import Record, RecordBatch, encode_batch
-from .pcap import read_capture
-from .writer import PcapWriter, SyntheticConnection, link_frame
+from ..capture.pcap import read_capture
+from ..capture.writer import PcapWriter, SyntheticConnection, link_frame
 
 PORT = 9092
 PRODUCE_VERSION, FETCH_VERSION = 8, 11  # the newest tshark 4.0 dissects, so it does its full work
@@ -105,7 +105,7 @@ def time_tshark(path: Path) -> tuple[float, int] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.capture.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m conformance.bench.capture", description=__doc__.split("\n\n")[0])
     parser.add_argument("--frames", type=int, default=100_000, help="Kafka frames to generate (default 100000)")
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--keep", type=Path, metavar="FILE", help="write the capture here and keep it")

@@ -1,6 +1,6 @@
 """Transactions per second of the exactly-once tier against confluent-kafka alone, on the same target.
 
-``python -m conformance.semantic.bench [--target kafka] [--seconds 15] [--rounds 3]`` starts the target
+``python -m conformance.bench.semantic [--target kafka] [--seconds 15] [--rounds 3]`` starts the target
 once, then alternates rounds of the same transactional producers: bare (confluent-kafka's calls and
 nothing else) and as the tier runs them (every operation recorded in a history, a read_committed reader
 and the last-stable-offset monitor running beside them). No faults. It prints each round and the
@@ -19,9 +19,9 @@ import time
 
 from confluent_kafka import KafkaException, Producer
 
-from .history import History
-from .session import create_topics
-from .workload import LsoMonitor, Plan, Reader, Writer
+from ..semantic.history import History
+from ..semantic.session import create_topics
+from ..semantic.workload import LsoMonitor, Plan, Reader, Writer
 
 
 def bare(plan: Plan, seconds: float, producers: int) -> float:
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..targets.pool import TargetPool
     from ..extension import Extensions
 
-    parser = argparse.ArgumentParser(prog="python -m conformance.semantic.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m conformance.bench.semantic", description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", default="kafka")
     parser.add_argument("--seconds", type=float, default=15.0, help="length of one round (default: 15)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each (default: 3)")
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         target = pool.acquire(arguments.target)
         plan = Plan(target.bootstrap, run=secrets.token_hex(3), security=getattr(target, "security", None))
-        plan.logger = logging.getLogger("conformance.semantic.bench")  # librdkafka's log: not on the figures' screen
+        plan.logger = logging.getLogger("conformance.bench.semantic")  # librdkafka's log: not on the figures' screen
         plan.logger.propagate = False
         plan.logger.addHandler(logging.NullHandler())
         create_topics(plan, target)

@@ -1,6 +1,6 @@
 """Benchmark: start-up and stop times of every target kind that can run here.
 
-``python -m conformance.targets.bench [SPEC ...] [--repeat N]`` starts each target N times (jars and
+``python -m conformance.bench.targets [SPEC ...] [--repeat N]`` starts each target N times (jars and
 binaries are resolved before timing) and prints the median time until it serves requests.
 """
 
@@ -11,13 +11,13 @@ import statistics
 import time
 
 from ..extension import Extensions
-from .registry import resolve
+from ..targets.registry import resolve
 
 DEFAULT_SPECS = ["kafka", "kafka:3.9.1", "kafka,nodes=3", "tansu", "rdkafka-mock"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.targets.bench")
+    parser = argparse.ArgumentParser(prog="python -m conformance.bench.targets")
     parser.add_argument("specs", nargs="*", default=DEFAULT_SPECS)
     parser.add_argument("--repeat", type=int, default=3)
     arguments = parser.parse_args(argv)
