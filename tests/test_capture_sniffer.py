@@ -86,6 +86,19 @@ def test_without_a_backend_capture_is_off_and_says_so_once(tmp_path, monkeypatch
     assert not any(tmp_path.iterdir())
 
 
-def test_availability_and_backend_choice_agree():
-    reason = capture_available()
-    assert (reason is None) == (sniffer.backend_name() is not None), reason
+@pytest.mark.parametrize("dumpcap, scapy, backend, reason", [
+    (None, None, "dumpcap", None),
+    (None, "no scapy", "dumpcap", None),  # dumpcap first: it captures in its own process
+    ("no dumpcap", None, "scapy", None),
+    ("no dumpcap", "no scapy", None, "no dumpcap; and no scapy"),
+])
+def test_the_backend_is_dumpcap_then_scapy_and_none_says_why(monkeypatch, dumpcap, scapy, backend, reason):
+    from conformance.capture import scapy_sniffer
+
+    monkeypatch.setattr(sniffer, "_dumpcap_reason", lambda: dumpcap)
+    monkeypatch.setattr(scapy_sniffer, "availability", lambda: scapy)
+    monkeypatch.setattr(sniffer.sys, "platform", "linux")
+    assert sniffer.backend_name() == backend
+    assert capture_available() == reason
+    monkeypatch.setattr(sniffer.sys, "platform", "darwin")
+    assert capture_available() == "capturing loopback traffic is implemented for Linux only, not darwin"

@@ -194,4 +194,5 @@ def test_left_over_bytes_error_names_where_it_is():
         trailing=b"\x00"))[4:]
     with pytest.raises(DecodeError) as caught:
         frames.decode_request(CODEC, payload)
-    assert caught.value.path
+    assert caught.value.path == "(request end)"
+    assert str(caught.value) == "at byte 33 ((request end)): 1 bytes left over after the request body"

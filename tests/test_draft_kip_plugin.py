@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-from contextlib import contextmanager
-from pathlib import Path
-
 import pytest
 
 from conformance.extension import Extensions
@@ -16,23 +11,7 @@ from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
 from conformance.runner.runner import Runner
 
-PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
-KIP1309 = PLUGINS / "kip1309_txn_heartbeat"
-KIP447 = PLUGINS / "kip447_draft_group_eos"
-
-
-@contextmanager
-def registered(*folders: Path):
-    """A run's plugins with each folder's plugin module registered, as its entry point would register it."""
-    modules = []
-    for folder in folders:
-        sys.path.insert(0, str(folder))
-        modules.append(importlib.import_module(f"{folder.name}.plugin"))
-    try:
-        yield Extensions.for_run(plugins=modules)
-    finally:
-        for folder in folders:
-            sys.path.remove(str(folder))
+from draft_plugins import KIP447, KIP1309, registered
 
 
 def test_kip1309_adds_an_api_and_a_version():

@@ -7,11 +7,12 @@ import pytest
 from conformance.extension import Extensions
 from conformance.protocol import frames
 from conformance.proxy.emulation import Emulation
-from conformance.proxy.pipe import CLIENT, SEND, UPSTREAM, Pipe
+from conformance.proxy.pipe import CLIENT, UPSTREAM
 from conformance.targets.emulated import EmulatedTarget, parse
 from conformance.targets.registry import resolve
 
-from test_draft_kip_plugin import KIP1309, registered
+from draft_plugins import KIP1309, registered
+from emulation_pipes import pipe_with, sent
 
 INIT_V7 = {"transactional_id": "t", "transaction_timeout_ms": 60000, "transaction_heartbeat_interval_ms": 1000,
            "producer_id": -1, "producer_epoch": -1}
@@ -36,14 +37,6 @@ class Clock:
 
     def __call__(self):
         return self.now
-
-
-def pipe_with(codec, emulation) -> Pipe:
-    return Pipe(1, ("10.0.0.1", 9092), codec, [emulation], lambda host, port: ("127.0.0.1", 40000))
-
-
-def sent(effects, to):
-    return [effect.data[4:] for effect in effects if effect.kind == SEND and effect.to == to]
 
 
 def api_versions(pipe, codec, keys):

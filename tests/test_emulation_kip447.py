@@ -7,8 +7,8 @@ import pytest
 from conformance.protocol import frames
 from conformance.proxy.pipe import DEFER
 
-from test_draft_kip_plugin import KIP447, registered
-from test_emulation import pipe_with, sent
+from draft_plugins import KIP447, registered
+from emulation_pipes import pipe_with, sent
 
 
 @pytest.fixture

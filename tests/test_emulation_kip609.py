@@ -9,9 +9,8 @@ import pytest
 from conformance.protocol import frames
 from conformance.proxy.pipe import DEFER
 
-from test_emulation import pipe_with, sent
-from test_kip609_plugin import KIP609
-from test_draft_kip_plugin import registered
+from emulation_pipes import pipe_with, sent
+from draft_plugins import KIP609, registered
 
 TOPIC_ID = uuid.UUID(int=7)
 

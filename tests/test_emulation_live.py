@@ -16,8 +16,7 @@ from conformance.suite.model import Outcome
 from conformance.runner.runner import Runner
 from conformance.targets.registry import resolve
 
-from test_draft_kip_plugin import KIP447, KIP1309, registered
-from test_kip609_plugin import KIP609
+from draft_plugins import KIP447, KIP609, KIP1309, registered
 
 pytestmark = pytest.mark.broker  # starts Apache Kafka
 

@@ -16,9 +16,8 @@ from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import FakeKafka
-from test_draft_kip_plugin import KIP447, KIP1309, PLUGINS, registered
+from draft_plugins import KIP447, KIP609, KIP1309, registered
 
-KIP609 = PLUGINS / "kip609_preregistration"
 CASES = {
     "add-partitions-blocks-until-markers-written": "AddPartitionsToTxn",
     "partitions-and-group-in-one-call": "AddPartitionsToTxn",
