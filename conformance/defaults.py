@@ -11,6 +11,7 @@ This module imports nothing, so any layer may read it.
 DEFAULT_RESULTS = "reports/results.jsonl"  # every result of a run is appended here
 DEFAULT_ALLUREDIR = "reports/allure-results"  # the Allure results of ``conformance run``, emptied first
 DEFAULT_TARGET = "kafka"  # the pinned Apache Kafka release, provisioned by the harness
+DEFAULT_CAPTURES = "reports/captures"  # the pcapng files of a run with --wire-capture
 
 FLAKY_RESULTS = "reports/flaky/results.jsonl"  # ``conformance flaky``: its N runs, apart from other runs
 SEMANTIC_HISTORIES = "reports/semantic"  # ``conformance semantic``: each run's history of operations

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import resources
-from .defaults import DEFAULT_RESULTS, DEFAULT_TARGET
+from .defaults import DEFAULT_CAPTURES, DEFAULT_RESULTS, DEFAULT_TARGET
 from .report.results import new_run_id, read_results
 from .targets.pool import TargetPool, TargetStartFailed
 
@@ -102,8 +102,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--wire-capture", action="store_true", default=False, dest="conformance_capture",
                     help="capture each item's traffic on the target's ports into a pcapng file "
                          "(dumpcap, or scapy; needs root), listed in the results and attached to Allure")
-    group.addoption("--wire-capture-dir", metavar="DIR", default="reports/captures", dest="conformance_capture_dir",
-                    help="where --wire-capture writes its files (default: reports/captures)")
+    group.addoption("--wire-capture-dir", metavar="DIR", default=DEFAULT_CAPTURES, dest="conformance_capture_dir",
+                    help=f"where --wire-capture writes its files (default: {DEFAULT_CAPTURES})")
     parser.addini("conformance_target", type="linelist", default=[],
                   help="default targets when --target is not given")
     parser.addini("conformance_strict", type="bool", default=False, help="default of --conformance-strict")

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..analysis import synthetic
 from ..analysis.inputs import collect
+from ..defaults import DEFAULT_CAPTURES
 
 STEPS_ON_ITEMS = ["matrix", "regressions", "flaky", "history"]
 ALL_STEPS = ["parse", "decode", "decode_binary", "ingest", *STEPS_ON_ITEMS, "latency"]
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.analysis", description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", nargs="+", default=["reports"], metavar="FILE",
                         help="real results files or folders to grow the corpus from")
-    parser.add_argument("--captures", nargs="+", default=["reports/captures"], metavar="DIR",
+    parser.add_argument("--captures", nargs="+", default=[DEFAULT_CAPTURES], metavar="DIR",
                         help="real captures (files or folders) to grow the corpus from")
     parser.add_argument("--items", type=int, default=1_000_000, help="item rows (default 1M)")
     parser.add_argument("--exchanges", type=int, default=10_000_000, help="captured exchanges (default 10M)")
