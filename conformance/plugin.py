@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import resources
 from .defaults import DEFAULT_CAPTURES, DEFAULT_RESULTS, DEFAULT_TARGET
 from .report.results import new_run_id, read_results
+from .results import provenance
 from .targets.pool import TargetPool, TargetStartFailed
 
 if TYPE_CHECKING:  # the rest is imported once the plugin is active: a dormant plugin costs next to nothing
@@ -153,7 +153,7 @@ def pytest_configure(config: pytest.Config) -> None:
         strict=bool(config.getini("conformance_strict") if strict is None else strict),
         run_id=run_id, results_path=results_path,
         sinks=extensions.sinks(SinkContext(config=config, results_path=results_path, run_id=run_id)),
-        transcripts=config.getoption("conformance_transcripts"), harness_version=_harness_version(),
+        transcripts=config.getoption("conformance_transcripts"), harness_version=provenance().harness_version,
     )
     config.stash[STATE_KEY] = state
     _compact_console(config, state)
@@ -363,30 +363,9 @@ def _environment(state: RunState) -> dict[str, object]:
     """Read back from the results so targets started by xdist workers are described too."""
     versions = {record["target"]: record.get("target_version")
                 for record in read_results(state.results_path, run_id=state.run_id)}
-    properties: dict[str, object] = {"run_id": state.run_id, "harness": _harness_version(),
+    properties: dict[str, object] = {"run_id": state.run_id, "harness": provenance().harness_version,
                                      "python": platform.python_version(), "pytest": pytest.__version__,
                                      "strict": state.strict, "suites": ", ".join(map(str, state.suite_roots))}
     for spec in state.pool.specs:
         properties[f"target.{spec}"] = versions.get(spec) or "not started"
     return properties
-
-
-def _harness_version() -> str:
-    """The package version, plus the commit when it runs from a git checkout: suites change between
-    commits, and an analysis must not take a harness change for a target's flakiness."""
-    import subprocess
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        text = version("kafka-conformance")
-    except PackageNotFoundError:
-        text = "unknown"
-    checkout = resources.source_tree()
-    if checkout is None:  # an installed wheel: a git repository around it is someone else's
-        return text
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, timeout=5,
-                                capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return text
-    return f"{text}+g{commit}" if commit else text

@@ -86,6 +86,11 @@ def suite_schema() -> Path:
     return _package() / "suite" / "suite.schema.json"
 
 
+def results_schema() -> Path:
+    """The JSON Schema of one results line (written from :class:`conformance.results.ResultRecord`)."""
+    return _package() / "results" / "schema.json"
+
+
 def certification_levels() -> Path:
     return _package() / "report" / "certify" / "levels.yaml"
 

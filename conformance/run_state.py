@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 import warnings
@@ -106,14 +107,15 @@ class RunState:
 
 def result_line(result: "CaseResult", *, nodeid: str, strict: bool, harness_version: str,
                 transcripts: str = "failures") -> dict:
-    """The results file's line for one item (the suites' and the exactly-once tier's alike)."""
-    record = result.to_json()
+    """The results file's line for one item (the suites' and the exactly-once tier's alike): the
+    result's :class:`~conformance.results.ResultRecord` with what the run knows about it."""
+    record = result.record(nodeid=nodeid, verdict=verdict(result, strict=strict), strict=strict,
+                           harness_version=harness_version, worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                           recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     if not keeps_transcript(transcripts, result):
-        record["transcript"] = []  # a thousand passing items would otherwise repeat ApiVersions bodies
-    record.update(nodeid=nodeid, verdict=verdict(result, strict=strict), strict=strict,
-                  harness_version=harness_version, worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
-                  recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    return record
+        # a thousand passing items would otherwise repeat ApiVersions bodies
+        record = dataclasses.replace(record, transcript=[])
+    return record.to_line()
 
 
 def keeps_transcript(mode: str, result: "CaseResult") -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, SEMANTIC_HISTORIES
 from ..report.results import ResultsWriter, new_run_id
+from ..results import provenance
 
 
 def register(commands) -> None:
@@ -41,7 +42,6 @@ def register(commands) -> None:
 
 
 def command_semantic(arguments) -> int:
-    from ..plugin import _harness_version
     from ..run_state import result_line
     from ..semantic.session import Settings
     from ..extension import Extensions
@@ -65,7 +65,7 @@ def command_semantic(arguments) -> int:
                         fault_interval_s=arguments.fault_interval, producers=arguments.producers,
                         processors=arguments.processors, seed=arguments.seed, client_config=client_config)
     run_id = arguments.run_id or new_run_id()
-    writer, version = ResultsWriter(arguments.results), _harness_version()
+    writer, version = ResultsWriter(arguments.results), provenance().harness_version
     lines, status = [], 0
     try:
         for spec in specs:

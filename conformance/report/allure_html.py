@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from .. import resources
+from ..results import provenance
 from .allure import DIFFERS_CATEGORY
 
 # First match wins (Allure matches messageRegex against the whole message, so every pattern is anchored
@@ -108,12 +109,8 @@ def environment_from_results(paths: list[str]) -> dict[str, object]:
 
 
 def harness_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("kafka-conformance")
-    except PackageNotFoundError:
-        return "unknown (source tree)"
+    """The package version a report is named after (the results lines carry the commit too)."""
+    return provenance().release
 
 
 def build(results: Path, output: Path, *, executor: dict, environment: dict[str, object],
@@ -138,4 +135,3 @@ def build(results: Path, output: Path, *, executor: dict, environment: dict[str,
         if done.returncode != 0:
             raise RuntimeError(f"allure generate failed ({done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
     return output
-

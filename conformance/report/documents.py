@@ -12,6 +12,7 @@ from ..protocol.exceptions import SpecError
 from ..protocol.schema import SpecRegistry, VersionRange
 from ..suite.matchers import for_version
 from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER, Case, Suite
+from .itemref import case_id
 
 
 def _cell(text) -> str:
@@ -318,7 +319,7 @@ def departures(results: list[dict], outcome: str, title: str, intro: str) -> lis
     grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in results:
         if row["outcome"] == outcome:
-            grouped[(row["target"], f"{row['suite']}::{row['case']}")].append(row)
+            grouped[(row["target"], case_id(row))].append(row)
     for (target, case), rows in sorted(grouped.items()):
         rows.sort(key=lambda r: -1 if r.get("api_version") is None else r["api_version"])
         first = rows[0]

@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..suite.model import RESULTS_SCHEMA_VERSION
+from ..results.record import SCHEMA_VERSION
 from . import known_failures
 from .itemref import key, label, latest, reproduce, rerun_argument
 from .results import new_run_id, read_results
@@ -209,10 +209,9 @@ def save_baseline(records: list[dict], path: str | Path) -> int:
     lines = []
     for row in rows:
         kept = {name: row.get(name) for name in BASELINE_FIELDS}
-        kept["schema_version"] = RESULTS_SCHEMA_VERSION  # read_results named the outcome as this version does
+        kept["schema_version"] = SCHEMA_VERSION  # read_results named the outcome as this version does
         kept["message"] = (row.get("message") or "").splitlines()[0][:200] if row.get("message") else ""
         lines.append(json.dumps(kept, separators=(",", ":")) + "\n")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text("".join(lines), encoding="utf-8")
     return len(lines)
-

@@ -9,18 +9,21 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from ..results.ids import case_id as _case_id
+from ..results.ids import item_id_of
+
 # Outcomes that are no verdict on the API under test: a gate or a level treats them as "not passed", not as findings.
 INCOMPLETE = ("blocked", "error")
 
 
 def case_id(record: dict) -> str:
-    return f"{record.get('suite')}::{record.get('case')}"
+    """``suite::case``: the record's case at every version."""
+    return _case_id(record.get("suite"), record.get("case"))
 
 
 def label(record: dict) -> str:
-    """``suite::case@vN`` (the form fixtures/known-deviations uses), ``suite::case`` for version-less cases."""
-    version = record.get("api_version")
-    return case_id(record) + ("" if version is None else f"@v{version}")
+    """The record's item id, ``suite::case@vN`` (:mod:`conformance.results.ids`)."""
+    return item_id_of(record)
 
 
 def key(record: dict) -> tuple:

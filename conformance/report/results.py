@@ -15,7 +15,7 @@ import time
 import warnings
 from pathlib import Path
 
-from ..suite.model import outcome_of
+from ..results.record import upgrade
 
 try:
     import fcntl
@@ -91,7 +91,5 @@ def read_results(path: str | Path, *, run_id: str | None = None) -> list[dict]:
         if not isinstance(record, dict):
             continue
         if run_id is None or record.get("run_id") == run_id:
-            if "outcome" in record:
-                record["outcome"] = outcome_of(record)
-            records.append(record)
+            records.append(upgrade(record))
     return records

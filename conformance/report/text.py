@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pprint
 
+from ..results.ids import case_id
 from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER, CaseResult, Outcome
 
 LABEL_WIDTH = 10
@@ -53,7 +54,7 @@ def render(result: CaseResult, *, location: str = "", brief: bool = False) -> st
     lines = [
         headline(result),
         _field("title", result.title),
-        _field("case", f"{result.suite_id}::{result.case_id}" + (f"  ({location})" if location else "")),
+        _field("case", case_id(result.suite_id, result.case_id) + (f"  ({location})" if location else "")),
         _field("target", target + (f", {result.api}{version}" if result.api else "")),
         _field("cites", result.cites if result.kip in result.cites else f"{result.kip}: {result.cites}"),
     ]

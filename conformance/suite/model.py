@@ -2,70 +2,17 @@
 
 from __future__ import annotations
 
-import enum
 import functools
 import re
 from dataclasses import dataclass, field
 
 from ..protocol.schema import VersionRange
 from . import tree
-
-
-class Requirement(str, enum.Enum):
-    MUST = "MUST"
-    SHOULD = "SHOULD"
-    MAY = "MAY"
-    # What Apache Kafka does where the KIPs leave it open (internal topics, state names beyond the KIP's):
-    # reported for information, never part of what defines conformance.
-    IMPLEMENTATION = "IMPLEMENTATION"
-
-    @property
-    def conformance(self) -> bool:
-        """True for the levels a certification counts (MUST, SHOULD, MAY)."""
-        return self is not Requirement.IMPLEMENTATION
-
-
-class Outcome(str, enum.Enum):
-    """What happened to one item. Only PASSED is a pass; every consumer counts the others apart."""
-
-    PASSED = "passed"  # the step under test ran at the version under test and met its expectation
-    FAILED = "failed"  # the step under test (or a check that verifies it) departs: a finding on the API under test
-    # An IMPLEMENTATION case where the target does not do what Apache Kafka does: information about
-    # the target, never a departure from a KIP.
-    DIFFERS = "differs"
-    BLOCKED = "blocked"  # a setup, precondition or check step on another API departed: no verdict on the API under test
-    ERROR = "error"  # the harness, the infrastructure or the target's liveness failed: no verdict
-    UNSUPPORTED = "unsupported"  # the target does not advertise the API version under test
-    SKIPPED = "skipped"  # the case needs something the target lacks (a fault capability, a feature)
-
-
-# The order every report lists outcomes in, and the words a person reads for them (the results
-# file, JSON and CSS classes keep the outcome word itself).
-OUTCOME_ORDER: tuple[str, ...] = tuple(outcome.value for outcome in Outcome)
-OUTCOME_LABELS: dict[str, str] = {outcome: outcome for outcome in OUTCOME_ORDER} | {"differs": "differs from Kafka"}
-
-# How the runner's message begins for the item after which the target stopped answering: a crash is
-# a crash, so that item is FAILED whatever its requirement level.
-STOPPED_ANSWERING = "the target stopped answering after this case"
-
-# Version 2 adds the BLOCKED outcome, the IMPLEMENTATION requirement level and step_role/step_api.
-# Version 3 adds the DIFFERS outcome: an IMPLEMENTATION item whose step under test departs is
-# ``differs``, no longer ``failed`` (see :func:`outcome_of`, which reads older records the same way).
-RESULTS_SCHEMA_VERSION = 3
-
-
-def outcome_of(record: dict) -> str | None:
-    """A results record's outcome as schema version 3 names it.
-
-    Before version 3 an IMPLEMENTATION item whose step under test departed was ``failed``: it is
-    read as ``differs``, unless the target stopped answering after it (a crash stays ``failed``)."""
-    outcome = record.get("outcome")
-    version = record.get("schema_version")
-    if (outcome == Outcome.FAILED.value and record.get("requirement") == Requirement.IMPLEMENTATION.value
-            and (not isinstance(version, int) or version < 3)
-            and not str(record.get("message") or "").startswith(STOPPED_ANSWERING)):
-        return Outcome.DIFFERS.value
-    return outcome
+# The outcome and requirement vocabulary belongs to the results record; named here too, where suites
+# and runners have always found it.
+from ..results.record import (ITEM_FIELDS, OUTCOME_LABELS, OUTCOME_ORDER, STOPPED_ANSWERING,  # noqa: F401
+                              Outcome, Requirement, ResultRecord, outcome_of)
+from ..results.record import SCHEMA_VERSION as RESULTS_SCHEMA_VERSION  # noqa: F401
 
 
 # Keys (or values, as in ``fault: disconnect``) that make a case rough on the target: malformed frames,
@@ -175,20 +122,27 @@ class CaseResult:
             self.transcript_text = self.transcript_source.render()
         return self.transcript_text
 
-    def to_json(self) -> dict:
+    def record(self, **run: object) -> ResultRecord:
+        """This result as its results line; ``run`` holds the fields the run knows (:data:`RUN_FIELDS
+        <conformance.results.record.RUN_FIELDS>`: node id, verdict, harness version ...)."""
         from ..client.transcript import jsonable
 
-        return {
-            "schema_version": RESULTS_SCHEMA_VERSION, "run_id": self.run_id, "target": self.target, "target_version": self.target_version,
-            "suite": self.suite_id, "case": self.case_id, "title": self.title, "kip": self.kip,
-            "api": self.api, "api_version": self.version, "outcome": self.outcome.value,
-            "requirement": self.requirement.value, "cites": self.cites, "draft": self.draft,
-            "tags": self.tags, "duration_s": round(self.duration_s, 4), "message": self.message,
-            "step": None if self.failure is None else self.failure.step,
-            "step_label": None if self.failure is None else self.failure.step_label,
-            "step_role": None if self.failure is None else self.failure.role,
-            "step_api": None if self.failure is None else self.failure.api,
-            "expected": None if self.failure is None else jsonable(self.failure.expected),
-            "actual": None if self.failure is None else jsonable(self.failure.actual),
-            "path": self.path, "artifacts": self.artifacts, "transcript": self.transcript,
-        }
+        failure = self.failure
+        return ResultRecord(
+            run_id=self.run_id, target=self.target, target_version=self.target_version,
+            suite=self.suite_id, case=self.case_id, title=self.title, kip=self.kip,
+            api=self.api, api_version=self.version, outcome=self.outcome.value,
+            requirement=self.requirement.value, cites=self.cites, draft=self.draft,
+            tags=self.tags, duration_s=round(self.duration_s, 4), message=self.message,
+            step=None if failure is None else failure.step,
+            step_label=None if failure is None else failure.step_label,
+            step_role=None if failure is None else failure.role,
+            step_api=None if failure is None else failure.api,
+            expected=None if failure is None else jsonable(failure.expected),
+            actual=None if failure is None else jsonable(failure.actual),
+            path=self.path, artifacts=self.artifacts, transcript=self.transcript, **run)
+
+    def to_json(self) -> dict:
+        """The item's part of its results line (what the case alone knows)."""
+        line = self.record().to_line()
+        return {name: line[name] for name in ITEM_FIELDS}

@@ -5,30 +5,21 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 import time
 from pathlib import Path
 
-from ... import resources
+from ...results.provenance import DISTRIBUTION, provenance
 from ..itemref import label, latest, reproduce
 from . import page, svg
 from .levels import Grade
 
 
 def harness() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        found = {"name": "kafka-conformance", "version": version("kafka-conformance")}
-    except PackageNotFoundError:
-        found = {"name": "kafka-conformance", "version": "unknown (source tree)"}
-    checkout = resources.source_tree()
-    if checkout is not None and (checkout / ".git").exists():
-        try:
-            found["commit"] = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True,
-                                             text=True, timeout=10, check=True).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            pass
+    """The harness that made the certification: its version and, in a git checkout, the full commit."""
+    made = provenance()
+    found = {"name": DISTRIBUTION, "version": made.release}
+    if made.commit:
+        found["commit"] = made.commit
     return found
 
 

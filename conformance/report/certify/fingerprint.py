@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from ...protocol.codec import default_codec
+from ..itemref import case_id
 
 
 def _api_name(api_key: int) -> str:
@@ -62,7 +63,7 @@ def from_records(records: list[dict]) -> dict | None:
                     and not response.get("error_code"):
                 fingerprint = _from_response(response)
                 fingerprint["source"] = (f"ApiVersions v{exchange.get('version')} recorded in the results "
-                                         f"({record.get('suite')}::{record.get('case')}, {record.get('recorded_at')})")
+                                         f"({case_id(record)}, {record.get('recorded_at')})")
                 return fingerprint
     return None
 

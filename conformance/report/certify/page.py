@@ -12,7 +12,7 @@ from collections import Counter
 
 from ... import pages
 from ...suite.model import OUTCOME_LABELS, OUTCOME_ORDER
-from ..itemref import label, reproduce
+from ..itemref import case_id, label, reproduce
 from . import svg
 from .levels import Grade
 
@@ -71,7 +71,7 @@ def _departures(records: list[dict]) -> list[dict]:
     by_case: dict[str, list[dict]] = {}
     for record in records:
         if record.get("outcome") == "failed":
-            by_case.setdefault(f"{record.get('suite')}::{record.get('case')}", []).append(record)
+            by_case.setdefault(case_id(record), []).append(record)
     cases = []
     for case, rows in by_case.items():
         first = rows[0]

@@ -1,0 +1,175 @@
+"""The results record: one line of a results file, for one item (a case at one API version on one target).
+
+Rules:
+
+- This module is the only place that says what a results line holds. Its writer
+  (:func:`conformance.run_state.result_line`) builds a :class:`ResultRecord`; its readers go through
+  :func:`upgrade` or :func:`from_line`; the Spark schema (:mod:`conformance.analysis.layout`), the
+  JSON Schema shipped beside this module (``schema.json``) and the results-format reference page are
+  derived from :data:`FIELDS` or checked against it by a test.
+- A line's keys come out in the order of the dataclass's fields: files written before this module
+  existed had that order, and a diff of two runs' lines should show values, not moved keys.
+- Reading never refuses an older line. A field that a version did not write reads None, and an
+  outcome is named as :data:`SCHEMA_VERSION` names it (:func:`outcome_of`).
+- Nothing of the harness is imported here: the record sits below every layer that writes or reads it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, fields
+
+# Version 2 adds the BLOCKED outcome, the IMPLEMENTATION requirement level and step_role/step_api.
+# Version 3 adds the DIFFERS outcome: an IMPLEMENTATION item whose step under test departs is
+# ``differs``, no longer ``failed`` (see :func:`outcome_of`, which reads older records the same way).
+SCHEMA_VERSION = 3
+
+
+class Requirement(str, enum.Enum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+    # What Apache Kafka does where the KIPs leave it open (internal topics, state names beyond the KIP's):
+    # reported for information, never part of what defines conformance.
+    IMPLEMENTATION = "IMPLEMENTATION"
+
+    @property
+    def conformance(self) -> bool:
+        """True for the levels a certification counts (MUST, SHOULD, MAY)."""
+        return self is not Requirement.IMPLEMENTATION
+
+
+class Outcome(str, enum.Enum):
+    """What happened to one item. Only PASSED is a pass; every consumer counts the others apart."""
+
+    PASSED = "passed"  # the step under test ran at the version under test and met its expectation
+    FAILED = "failed"  # the step under test (or a check that verifies it) departs: a finding on the API under test
+    # An IMPLEMENTATION case where the target does not do what Apache Kafka does: information about
+    # the target, never a departure from a KIP.
+    DIFFERS = "differs"
+    BLOCKED = "blocked"  # a setup, precondition or check step on another API departed: no verdict on the API under test
+    ERROR = "error"  # the harness, the infrastructure or the target's liveness failed: no verdict
+    UNSUPPORTED = "unsupported"  # the target does not advertise the API version under test
+    SKIPPED = "skipped"  # the case needs something the target lacks (a fault capability, a feature)
+
+
+# The order every report lists outcomes in, and the words a person reads for them (the results
+# file, JSON and CSS classes keep the outcome word itself).
+OUTCOME_ORDER: tuple[str, ...] = tuple(outcome.value for outcome in Outcome)
+OUTCOME_LABELS: dict[str, str] = {outcome: outcome for outcome in OUTCOME_ORDER} | {"differs": "differs from Kafka"}
+
+# How the runner's message begins for the item after which the target stopped answering: a crash is
+# a crash, so that item is FAILED whatever its requirement level.
+STOPPED_ANSWERING = "the target stopped answering after this case"
+
+VERDICTS = ("passed", "failed", "xfailed", "skipped", "error")  # what pytest made of the item
+
+
+def outcome_of(record: dict) -> str | None:
+    """A results record's outcome as schema version 3 names it.
+
+    Before version 3 an IMPLEMENTATION item whose step under test departed was ``failed``: it is
+    read as ``differs``, unless the target stopped answering after it (a crash stays ``failed``)."""
+    outcome = record.get("outcome")
+    version = record.get("schema_version")
+    if (outcome == Outcome.FAILED.value and record.get("requirement") == Requirement.IMPLEMENTATION.value
+            and (not isinstance(version, int) or version < 3)
+            and not str(record.get("message") or "").startswith(STOPPED_ANSWERING)):
+        return Outcome.DIFFERS.value
+    return outcome
+
+
+# ------------------------------------------------------------------------------ the record
+def _field(json_type: dict, *, part: str = "item", default=None):
+    """A field with the JSON Schema of its value; ``part`` says who knows it: the case's result
+    (``item``) or the run that recorded it (``run``: the pytest plugin or the exactly-once tier)."""
+    return field(default=default, metadata={"json": json_type, "part": part})
+
+
+def _nullable(json_type: dict) -> dict:
+    if set(json_type) == {"type"}:
+        return {"type": [json_type["type"], "null"]}
+    return {"anyOf": [json_type, {"type": "null"}]}
+
+
+_STRING, _INTEGER, _NUMBER, _BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "boolean"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultRecord:
+    """One line of a results file. The field order is the line's key order."""
+
+    schema_version: int = _field(_INTEGER, default=SCHEMA_VERSION)
+    run_id: str = _field(_STRING, default="")
+    target: str = _field(_STRING, default="")
+    target_version: str | None = _field(_nullable(_STRING))
+    suite: str = _field(_STRING, default="")
+    case: str = _field(_STRING, default="")
+    title: str = _field(_STRING, default="")
+    kip: str = _field(_STRING, default="")
+    api: str | None = _field(_nullable(_STRING))
+    api_version: int | None = _field(_nullable(_INTEGER))
+    outcome: str = _field({"enum": list(OUTCOME_ORDER)}, default=Outcome.PASSED.value)
+    requirement: str = _field({"enum": [level.value for level in Requirement]}, default=Requirement.MUST.value)
+    cites: str = _field(_STRING, default="")
+    draft: bool = _field(_BOOLEAN, default=False)
+    tags: list = _field({"type": "array", "items": _STRING}, default=())
+    duration_s: float = _field(_NUMBER, default=0.0)
+    message: str = _field(_STRING, default="")
+    step: int | None = _field(_nullable(_INTEGER))
+    step_label: str | None = _field(_nullable(_STRING))
+    step_role: str | None = _field(_nullable({"enum": ["under_test", "setup", "check"]}))
+    step_api: str | None = _field(_nullable(_STRING))
+    expected: object = _field({})  # any JSON value
+    actual: object = _field({})
+    path: str = _field(_STRING, default="")
+    artifacts: dict = _field({"type": "object", "additionalProperties": _STRING}, default=None)
+    transcript: list = _field({"type": "array", "items": {"type": "object"}}, default=())
+    nodeid: str = _field(_STRING, part="run", default="")
+    verdict: str = _field({"enum": list(VERDICTS)}, part="run", default="")
+    strict: bool = _field(_BOOLEAN, part="run", default=False)
+    harness_version: str = _field(_STRING, part="run", default="")
+    worker: str = _field(_STRING, part="run", default="main")
+    recorded_at: str = _field(_STRING, part="run", default="")
+
+    def to_line(self) -> dict:
+        """The JSON object written as one line (``json.dumps`` of it, by the results writer)."""
+        line = {name: getattr(self, name) for name in FIELDS}
+        line["tags"], line["transcript"] = list(self.tags), list(self.transcript)
+        line["artifacts"] = dict(self.artifacts or {})
+        return line
+
+    @classmethod
+    def from_line(cls, line: dict) -> "ResultRecord":
+        """A line of any schema version, upgraded (:func:`upgrade`). Fields an older version did not
+        write read None; keys this version does not know are dropped."""
+        upgraded = upgrade(line)
+        return cls(**{name: upgraded.get(name) for name in FIELDS})
+
+
+FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord))
+ITEM_FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord) if spec.metadata["part"] == "item")
+RUN_FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord) if spec.metadata["part"] == "run")
+
+
+def upgrade(line: dict) -> dict:
+    """The line as read, its outcome named as :data:`SCHEMA_VERSION` names it (in place, and returned):
+    readers keep the keys a line has, so a report of an old file shows what that file said."""
+    if "outcome" in line:
+        line["outcome"] = outcome_of(line)
+    return line
+
+
+def json_schema() -> dict:
+    """The JSON Schema (2020-12) of a results line of :data:`SCHEMA_VERSION`, as ``schema.json`` ships it."""
+    properties = {spec.name: dict(spec.metadata["json"]) for spec in fields(ResultRecord)}
+    properties["schema_version"] = {"type": "integer", "minimum": 1, "maximum": SCHEMA_VERSION}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://kafka-conformance/results-line/v{SCHEMA_VERSION}.json",
+        "title": "One line of a kafka-conformance results file",
+        "description": f"Schema version {SCHEMA_VERSION}; docs/reference/results-format.md says what each field means.",
+        "type": "object",
+        "properties": properties,
+        "required": list(FIELDS),  # the writer of this version writes every field
+    }
