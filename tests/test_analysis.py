@@ -18,6 +18,7 @@ from conformance.analysis import captures, warehouse  # noqa: E402
 from conformance.analysis.inputs import collect  # noqa: E402
 from conformance.analysis.jobs import job  # noqa: E402
 from conformance.capture.pcap import read_capture  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
 
 from analysis_captures import write_capture  # noqa: E402
 
@@ -121,7 +122,7 @@ def test_inputs_sorted_by_kind(corpus):
 def test_items_table(tables):
     items = tables.items
     assert items.count() == 15  # the half-written line is dropped
-    row = rows(items.where("run_id = '20261122T010000Z-cccccc'"), "item")[("s/c1[v0]",)]
+    row = rows(items.where("run_id = '20261122T010000Z-cccccc'"), "item")[("s::c1@v0",)]
     assert row.target == "alpha" and row.outcome == "passed" and row.exchanges == 2
     assert str(row.date) == "2026-11-22" and row.pcap.endswith("s.c1_alpha-v0_.pcapng")
     assert row.source_file.endswith("20261122T010000Z-cccccc.jsonl")
@@ -132,7 +133,7 @@ def test_transcript_exchanges(tables):
     answered, unanswered = found[("AddPartitionsToTxn",)], found[("EndTxn",)]
     assert answered.error_codes == [48]  # nested in results[].results[], zeros left out
     assert (answered.latency_ms, answered.request_bytes, answered.response_bytes) == (12.0, 41, 30)
-    assert answered.item == "s/c1[v0]" and answered.run_id == "20261122T010000Z-cccccc"
+    assert answered.item == "s::c1@v0" and answered.run_id == "20261122T010000Z-cccccc"
     assert unanswered.latency_ms is None and unanswered.response_bytes is None
     assert unanswered.problem == "no response" and unanswered.error_codes == []
 
@@ -151,7 +152,7 @@ def test_captures_decoded_in_executors_match_decode(tables, corpus):
     assert [(row.closed_by, row.how) for row in closes] == [("server", "FIN")]
     # matched to the results record that names the file
     assert {(row.run_id, row.target, row.item) for row in decoded} == {
-        ("20261122T010000Z-cccccc", "alpha", "s/c1[v0]")}
+        ("20261122T010000Z-cccccc", "alpha", "s::c1@v0")}
 
 
 def test_both_capture_readers_agree(spark, corpus):
@@ -188,20 +189,20 @@ def test_matrix(tables):
 def test_regressions_along_history(tables):
     changes = job("regressions").run(tables)["changes"].collect()
     found = [(row.item, row.previous_outcome, row.outcome, row.change, row.first) for row in changes]
-    assert found == [("s/c1[v0]", "passed", "failed", "regression", True),
-                     ("s/c1[v0]", "failed", "passed", "improvement", False),
-                     ("s/c2[v0]", "failed", "passed", "improvement", True)]
+    assert found == [("s::c1@v0", "passed", "failed", "regression", True),
+                     ("s::c1@v0", "failed", "passed", "improvement", False),
+                     ("s::c2@v0", "failed", "passed", "improvement", True)]
     assert changes[0].run_id == "20261121T010000Z-bbbbbb"
 
 
 def test_regressions_between_two_runs(tables):
     same_target = job("regressions").run(tables, base="20261120T01", new="20261121T01")["between"]
     assert sorted((row.item, row.change) for row in same_target.collect()) == [
-        ("s/c1[v0]", "regression"), ("s/c2[v0]", "improvement")]
+        ("s::c1@v0", "regression"), ("s::c2@v0", "improvement")]
     across = job("regressions").run(tables, base="20261122T010000Z-cccccc", new="20261122T020000Z-dddddd")["between"]
     assert sorted((row.item, row.base_outcome, row.new_outcome, row.change) for row in across.collect()) == [
-        ("s/c1[v1]", "passed", "unsupported", "changed"), ("s/c2[v0]", "passed", "error", "regression"),
-        ("s/c3[v0]", "passed", None, "missing")]
+        ("s::c1@v1", "passed", "unsupported", "changed"), ("s::c2@v0", "passed", "error", "regression"),
+        ("s::c3@v0", "passed", None, "missing")]
     with pytest.raises(ValueError, match="matches 2 runs"):
         job("regressions").run(tables, base="20261122", new="20261121")
 
@@ -210,7 +211,7 @@ def test_flaky(tables):
     result = job("flaky").run(tables)
     flaky = result["flaky"].collect()
     assert [(row.item, row.runs, row.flips, row.passed, row.failed) for row in flaky] == [
-        ("s/c1[v0]", 3, 2, 2, 1), ("s/c2[v0]", 3, 1, 2, 1)]
+        ("s::c1@v0", 3, 2, 2, 1), ("s::c2@v0", 3, 1, 2, 1)]
     assert flaky[0].flaky_rate == pytest.approx(1 / 3, abs=1e-4)
     summary = rows(result["flaky_summary"], "target")
     assert (summary[("alpha",)].items_seen_twice, summary[("alpha",)].flaky) == (4, 2)
@@ -258,6 +259,24 @@ def test_ingest_is_idempotent_and_merges(spark, tables, tmp_path):
     assert back.items.where("target = 'beta'").count() == 3
 
 
+def test_a_warehouse_of_the_old_item_spelling_reads_as_the_item_id(spark, tables, tmp_path):
+    """Tables written before the item id had one spelling said ``suite/case[vN]``: read back, and merged
+    into by a later ingest, they say ``suite::case@vN`` so old and new rows are one item."""
+    store = tmp_path / "warehouse"
+    old = tables.items.withColumn("item", F.regexp_replace(F.regexp_replace("item", "::", "/"), "@v([0-9]+)$", "[v$1]"))
+    assert old.where("item = 's/c1[v0]'").count() > 0
+    warehouse.ingest(spark, warehouse.Tables(old, tables.exchanges), store)
+    back = warehouse.build(spark, collect([str(store)]))
+    assert {row.item for row in back.items.select("item").distinct().collect()} == {
+        row.item for row in tables.items.select("item").distinct().collect()}
+    later = tables.items.where("run_id = '20261122T010000Z-cccccc'").withColumn("run_id", F.lit("later-run"))
+    warehouse.ingest(spark, warehouse.Tables(later, tables.exchanges.limit(0)), store)
+    rewritten = spark.read.parquet(str(store / "items" / "target=alpha" / "date=2026-11-22"))
+    assert rewritten.count() == 2 * later.count()  # the partition's earlier run is kept, respelt
+    assert {row.item for row in rewritten.select("item").distinct().collect()} <= {
+        row.item for row in tables.items.select("item").distinct().collect()}
+
+
 def test_command_line(spark, corpus, tmp_path, capsys):
     from conformance.cli import main
 
@@ -294,6 +313,6 @@ def test_implementation_items_that_differ_from_kafka_are_their_own_outcome(spark
     levels = rows(job("matrix").run(tables)["kip_levels"], "target", "requirement")
     assert (levels[("gamma", "IMPLEMENTATION")].differs, levels[("gamma", "IMPLEMENTATION")].failed) == (2, 1)
     changes = {row.item: row.change for row in job("regressions").run(tables)["changes"].collect()}
-    assert changes == {"s/c1[v0]": "changed", "s/c2[v0]": "changed", "s/c3[v0]": "regression"}
+    assert changes == {"s::c1@v0": "changed", "s::c2@v0": "changed", "s::c3@v0": "regression"}
     runs = rows(job("history").run(tables)["runs"], "run_id")
     assert (runs[(second,)].differs, runs[(second,)].failed) == (2, 1)

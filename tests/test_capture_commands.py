@@ -82,8 +82,8 @@ def test_results_and_captures_load_into_the_same_model(tmp_path):
     results_file(tmp_path / "a.jsonl", pairs)
     (wire,) = load_run(tmp_path / "a.pcap").groups["capture"][:1]
     run = load_run(tmp_path / "a.jsonl")
-    (recorded,) = run.groups["kip98.transactions::init[v4]"]
-    assert run.outcomes == {"kip98.transactions::init[v4]": "passed"}
+    (recorded,) = run.groups["kip98.transactions::init@v4"]
+    assert run.outcomes == {"kip98.transactions::init@v4": "passed"}
     assert (recorded.request, recorded.response) == (wire.request, wire.response)
     assert (recorded.request_bytes, recorded.response_bytes) == (wire.request_bytes, wire.response_bytes)
     assert recorded.step == "1 send InitProducerId" and wire.step is None

@@ -50,21 +50,21 @@ def write(path, records) -> str:
 def test_stable_items_are_not_listed_and_every_item_that_changed_is_with_its_counts():
     found = flakiness.histories(synthetic_records())
     changed = {history.key[3]: history for history in flakiness.changed(found)}
-    assert set(changed) == {"kip98.demo/flips[v3]", "kip98.demo/skipped-once[v3]",
-                            "kip98.demo/unsupported-once[v3]", "kip98.demo/kafka-internals[v3]"}
-    flips = changed["kip98.demo/flips[v3]"]
+    assert set(changed) == {"kip98.demo::flips@v3", "kip98.demo::skipped-once@v3",
+                            "kip98.demo::unsupported-once@v3", "kip98.demo::kafka-internals@v3"}
+    flips = changed["kip98.demo::flips@v3"]
     assert flips.outcomes == ["passed", "failed", "passed"]
     assert (flips.runs, flips.flips, flips.flaky_rate, dict(flips.counts)) == (3, 2, 0.3333, {"passed": 2, "failed": 1})
-    assert changed["kip98.demo/unsupported-once[v3]"].flips == 1
+    assert changed["kip98.demo::unsupported-once@v3"].flips == 1
     assert len(flakiness.judged(found)) == len(CASES)
     # The job's order: highest rate, then most flips, then by name.
-    assert [history.key[3] for history in flakiness.changed(found)][0] == "kip98.demo/flips[v3]"
+    assert [history.key[3] for history in flakiness.changed(found)][0] == "kip98.demo::flips@v3"
 
 
 def test_skipped_and_unsupported_are_outcomes_like_any_other():
     """The same in every run is stable whatever the outcome; a change to or from them is a change."""
     found = flakiness.histories(synthetic_records())
-    by_case = {key[3].split("/")[1].split("[")[0]: history for key, history in found.items()}
+    by_case = {key[3].split("::")[1].split("@")[0]: history for key, history in found.items()}
     assert not by_case["always-skipped"].changed and not by_case["always-unsupported"].changed
     assert by_case["skipped-once"].changed and by_case["unsupported-once"].changed
 
@@ -75,12 +75,12 @@ def test_runs_are_ordered_by_their_first_record_and_items_are_per_target_and_ver
     records += [record(0, "flips", "failed", "MUST", version=4), record(1, "flips", "passed", "MUST", version=4)]
     assert flakiness.run_order(records) == RUNS
     found = flakiness.histories(records)
-    assert found[("kafka", "4.4.0", "0.1.0+gabc", "kip98.demo/flips[v3]")].outcomes == ["passed", "failed", "passed"]
-    assert not found[("tansu", "4.4.0", "0.1.0+gabc", "kip98.demo/flips[v3]")].changed
-    assert found[("kafka", "4.4.0", "0.1.0+gabc", "kip98.demo/flips[v4]")].changed
+    assert found[("kafka", "4.4.0", "0.1.0+gabc", "kip98.demo::flips@v3")].outcomes == ["passed", "failed", "passed"]
+    assert not found[("tansu", "4.4.0", "0.1.0+gabc", "kip98.demo::flips@v3")].changed
+    assert found[("kafka", "4.4.0", "0.1.0+gabc", "kip98.demo::flips@v4")].changed
     # An item seen in one run only is not judged (the job's min_runs).
     records.append(record(0, "new-case", "failed", "MUST"))
-    assert ("kafka", "4.4.0", "0.1.0+gabc", "kip98.demo/new-case[v3]") not in {
+    assert ("kafka", "4.4.0", "0.1.0+gabc", "kip98.demo::new-case@v3") not in {
         history.key for history in flakiness.judged(flakiness.histories(records))}
 
 

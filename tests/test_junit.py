@@ -25,17 +25,17 @@ def test_outcomes_map_to_what_ci_tells_apart():
         record("internals", 3, "differs", requirement="IMPLEMENTATION"),
     ])
     cases = cases_by_name(tree)
-    assert list(cases["pass[v3]"]) == [cases["pass[v3]"].find("properties")]
-    failure = cases["depart[v3]"].find("failure")
+    assert list(cases["kip98.transactions::pass@v3"]) == [cases["kip98.transactions::pass@v3"].find("properties")]
+    failure = cases["kip98.transactions::depart@v3"].find("failure")
     assert failure.get("type") == "departure"
     assert "expected INVALID_TXN_STATE" in failure.get("message")
     assert "reproduce: python -m pytest --target kafka 'suites/kip98/transactions.yaml::depart[kafka-v3]'" in failure.text
-    assert cases["down[v3]"].find("error").get("type") == "error"
-    assert cases["blocked[v3]"].find("error").get("type") == "blocked"
-    assert cases["old[v0]"].find("skipped").get("type") == "unsupported"
-    assert cases["no-fault[v3]"].find("skipped").get("type") == "skipped"
-    assert cases["should[v3]"].find("skipped").get("type") == "not-enforced"  # SHOULD, not --strict
-    differs = cases["internals[v3]"]  # an IMPLEMENTATION case the target does otherwise than Kafka: never a failure
+    assert cases["kip98.transactions::down@v3"].find("error").get("type") == "error"
+    assert cases["kip98.transactions::blocked@v3"].find("error").get("type") == "blocked"
+    assert cases["kip98.transactions::old@v0"].find("skipped").get("type") == "unsupported"
+    assert cases["kip98.transactions::no-fault@v3"].find("skipped").get("type") == "skipped"
+    assert cases["kip98.transactions::should@v3"].find("skipped").get("type") == "not-enforced"  # SHOULD, not --strict
+    differs = cases["kip98.transactions::internals@v3"]  # an IMPLEMENTATION case the target does otherwise than Kafka: never a failure
     assert differs.find("failure") is None and differs.find("skipped").get("type") == "differs-from-kafka"
     assert differs.find("skipped").get("message").startswith("differs from Kafka (IMPLEMENTATION): 2 send EndTxn")
     root = tree.getroot()
@@ -43,7 +43,7 @@ def test_outcomes_map_to_what_ci_tells_apart():
 
 
 def test_properties_carry_kip_api_version_and_requirement():
-    case = cases_by_name(junit_tree([record("depart", 3, "failed")]))["depart[v3]"]
+    case = cases_by_name(junit_tree([record("depart", 3, "failed")]))["kip98.transactions::depart@v3"]
     props = properties(case)
     assert {"kip": "KIP-98", "api": "EndTxn", "api_version": "3", "requirement": "MUST", "target": "kafka",
             "outcome": "failed"}.items() <= props.items()

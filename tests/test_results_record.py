@@ -87,3 +87,9 @@ def test_a_baseline_keeps_fields_of_the_record_only():
 
     assert set(BASELINE_FIELDS) <= set(FIELDS)
 
+
+def test_the_spark_schema_is_the_records():
+    pytest.importorskip("pyspark")
+    from conformance.analysis.layout import NOT_READ, RESULTS_LINE
+
+    assert RESULTS_LINE.fieldNames() == [name for name in FIELDS if name not in NOT_READ]

@@ -4,7 +4,7 @@ This is the judgement of the Spark job :mod:`.jobs.flaky`, for ``conformance fla
 is not installed, and the per-item history both judges' findings are described with. The
 definitions are the job's (``tests/test_flaky.py`` holds the two to the same answers):
 
-- an item is ``suite/case[vN]`` of one target, target version and harness version;
+- an item is ``suite::case@vN`` (the item id) of one target, target version and harness version;
 - runs are ordered by their first record's ``recorded_at``, then by run id;
 - an item seen in at least ``min_runs`` runs *changed* when its records hold more than one
   outcome. Every outcome counts apart, ``skipped`` and ``unsupported`` included: an item skipped in
@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..suite.model import outcome_of
+from ..results.ids import item_id_of
+from ..results.record import outcome_of
 
 GROUP = ("target", "target_version", "harness_version")
 
@@ -32,9 +33,8 @@ def outcome(record: dict) -> str:
 
 
 def item_name(record: dict) -> str:
-    """``suite/case[vN]``, as the analysis tables' ``item`` column spells it."""
-    version = record.get("api_version")
-    return f"{record.get('suite')}/{record.get('case')}" + ("" if version is None else f"[v{version}]")
+    """The item id, as the analysis tables' ``item`` column spells it too."""
+    return item_id_of(record)
 
 
 def item_key(record: dict) -> tuple:

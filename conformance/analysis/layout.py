@@ -18,7 +18,8 @@ target             the target spec (``kafka``, ``kafka:3.9.1``, ``tansu``, ``HOS
 target_version     what the target says it is (``4.4.0``), may be null
 harness_version    the harness that ran the item, when the record says (null before it did)
 suite, case        the suite id and case id
-item               ``suite/case[vN]``: the same test on any target and in any run
+item               ``suite::case@vN`` (:mod:`conformance.results.ids`): the same test on any target and in
+                   any run (read from a warehouse of ``suite/case[vN]`` rows, it is respelt)
 title, kip, api    as in the suite; api is null for cases with no API under test
 api_version        the version under test, null when none
 outcome            passed, failed, differs, blocked, error, unsupported, skipped (``differs``: an
@@ -68,9 +69,11 @@ date               partition: the UTC date of ``sent_at`` (else of the item)
 
 from __future__ import annotations
 
+import dataclasses
+
 from pyspark.sql import types as T
 
-from ..suite.model import OUTCOME_ORDER
+from ..results.record import OUTCOME_ORDER, ResultRecord
 
 PARTITIONS = ["target", "date"]
 ITEMS, EXCHANGES = "items", "exchanges"
@@ -93,36 +96,33 @@ TRANSCRIPT_ENTRY = T.StructType([
     T.StructField("problem", T.StringType()),
 ])
 
-RESULTS_LINE = T.StructType([
-    T.StructField("schema_version", T.IntegerType()),
-    T.StructField("run_id", T.StringType()),
-    T.StructField("target", T.StringType()),
-    T.StructField("target_version", T.StringType()),
-    T.StructField("harness_version", T.StringType()),
-    T.StructField("suite", T.StringType()),
-    T.StructField("case", T.StringType()),
-    T.StructField("title", T.StringType()),
-    T.StructField("kip", T.StringType()),
-    T.StructField("api", T.StringType()),
-    T.StructField("api_version", T.IntegerType()),
-    T.StructField("outcome", T.StringType()),
-    T.StructField("requirement", T.StringType()),
-    T.StructField("draft", T.BooleanType()),
-    T.StructField("strict", T.BooleanType()),
-    T.StructField("tags", T.ArrayType(T.StringType())),
-    T.StructField("duration_s", T.DoubleType()),
-    T.StructField("message", T.StringType()),
-    T.StructField("step", T.StringType()),
-    T.StructField("step_label", T.StringType()),
-    T.StructField("step_role", T.StringType()),
-    T.StructField("step_api", T.StringType()),
-    T.StructField("verdict", T.StringType()),
-    T.StructField("nodeid", T.StringType()),
-    T.StructField("worker", T.StringType()),
-    T.StructField("recorded_at", T.StringType()),
-    T.StructField("artifacts", T.MapType(T.StringType(), T.StringType())),
-    T.StructField("transcript", T.ArrayType(TRANSCRIPT_ENTRY)),
-])
+# A results line as Spark reads it: the fields of :class:`conformance.results.ResultRecord`, typed
+# by their JSON Schema, except those below.
+# Free JSON (expected, actual) has no Spark type, and the suite's text and path are not analysed.
+NOT_READ = frozenset({"expected", "actual", "cites", "path"})
+# Columns typed apart from what the record's JSON type says: ``step`` was always read as text, and
+# warehouses written so must stay appendable; containers take their element types from here.
+COLUMN_TYPES = {
+    "step": T.StringType(),
+    "tags": T.ArrayType(T.StringType()),
+    "artifacts": T.MapType(T.StringType(), T.StringType()),
+    "transcript": T.ArrayType(TRANSCRIPT_ENTRY),
+}
+_SCALARS = {"string": T.StringType(), "integer": T.IntegerType(), "number": T.DoubleType(), "boolean": T.BooleanType()}
+
+
+def _column_type(spec) -> T.DataType:
+    if spec.name in COLUMN_TYPES:
+        return COLUMN_TYPES[spec.name]
+    schema = spec.metadata["json"]
+    if "enum" in schema or "anyOf" in schema:  # the record's enumerations are words
+        return T.StringType()
+    named = schema["type"] if isinstance(schema["type"], str) else next(t for t in schema["type"] if t != "null")
+    return _SCALARS[named]
+
+
+RESULTS_LINE = T.StructType([T.StructField(spec.name, _column_type(spec))
+                             for spec in dataclasses.fields(ResultRecord) if spec.name not in NOT_READ])
 
 ITEM_COLUMNS = ["run_id", "target", "target_version", "harness_version", "suite", "case", "item", "title", "kip",
                 "api", "api_version", "outcome", "requirement", "draft", "strict", "tags", "duration_s", "message",

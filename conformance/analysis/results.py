@@ -10,7 +10,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..suite.model import STOPPED_ANSWERING
+from ..results.ids import SEPARATOR, VERSION_MARK
+from ..results.record import STOPPED_ANSWERING
 from .layout import EXCHANGE_COLUMNS, ITEM_COLUMNS, RESULTS_LINE
 
 # Any key ending in error_code, as the protocol names them (error_code, top_level_error_code, ...).
@@ -27,7 +28,7 @@ def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
 
 
 def current_outcome() -> F.Column:
-    """:func:`conformance.suite.model.outcome_of` as a column: before schema version 3 an IMPLEMENTATION
+    """:func:`conformance.results.record.outcome_of` as a column: before schema version 3 an IMPLEMENTATION
     item that departed was ``failed``; it reads ``differs`` unless the target stopped answering after it."""
     older = F.col("schema_version").isNull() | (F.col("schema_version") < 3)
     crashed = F.coalesce(F.col("message"), F.lit("")).startswith(STOPPED_ANSWERING)
@@ -36,9 +37,18 @@ def current_outcome() -> F.Column:
 
 
 def item_key() -> F.Column:
-    """``suite/case[vN]``: the same test whatever the target or run."""
-    version = F.when(F.col("api_version").isNotNull(), F.concat(F.lit("[v"), F.col("api_version"), F.lit("]")))
-    return F.concat(F.col("suite"), F.lit("/"), F.col("case"), F.coalesce(version, F.lit("")))
+    """The item id (:func:`conformance.results.ids.item_id`): the same test whatever the target or run."""
+    version = F.when(F.col("api_version").isNotNull(), F.concat(F.lit(VERSION_MARK), F.col("api_version")))
+    return F.concat(F.col("suite"), F.lit(SEPARATOR), F.col("case"), F.coalesce(version, F.lit("")))
+
+
+def respelt_item() -> F.Column:
+    """The ``item`` column of a warehouse table, in today's spelling: tables written before the item id
+    had one spelling say ``suite/case[vN]`` (a suite id has no ``/``), which must still match new rows."""
+    item = F.col("item")
+    versioned = F.regexp_replace(item, r"^([^/:]+)/(.+)\[v([0-9]+)\]$", f"$1{SEPARATOR}$2{VERSION_MARK}$3")
+    return F.when(item.contains(SEPARATOR), item).otherwise(
+        F.regexp_replace(versioned, r"^([^/:]+)/(.+)$", f"$1{SEPARATOR}$2"))
 
 
 def items(lines: DataFrame) -> DataFrame:

@@ -37,9 +37,11 @@ def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, deco
         if transcripts:
             exchange_frames.append(results.transcript_exchanges(lines))
     for folder in inputs.warehouses:
-        item_frames.append(spark.read.parquet(str(Path(folder) / ITEMS)).select(*ITEM_COLUMNS))
+        item_frames.append(spark.read.parquet(str(Path(folder) / ITEMS)).withColumn("item", results.respelt_item())
+                           .select(*ITEM_COLUMNS))
         if (Path(folder) / EXCHANGES).is_dir():
-            exchange_frames.append(spark.read.parquet(str(Path(folder) / EXCHANGES)).select(*EXCHANGE_COLUMNS))
+            exchange_frames.append(spark.read.parquet(str(Path(folder) / EXCHANGES))
+                                   .withColumn("item", results.respelt_item()).select(*EXCHANGE_COLUMNS))
     items = _union(item_frames) if item_frames else None
     if (inputs.captures or inputs.capture_folders) and decode:
         exchange_frames.append(captures.capture_exchanges(spark, inputs.captures, items,
@@ -74,6 +76,7 @@ def ingest(spark: SparkSession, tables: Tables, warehouse: str | Path) -> dict[s
             touched = frame.select(*PARTITIONS).distinct()
             kept = (spark.read.parquet(str(path)).join(F.broadcast(touched), PARTITIONS, "left_semi")
                     .join(F.broadcast(new_runs), "run_id", "left_anti"))
+            kept = kept.withColumn("item", results.respelt_item())  # rewritten partitions take today's spelling
             merged = frame.unionByName(kept.select(*frame.columns))
         if keys[name]:
             merged = merged.dropDuplicates(keys[name])

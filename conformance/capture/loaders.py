@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..protocol.codec import Codec
+from ..results.ids import item_id_of
 from .kafka_stream import KafkaDecoder
 from .pcap import file_kind, read_capture
 from .wire import ConnectionEvent, WireExchange
@@ -78,9 +79,8 @@ def load_results(path: str | Path, *, target: str | None = None, codec: Codec | 
 
 
 def group_key(record: dict) -> str:
-    version = record.get("api_version")
-    suffix = f"[v{version}]" if version is not None else ""
-    return f"{record.get('suite')}::{record.get('case')}{suffix}"
+    """A results item's group in a wire diff: its item id, so a diff names it as every report does."""
+    return item_id_of(record)
 
 
 def timeline_from_transcript(transcript: list[dict], decoder: KafkaDecoder) -> list:

@@ -29,10 +29,9 @@ PROPERTY_FIELDS = ("target", "target_version", "kip", "api", "api_version", "req
 
 def element_for(record: dict) -> tuple[ElementTree.Element, str]:
     """The ``<testcase>`` of one record, and what it counts as: passed, failure, error or skipped."""
-    version = record.get("api_version")
     case = ElementTree.Element("testcase", {
         "classname": f"{record.get('target')}.{record.get('suite')}",
-        "name": str(record.get("case")) + ("" if version is None else f"[v{version}]"),
+        "name": label(record),  # the item id every report uses
         "time": f"{float(record.get('duration_s') or 0):.3f}",
         "file": str(record.get("path") or ""),
     })

@@ -1,8 +1,9 @@
 """The one spelling of an item's id: ``suite::case@vN`` (``suite::case`` for a case without an API version).
 
-Every report names an item this way: the gate, the certification page and certification.json,
-``conformance show``, ``conformance flaky``, the findings and deviations documents and the
-known-deviation pins in fixtures/known-deviations/. The target is not part of the id, so the same item on two targets
+Every report names an item this way: the gate, JUnit test names, the certification page and
+certification.json, ``conformance show``, ``conformance flaky``, the findings and deviations documents,
+wire diffs, the Spark tables (their ``item`` column) and the known-deviation pins in
+fixtures/known-deviations/. The target is not part of the id, so the same item on two targets
 compares by it; reports give the target beside it, in a field or column of its own.
 
 The pytest node id (``FILE::case[TARGET-vN]``) is pytest's address of an item, kept in the record's
