@@ -6,7 +6,8 @@ How an outcome becomes a pytest verdict is decided here, in :func:`conclude`.
 
 With ``--conformance-jobs N`` (``conformance run --jobs``) a target's items run N at a time ahead of
 pytest's order (:class:`~conformance.runner.parallel.RunAhead`), on the one target the run started; each
-item still reports in order, as soon as its own result is there. Serial cases run alone. Wire captures
+item still reports in order, as soon as its own result is there. Serial cases run alone: beside the others
+on a second target of the same spec where the harness provisions it, else after them. Wire captures
 and pytest-xdist workers run items one at a time (a capture is per item; a worker holds only its share).
 """
 
@@ -188,9 +189,24 @@ class CaseItem(pytest.Item):
             mine = [(item.case, item.version) for item in later
                     if isinstance(item, CaseItem) and item.target_spec == self.target_spec
                     and not any(item.iter_markers("skip")) and not any(item.iter_markers("skipif"))]
-            ahead = aheads[self.target_spec] = RunAhead(runner, mine, jobs)
+            ahead = aheads[self.target_spec] = RunAhead(runner, mine, jobs, twin=self.twin_factory())
             self.config.add_cleanup(ahead.close)
         return ahead.result(self.case, self.version)
+
+    def twin_factory(self):
+        """How to start a second target of this spec for the serial items, where the harness provisions it
+        (None for a broker it only attaches to)."""
+        if "twin" not in self.state.pool.target(self.target_spec).capabilities:
+            return None
+
+        def start_twin():
+            twin = self.state.pool.twin(self.target_spec)
+            twin.start()
+            runner = self.state.runner_factory(twin, run_id=self.state.run_id, strict=self.state.strict,
+                                               components=self.state.components)
+            return runner, twin.stop
+
+        return start_twin
 
     def start_capture(self):
         """A running capture of this item's traffic when --wire-capture asks for one (None otherwise)."""

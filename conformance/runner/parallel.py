@@ -2,18 +2,21 @@
 
 Every item has its own connections and uniquely named topics, transactional ids and groups, so
 items do not see each other; cases marked ``serial`` (broker restarts, expiry waits that count on
-quiet housekeeping) run alone after the others.
+quiet housekeeping) run alone: after the others, or beside them on a twin of the target.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Callable
 
 from ..suite.model import Case, CaseResult
 from .runner import Runner
 
+log = logging.getLogger(__name__)
 # An item mostly waits on the broker (a round trip, a timer), so more items than cores run at once.
 DEFAULT_JOBS = min(16, 4 * (os.cpu_count() or 1))
 
@@ -48,16 +51,22 @@ class RunAhead:
 
     pytest reports items one after another; this runs the independent ones concurrently from the first
     call on, so each item's report waits only for its own result, and a run takes about as long as its
-    longest items rather than the sum of its waits. A ``serial`` item waits until every concurrent item
-    has finished, then runs alone, as in a serial run. Items never asked for (the run stopped) are
-    cancelled by :meth:`close`.
+    longest items rather than the sum of its waits. ``serial`` items (broker restarts, waits that count on a
+    quiet broker) run one at a time: given ``twin`` (which starts another target of the same spec and
+    returns its runner and how to stop it), on that twin from the start, beside the others; without one,
+    or if it cannot start, on the target itself once every concurrent item has finished, as in a serial
+    run. Items never asked for (the run stopped) are cancelled by :meth:`close`.
     """
 
-    def __init__(self, runner: Runner, items: list[tuple[Case, int | None]], workers: int):
+    def __init__(self, runner: Runner, items: list[tuple[Case, int | None]], workers: int,
+                 twin: Callable[[], tuple[Runner, Callable[[], None]]] | None = None):
         self.runner = runner
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="case")
         self._futures: dict[tuple[int, int | None], Future] = {}
+        self._concurrent: list[Future] = []
         self._lock = threading.Lock()
+        self._alone: ThreadPoolExecutor | None = None
+        self._twin: tuple[Runner, Callable[[], None]] | bool | None = None  # False: it could not start
         api = next((case.api for case, _ in items if case.api is not None), None)
         if api is not None:  # the version probe, before threads share it
             try:
@@ -67,14 +76,40 @@ class RunAhead:
         for case, version in items:
             if not case.serial:
                 self._futures[(id(case), version)] = self._pool.submit(runner.run, case, version)
+        self._concurrent = list(self._futures.values())
+        serial = [(case, version) for case, version in items if case.serial]
+        if twin is not None and serial:
+            self._alone = ThreadPoolExecutor(max_workers=1, thread_name_prefix="alone")
+            for case, version in serial:
+                self._futures[(id(case), version)] = self._alone.submit(self._run_alone, twin, case, version)
 
     def result(self, case: Case, version: int | None) -> CaseResult:
         future = self._futures.get((id(case), version))
         if future is not None:
             return future.result()
         with self._lock:  # serial items one at a time, after everything concurrent
-            wait(list(self._futures.values()))
+            wait(self._concurrent)
             return self.runner.run(case, version)
+
+    def _run_alone(self, twin, case: Case, version: int | None) -> CaseResult:
+        """On the one thread for serial items: on the twin, started by the first of them."""
+        if self._twin is None:
+            try:
+                self._twin = twin()
+            except Exception as error:  # noqa: BLE001 - without a twin they run as a serial run would
+                log.warning("no second %s for the serial items (%s): they run after the others", self.runner.target.spec,
+                            error)
+                self._twin = False
+        if self._twin is False:
+            wait(self._concurrent)
+            return self.runner.run(case, version)
+        return self._twin[0].run(case, version)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._alone is not None:
+            self._alone.shutdown(wait=True, cancel_futures=True)
+        if self._twin:
+            twin_runner, stop = self._twin
+            twin_runner.close()
+            stop()

@@ -42,6 +42,9 @@ class Target:
     Lifecycle: ``start()`` (provision or attach), ``bootstrap`` (``host:port``), ``stop()``.
     Optional abilities are listed in ``capabilities`` and implemented by ``restart``, ``logs``
     and ``fault``; the defaults raise :class:`CapabilityMissing` so a case can skip with a reason.
+    ``twin``: the harness can start a second target of the same spec beside this one, cheaply enough to
+    run the serial items there while the others run here (one process it provisions; not a cluster, not a
+    container with fixed ports).
     """
 
     kind: str = "abstract"

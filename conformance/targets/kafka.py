@@ -132,7 +132,7 @@ def java_executable() -> str | None:
 
 class KafkaTarget(Target):
     kind = "kafka"
-    capabilities = frozenset({"restart", "logs", "principals"})
+    capabilities = frozenset({"restart", "logs", "principals", "twin"})
 
     def __init__(
         self,

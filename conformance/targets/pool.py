@@ -42,7 +42,7 @@ _KEPT: ContextVar[dict[str, _Slot] | None] = ContextVar("conformance_kept_target
 class TargetPool:
     def __init__(self, specs: Iterable[str], kinds: Iterable[TargetKind]):
         """Resolves every spec now so a typo is a usage error before anything is collected."""
-        kinds = list(kinds)
+        kinds = self._kinds = list(kinds)
         self._kept = _KEPT.get()
         self._slots = {}
         for spec in dict.fromkeys(specs):
@@ -81,6 +81,13 @@ class TargetPool:
                 raise
             slot.started = True
         return slot.target
+
+    def twin(self, spec: str) -> Target | None:
+        """Another target of ``spec``, not started, where one can run beside the first (its ``twin``
+        capability); None otherwise, for a broker the harness only attaches to (``HOST:PORT``) say."""
+        if "twin" not in self._slots[spec].target.capabilities:
+            return None
+        return resolve(spec, self._kinds)
 
     def started(self) -> list[Target]:
         return [slot.target for slot in self._slots.values() if slot.started]

@@ -23,7 +23,7 @@ _COORDINATOR_TYPES = {"txn": "transaction", "transaction": "transaction", "group
 
 class RdkafkaMockTarget(Target):
     kind = "rdkafka-mock"
-    capabilities = frozenset({"faults"})
+    capabilities = frozenset({"faults", "twin"})
 
     def __init__(self, spec: str = "rdkafka-mock"):
         super().__init__(spec)

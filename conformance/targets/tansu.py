@@ -31,7 +31,7 @@ ATTEMPTS = 3  # a fresh port each time: another process may grab a free port bef
 class TansuTarget(Target):
     kind = "tansu"
     # Memory storage dies with the process, so a restart would not be a restart: no "restart".
-    capabilities = frozenset({"logs"})
+    capabilities = frozenset({"logs", "twin"})
 
     def __init__(self, spec: str = "tansu"):
         super().__init__(spec)

@@ -1,0 +1,98 @@
+"""RunAhead: a target's items run several at a time ahead of their reports; serial items run alone, on a
+twin of the target beside the others where one can be started, else after every concurrent item."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
+
+from conformance.runner.parallel import RunAhead
+
+
+class Recorder:
+    """A runner that notes which target ran each item, and when it began and ended."""
+
+    def __init__(self, name: str, log: list, pause_s: float = 0.05):
+        self.name, self.log, self.pause_s = name, log, pause_s
+        self.target = SimpleNamespace(spec="fake")
+        self.closed = False
+
+    def run(self, case, version):
+        began = time.monotonic()
+        time.sleep(self.pause_s)
+        self.log.append((self.name, case.id, began, time.monotonic(), threading.current_thread().name))
+        return f"{self.name}:{case.id}"
+
+    def advertised(self, api):
+        return None
+
+    def close(self):
+        self.closed = True
+
+
+def items():
+    cases = [SimpleNamespace(id=f"c{n}", serial=False, api=None) for n in range(6)]
+    cases[1].serial = cases[4].serial = True
+    return [(case, None) for case in cases]
+
+
+def test_serial_items_wait_for_every_concurrent_one_without_a_twin():
+    log = []
+    work = items()
+    ahead = RunAhead(Recorder("main", log), work, 4)
+    results = [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    assert results == [f"main:c{n}" for n in range(6)]  # in order, all on the target itself
+    concurrent_end = max(end for _, case, _, end, _ in log if case not in ("c1", "c4"))
+    serial = [(began, end) for _, case, began, end, _ in log if case in ("c1", "c4")]
+    assert all(began >= concurrent_end for began, _ in serial)
+    (first_began, first_end), (second_began, _) = sorted(serial)
+    assert second_began >= first_end  # and one at a time
+
+
+def test_serial_items_run_on_the_twin_beside_the_others_and_the_twin_is_stopped():
+    log, stopped, started = [], [], []
+    twin_runner = Recorder("twin", log, pause_s=0.2)
+
+    def twin():
+        started.append(True)
+        return twin_runner, lambda: stopped.append(True)
+
+    work = items()
+    ahead = RunAhead(Recorder("main", log), work, 4, twin=twin)
+    results = [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    assert results == ["main:c0", "twin:c1", "main:c2", "main:c3", "twin:c4", "main:c5"]
+    assert started == [True] and stopped == [True] and twin_runner.closed
+    twin_spans = sorted((began, end) for name, _, began, end, _ in log if name == "twin")
+    assert twin_spans[1][0] >= twin_spans[0][1]  # one at a time on the twin
+    main_spans = [(began, end) for name, _, began, end, _ in log if name == "main"]
+    assert any(began < twin_spans[0][1] for began, _ in main_spans)  # at the same time as the others
+
+
+def test_a_twin_that_cannot_start_leaves_the_serial_items_to_run_after_the_others(caplog):
+    log = []
+
+    def twin():
+        raise RuntimeError("no room for a second broker")
+
+    work = items()
+    ahead = RunAhead(Recorder("main", log), work, 4, twin=twin)
+    results = [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    assert results == [f"main:c{n}" for n in range(6)]
+    concurrent_end = max(end for _, case, _, end, _ in log if case not in ("c1", "c4"))
+    assert all(began >= concurrent_end for _, case, began, _, _ in log if case in ("c1", "c4"))
+    assert "no second fake for the serial items (no room for a second broker)" in caplog.text
+
+
+def test_only_a_target_the_harness_provisions_has_a_twin():
+    from conformance.extension import Extensions
+    from conformance.targets.pool import TargetPool
+
+    pool = TargetPool(["rdkafka-mock", "127.0.0.1:9092", "proxy+rdkafka-mock"], Extensions.for_run().target_kinds())
+    twin = pool.twin("rdkafka-mock")
+    assert twin is not None and twin is not pool.target("rdkafka-mock") and twin.spec == "rdkafka-mock"
+    assert pool.twin("proxy+rdkafka-mock") is not None  # the proxy keeps what its target can do
+    assert pool.twin("127.0.0.1:9092") is None  # a broker the harness only attaches to
