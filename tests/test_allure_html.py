@@ -177,3 +177,15 @@ def _a_failed_case_with_transcript(report: Path) -> dict:
             if attachment["name"] == "transcript":
                 return {"uid": case["uid"], "name": case["name"], "attachment": attachment["uid"]}
     pytest.fail("no failed item with a transcript attachment in the report")
+
+
+def test_environment_properties_keep_one_entry_per_line_whatever_the_values(tmp_path):
+    """The Environment widget reads Java .properties: separators, line breaks and comment marks in a name
+    or value must not split or hide an entry."""
+    from conformance.report.allure import write_environment
+
+    write_environment(tmp_path, {"target kafka=x": "4.4.0\nsecond line", "#not a comment": "a\\b\rc", "empty": ""})
+    assert (tmp_path / "environment.properties").read_text().splitlines() == [
+        "target\\ kafka\\=x=4.4.0\\nsecond line",
+        "\\#not\\ a\\ comment=a\\\\b\\rc",
+    ]

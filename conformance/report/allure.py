@@ -117,7 +117,7 @@ def attach_result(result: CaseResult) -> None:
 def write_environment(directory: Path, properties: dict[str, object]) -> None:
     """``environment.properties``: the Environment widget of the report."""
     directory.mkdir(parents=True, exist_ok=True)
-    lines = [f"{_escape(key, is_key=True)}={_escape(str(value))}"
+    lines = [f"{_properties_literal(key, is_key=True)}={_properties_literal(str(value))}"
              for key, value in properties.items() if value not in (None, "")]
     (directory / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -127,9 +127,12 @@ def write_categories(directory: Path) -> None:
     (directory / "categories.json").write_text(json.dumps(CATEGORIES, indent=2), encoding="utf-8")
 
 
-def _escape(text: str, *, is_key: bool = False) -> str:
-    """Java properties syntax: one line per entry, and no unescaped separator inside a key."""
-    text = text.replace("\\", "\\\\").replace("\n", "\\n")
+def _properties_literal(text: str, *, is_key: bool = False) -> str:
+    """``text`` as a Java .properties file reads it back (not markup: Allure's Environment widget shows the
+    values as text): one line per entry, no separator inside a key, no key taken for a comment."""
+    text = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
     if is_key:
         text = text.replace("=", "\\=").replace(":", "\\:").replace(" ", "\\ ")
+        if text[:1] in ("#", "!"):
+            text = "\\" + text
     return text

@@ -60,7 +60,7 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
     try:
         # a malformed frame may leave the broker reading on: a request after it would be read as its rest
         if expect.get("no_response") and not expect.get("disconnect") and not step.get("malform"):
-            _await_later_answer(connection, sent, name, timeout)
+            _await_later_answer(connection, name, timeout)
             if sent.response is None and sent.problem is None:
                 return None  # a later request was answered first: this one gets no answer
         connection.receive(sent, timeout)  # its answer (or what broke), already read
@@ -88,13 +88,14 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
     return sent.response
 
 
-def _await_later_answer(connection, sent, name: str, timeout: float) -> None:
-    """Waits as long as it takes to know ``sent`` gets no answer. A broker answers the requests of one
-    connection in the order they came (the protocol guide says so), so the answer to a request sent after
-    ``sent`` proves that none will come for it: an ApiVersions v0 (every broker knows it) follows at once.
-    The first answer of the two ends the wait; if neither comes, the step's timeout does, as before."""
+def _await_later_answer(connection, name: str, timeout: float) -> None:
+    """Waits only as long as it takes to know the request just sent gets no answer. A broker answers the
+    requests of one connection in the order they came (the protocol guide says so), so once a request sent
+    after it is answered, none will come for it: an ApiVersions v0 (every broker knows it) follows at once,
+    and its answer ends the wait, with the first request's answer read on the way if there was one. If
+    neither comes, the step's timeout ends it, as before."""
     probe = connection.send("ApiVersions", 0, {}, step=f"{name} (sent after it: answered in order)")
-    connection.receive(probe, timeout)  # reads the answer to ``sent`` on the way, if there is one
+    connection.receive(probe, timeout)
 
 
 def _has_raw(value) -> bool:

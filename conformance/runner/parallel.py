@@ -26,24 +26,12 @@ def items_of(runner: Runner, cases: list[Case]) -> list[tuple[Case, int | None]]
 
 
 def run_items(runner: Runner, items: list[tuple[Case, int | None]], workers: int = 4) -> list[CaseResult]:
-    """Results in the order of ``items``; ``workers=1`` runs them one after another."""
-    for case, _ in items:  # learn the advertised versions once, before threads share the probe
-        if case.api is not None:
-            runner.advertised(case.api)
-            break
-    concurrent = [(index, item) for index, item in enumerate(items) if not item[0].serial]
-    alone = [(index, item) for index, item in enumerate(items) if item[0].serial]
-    results: list[CaseResult | None] = [None] * len(items)
-    if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="case") as pool:
-            futures = {index: pool.submit(runner.run, *item) for index, item in concurrent}
-            for index, future in futures.items():
-                results[index] = future.result()
-    else:
-        alone = concurrent + alone
-    for index, item in alone:
-        results[index] = runner.run(*item)
-    return results  # type: ignore[return-value]
+    """Results in the order of ``items``, ``workers`` at a time and the serial ones after the others."""
+    ahead = RunAhead(runner, items, workers)
+    try:
+        return [ahead.result(case, version) for case, version in items]
+    finally:
+        ahead.close()
 
 
 class RunAhead:
