@@ -42,6 +42,8 @@ APIS = [
     "EndTxn", "WriteTxnMarkers", "Produce", "Fetch", "ListOffsets",
     "OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat",
     "LeaveGroup", "DescribeTransactions", "ListTransactions", "DescribeProducers",
+    # KIP-848 consumer groups: members join by heartbeat and carry a member epoch into TxnOffsetCommit
+    "ConsumerGroupHeartbeat", "ConsumerGroupDescribe",
     # setup and authentication
     "DescribeGroups", "ListGroups", "DeleteRecords", "DescribeConfigs",
     "IncrementalAlterConfigs", "SaslHandshake", "SaslAuthenticate", "CreatePartitions", "CreateAcls",

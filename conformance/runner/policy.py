@@ -14,7 +14,7 @@ from .context import Context, Deviation, Skip
 
 TRANSACTION_APIS = {"InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "DescribeTransactions"}
 GROUP_APIS = {"TxnOffsetCommit", "OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat",
-              "LeaveGroup"}
+              "LeaveGroup", "ConsumerGroupHeartbeat", "ConsumerGroupDescribe"}
 # Versions a client may send: AddPartitionsToTxn v4+ is for brokers only (KIP-890).
 CLIENT_MAX = {"AddPartitionsToTxn": 3}
 # Transaction-version-2 semantics (KIP-890 part 2) start at these versions; like Kafka's own client,
