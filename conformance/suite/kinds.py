@@ -4,7 +4,7 @@ The loader asks a kind for the step lists nested in a step (to expand templates 
 them) and for its own semantic checks; the runner asks it to run the step; reports ask it for a
 short description. This module is the contract both sides see: the suite format (loader, checks)
 asks a kind about its shape, the runner (``conformance.runner``) runs it. The built-in kinds (send,
-produce, fetch, wait, until, parallel, fault; ``conformance.runner.steps``, one module each) register
+produce, fetch, wait, until, parallel, fault, fast_forward; ``conformance.runner.steps``, one module each) register
 through the ``conformance_register_step_kinds`` hook like a plugin's, and the JSON Schema still describes
 every kind's keys for editors.
 """
