@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Put the kafka-clients jar of the pinned Kafka release into the local Maven
 # repository. tools/build_specs.py reads the official message specs from it, and
-# tests/test_spec_agreement.py uses it as an oracle (it skips that oracle when
+# tests/protocol/test_spec_agreement.py uses it as an oracle (it skips that oracle when
 # the jar is absent). Set MAVEN_REPO_LOCAL to use a repository other than ~/.m2.
 set -euo pipefail
 

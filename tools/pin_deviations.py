@@ -2,7 +2,7 @@
 
 Usage: python tools/pin_deviations.py RESULTS.jsonl KIND SUITE_PATH... (relative to suites/)
 The pin lists every failed, differing (IMPLEMENTATION), blocked or errored item with what was expected and what the target did, so
-tests/test_suites_on_brokers.py notices any change in the target's behaviour.
+tests/bundled_suites/test_suites_on_brokers.py notices any change in the target's behaviour.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 This is the judgement of the Spark job :mod:`.jobs.flaky`, for ``conformance flaky`` where PySpark
 is not installed, and the per-item history both judges' findings are described with. The
-definitions are the job's (``tests/test_flaky.py`` holds the two to the same answers):
+definitions are the job's (``tests/analysis/test_flaky.py`` holds the two to the same answers):
 
 - an item is ``suite::case@vN`` (the item id) of one target, target version and harness version;
 - runs are ordered by their first record's ``recorded_at``, then by run id;

@@ -1,0 +1,117 @@
+"""The bundled suites against real brokers.
+
+On Apache Kafka (the pinned 4.x release and a 3.x release) every item must pass or be reported
+unsupported: the expectations were written from the KIPs and checked there. Tansu and librdkafka's
+mock cluster are implementations under test, not references: their departures are pinned in
+fixtures/known-deviations/, so a change in either direction (a new deviation, or one fixed) fails
+here and the pin is updated with its evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from conformance.extension import Extensions
+from conformance.suite.loader import load_suites
+from conformance.suite.model import Outcome
+from conformance.runner.parallel import items_of, run_items
+from conformance.runner.runner import Runner
+from conformance.targets.registry import resolve
+from conformance.runner.steps import bundled
+
+ROOT = Path(__file__).resolve().parents[2]
+PINS = ROOT / "fixtures" / "known-deviations"
+
+
+# Cases at the end of the producer epoch space fast-forward tens of thousands of epochs each: their ~30
+# items would take minutes of a broker's time, more than CI has. One of them runs on its own below.
+LONG = "epoch-exhaustion"
+
+
+def run_suites(spec: str, paths: list[Path], keep=lambda case: LONG not in case.tags) -> list:
+    suites, errors = load_suites(paths, components=bundled())
+    assert errors == []
+    target = resolve(spec, Extensions.for_run().target_kinds())
+    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches(spec)).availability()
+    if reason:
+        pytest.skip(f"{spec}: {reason}")
+    target.start()
+    runner = Runner(target, run_id=f"selftest-{spec.replace(':', '-')}")
+    try:  # items are independent (unique names per item), so they run concurrently
+        items = items_of(runner, [case for suite in suites for case in suite.cases if keep(case)])
+        results = run_items(runner, items, workers=8)
+        return rerun_failures_alone(runner, items, results)
+    finally:
+        runner.close()
+        target.stop()
+
+
+def rerun_failures_alone(runner, items, results):
+    """A failure that does not repeat when the item runs alone is a race in the broker under load,
+    not a verdict on the case: it is reported as a warning (and in the findings) rather than failing
+    the harness's self-test. One that repeats stays."""
+    for index, result in enumerate(results):
+        if result.outcome in (Outcome.FAILED, Outcome.DIFFERS, Outcome.BLOCKED, Outcome.ERROR) and not result.draft:
+            again = runner.run(*items[index])
+            if again.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED):
+                warnings.warn(f"{runner.target.spec}: {result.suite_id}::{result.case_id} v{result.version} failed only "
+                              f"under concurrent load: {result.message}", stacklevel=1)
+                results[index] = again
+    return results
+
+
+def describe(results) -> str:
+    return "\n\n".join(f"{r.suite_id}::{r.case_id} v{r.version} [{r.outcome.value}]: {r.message}\n{r.rendered_transcript()[-3000:]}"
+                       for r in results)
+
+
+@pytest.mark.kafka
+@pytest.mark.broker
+@pytest.mark.parametrize("spec, minimum_passed", [("kafka", 700), ("kafka:3.9.1", 550)])
+def test_every_bundled_case_passes_on_apache_kafka(spec, minimum_passed):
+    results = run_suites(spec, [ROOT / "suites"])
+    adopted = [result for result in results if not result.draft]
+    # The cluster and proxy suites need `kafka,nodes=3` or `proxy+kafka` (their own tests run them there).
+    needs_more = ("cluster.", "faults.proxy")
+    bad = [result for result in adopted if result.outcome not in (Outcome.PASSED, Outcome.UNSUPPORTED)
+           and not (result.outcome is Outcome.SKIPPED and result.suite_id.startswith(needs_more))]
+    assert not bad, describe(bad)
+    assert sum(result.outcome is Outcome.PASSED for result in adopted) >= minimum_passed
+    # Cases graded against a draft KIP text that Kafka did not adopt must not pass on Kafka.
+    drafts = [result for result in results if result.draft and result.outcome is not Outcome.UNSUPPORTED]
+    assert drafts and all(result.outcome is Outcome.FAILED for result in drafts), describe(drafts)
+
+
+@pytest.mark.kafka
+@pytest.mark.broker
+def test_the_end_of_the_epoch_space_on_apache_kafka():
+    """One case of the epoch-exhaustion suites: the rotation to a new producer id and its retry."""
+    results = run_suites("kafka", [ROOT / "suites" / "kip360" / "epoch-exhaustion.yaml"],
+                         keep=lambda case: case.id == "reinit-retry-after-rotation-gets-same-id")
+    ran = [result for result in results if result.version == 5]
+    assert [result.outcome for result in ran] == [Outcome.PASSED], describe(ran)
+
+
+def pinned(kind: str) -> dict[str, str]:
+    data = json.loads((PINS / f"{kind}.json").read_text())
+    return {entry["item"]: entry["outcome"] for entry in data["deviations"]}
+
+
+@pytest.mark.broker
+@pytest.mark.parametrize("spec, kind", [("tansu", "tansu"), ("rdkafka-mock", "rdkafka-mock")])
+def test_known_deviations_of_other_implementations_are_pinned(spec, kind):
+    paths = [ROOT / "suites" / name for name in json.loads((PINS / f"{kind}.json").read_text())["suites"]]
+    results = run_suites(spec, paths)
+    observed = {f"{r.suite_id}::{r.case_id}@v{r.version}": r.outcome.value for r in results
+                if r.outcome in (Outcome.FAILED, Outcome.DIFFERS, Outcome.BLOCKED, Outcome.ERROR)}
+    expected = pinned(kind)
+    new = {item: outcome for item, outcome in observed.items() if expected.get(item) != outcome}
+    fixed = sorted(set(expected) - set(observed))
+    assert not new and not fixed, (
+        f"{spec} changed behaviour.\nNew or different departures: {json.dumps(new, indent=1)}\n"
+        f"Pinned departures that now pass: {fixed}\n"
+        + describe([r for r in results if f'{r.suite_id}::{r.case_id}@v{r.version}' in new][:5]))

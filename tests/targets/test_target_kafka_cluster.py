@@ -1,0 +1,113 @@
+"""A multi-node Apache Kafka: spec parsing, node faults, and the cluster suite passing on it."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conformance.client.cluster import Cluster
+from conformance.suite.loader import load_suites
+from conformance.suite.model import Outcome
+from conformance.runner.runner import Runner
+from conformance.targets.kafka import kafka_target_kind
+from conformance.targets.kafka_cluster import (KafkaClusterTarget, java_hash, kafka_cluster_target_kind, parse,
+                                               partition_for)
+from conformance.runner.steps import bundled
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cluster_specs_parse_and_go_to_the_cluster_kind_only():
+    assert parse("kafka,nodes=3") == ("kafka", {"nodes": 3})
+    assert parse("kafka:3.9.1,nodes=3,min.insync.replicas=2") == ("kafka:3.9.1", {"nodes": 3, "min.insync.replicas": 2})
+    for bad in ("kafka,nodes=x", "kafka,replicas=3", "kafka:4.4.0,nodes=0"):
+        with pytest.raises(ValueError):
+            parse(bad)
+    assert kafka_cluster_target_kind().matches("kafka:4.4.0,nodes=3")
+    assert not kafka_target_kind().matches("kafka:4.4.0,nodes=3") and kafka_target_kind().matches("kafka:4.4.0")
+    # feature levels: on every node of a cluster; without nodes= the spec is one node's
+    assert parse("kafka,nodes=3,transaction.version=1") == ("kafka", {"nodes": 3, "transaction.version": 1})
+    assert KafkaClusterTarget("kafka,nodes=2,transaction.version=1").nodes[1].features == {"transaction.version": 1}
+    assert not kafka_cluster_target_kind().matches("kafka,transaction.version=1")
+    assert kafka_target_kind().matches("kafka,transaction.version=1")
+
+
+def test_nodes_share_a_cluster_id_and_replicate_the_internal_topics():
+    target = KafkaClusterTarget("kafka,nodes=3,min.insync.replicas=2")
+    assert [node.node_id for node in target.nodes] == [1, 2, 3]
+    assert len({node.cluster_id for node in target.nodes}) == 1
+    assert {node.replicas for node in target.nodes} == {3}
+    assert all(node.overrides["min.insync.replicas"] == "2" for node in target.nodes)
+
+
+def test_internal_topic_partitions_follow_javas_string_hash():
+    assert java_hash("abc") == 96354 and java_hash("é") == 233 and java_hash("") == 0
+    assert java_hash("polygenelubricants") == -(2 ** 31)  # Utils.abs maps Integer.MIN_VALUE to 0
+    assert partition_for("polygenelubricants", 3) == 0 and partition_for("abc", 50) == 96354 % 50
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One three-node cluster for the module's broker tests (it takes ~11 s to start)."""
+    target = KafkaClusterTarget("kafka,nodes=3")
+    target.start()
+    try:
+        yield target
+    finally:
+        target.stop()
+    assert all(node.pid is None for node in target.nodes)
+
+
+@pytest.mark.kafka
+@pytest.mark.broker
+def test_the_cluster_suite_passes_on_three_nodes_and_leaves_the_cluster_whole(cluster):
+    suites, errors = load_suites([ROOT / "suites" / "cluster"], components=bundled())
+    assert errors == []
+    runner = Runner(cluster, run_id="cluster-test")
+    try:
+        results = [runner.run(case, version) for suite in suites for case in suite.cases
+                   for version in runner.case_versions(case)]
+        bad = [f"{r.case_id} v{r.version}: {r.outcome.value}: {r.message}" for r in results
+               if r.outcome not in (Outcome.PASSED, Outcome.UNSUPPORTED)]
+        assert not bad, "\n".join(bad)
+        assert sum(r.outcome is Outcome.PASSED for r in results) >= 45
+        assert all(node.pid is not None for node in cluster.nodes)  # every fault was healed
+    finally:
+        runner.close()
+
+
+@pytest.mark.kafka
+@pytest.mark.broker
+def test_move_leader_moves_a_leader_or_a_coordinator_and_refuses_an_impossible_move(cluster):
+    admin = Cluster(cluster.bootstrap)
+    try:
+        admin.api_versions()
+        topic = f"move-leader-{uuid.uuid4().hex[:8]}"
+        created = admin.connection().request("CreateTopics", admin.best_version("CreateTopics"), {
+            "topics": [{"name": topic, "num_partitions": 1, "replication_factor": 3, "assignments": [], "configs": []}],
+            "timeout_ms": 30000, "validate_only": False}).response
+        assert created["topics"][0]["error_code"] == 0, created
+        first = admin.leader(topic, 0)
+        old, new = cluster.move_leader(topic=topic, partition=0)  # to the first in-sync follower
+        assert old == first and new != first and admin.leader(topic, 0) == new
+        cluster.fault("move_leader", topic=topic, partition=0, to=first)  # the YAML form, back again
+        assert admin.leader(topic, 0) == first
+        assert cluster.move_leader(topic=topic, partition=0, to=first) == (first, first)  # there already
+
+        transactional_id = f"move-coordinator-{uuid.uuid4().hex[:8]}"
+        coordinator = admin.coordinator(transactional_id)
+        old, new = cluster.move_leader(coordinator=transactional_id)
+        assert old == coordinator and new != coordinator and admin.coordinator(transactional_id) == new
+
+        for arguments, reason in (({"topic": topic, "partition": 0, "to": 9}, "node 9 is not a replica"),
+                                  ({"topic": topic, "partition": 4}, "has no partition 4"),
+                                  ({"topic": f"{topic}-absent"}, "no topic"),
+                                  ({}, "exactly one of"),
+                                  ({"coordinator": transactional_id, "partition": 1}, "goes with topic")):
+            with pytest.raises(ValueError, match=reason):
+                cluster.move_leader(**arguments)
+        assert admin.leader(topic, 0) == first  # a refused move changed nothing
+    finally:
+        admin.close()
