@@ -15,7 +15,7 @@ from pathlib import Path
 from ..defaults import ANALYSIS_OUT
 from .jobs import JOBS
 
-COMMANDS = ["ingest", *JOBS, "all"]
+COMMANDS = ["ingest", *JOBS, "all", "site"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,9 @@ class Options:
     limit: int = 25  # rows of each table printed
 
 
-def analyze(options: Options) -> int:
+def analyze(options: Options, *, grade=None, reproduce=None) -> int:
+    """``grade`` and ``reproduce`` (the site's certification levels and rerun commands) come from the report
+    layer, which this one may not import: the command line hands them in."""
     try:
         import pyspark  # noqa: F401
     except ImportError:
@@ -77,6 +79,17 @@ def analyze(options: Options) -> int:
             tables = warehouse.Tables(tables.items.cache(), tables.exchanges.cache())
             counts = (tables.items.count(), tables.exchanges.count())
         print(f"{counts[0]} item rows, {counts[1]} exchange rows", file=sys.stderr)
+        if options.job == "site":
+            from .interop.build import build_site
+
+            with Progress(spark, f"site into {options.out}"):
+                built = build_site(spark, tables, options.out, results_files=inputs.results, grade=grade,
+                                   reproduce=reproduce, command=f"conformance analyze site {' '.join(options.inputs)}")
+            print(f"{built['cases']} cases on {built['columns']} columns, {built['departures']} departures with "
+                  f"evidence, {built['runs']} runs")
+            print(f"wrote {Path(options.out) / 'index.html'}")
+            print(f"done in {time.monotonic() - started:.1f} s", file=sys.stderr)
+            return 0
         names = JOBS if options.job == "all" else [options.job]
         for name in names:
             run_job(spark, name, tables, options)

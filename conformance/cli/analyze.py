@@ -17,7 +17,8 @@ def register(commands) -> None:
     parser = commands.add_parser("analyze", help="analysis jobs on Spark over results and captures "
                                                  "(needs the 'analysis' extra)")
     parser.add_argument("job", choices=COMMANDS,
-                        help="ingest (write the tables to --warehouse), one of the five jobs, or all of them")
+                        help="ingest (write the tables to --warehouse), one of the five jobs, all of them, or site "
+                             "(the interop site: matrix, scores, history, side by side, into --out)")
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
                         help="results .jsonl files, .pcap/.pcapng captures, folders of them, globs, or a warehouse")
     parser.add_argument("--master", metavar="URL",
@@ -42,4 +43,19 @@ def register(commands) -> None:
 def command_analyze(arguments) -> int:
     from ..analysis.driver import Options, analyze
 
-    return analyze(Options(**{option.name: getattr(arguments, option.name) for option in fields(Options)}))
+    options = Options(**{option.name: getattr(arguments, option.name) for option in fields(Options)})
+    if options.job != "site":
+        return analyze(options)
+    from ..report.itemref import reproduce
+
+    return analyze(options, grade=grade_levels, reproduce=reproduce)
+
+
+def grade_levels(records: list[dict], suites: list[str]) -> list[dict]:
+    """The bundled certification levels graded on one column's newest results, as ``conformance certify`` grades
+    them; no fingerprint, so a level asking for a finalized feature is incomplete."""
+    from ..report.certify import levels
+
+    return [{"name": grade.level.name, "status": grade.status, "label": grade.label, "passed": grade.passed,
+             "counted": grade.counted, "reasons": grade.reasons}
+            for grade in levels.grade(levels.load_levels(), records, None, known_suites=suites)]

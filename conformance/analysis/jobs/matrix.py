@@ -9,10 +9,11 @@ from ..layout import NO_VERDICT, OUTCOMES
 from .runs import with_run_start
 
 
-def latest(items: DataFrame) -> DataFrame:
+def latest(items: DataFrame, keys: tuple[str, ...] | list[str] = ("target",)) -> DataFrame:
     """Each target's newest row of each item (the item's latest run, not the latest run overall:
-    a run of one suite must not hide what earlier runs said of the others)."""
-    newest = Window.partitionBy("target", "item").orderBy(F.desc("run_started"), F.desc("run_id"),
+    a run of one suite must not hide what earlier runs said of the others). ``keys`` are what one
+    column of a matrix is (the site's columns are a target at one version)."""
+    newest = Window.partitionBy(*keys, "item").orderBy(F.desc("run_started"), F.desc("run_id"),
                                                           F.desc("recorded_at"))
     return (with_run_start(items).withColumn("_rank", F.row_number().over(newest))
             .where(F.col("_rank") == 1).drop("_rank"))
