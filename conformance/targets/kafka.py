@@ -47,6 +47,7 @@ from .kafka_config import (
     write_logging_configs,
 )
 from .kafka_jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
+from .kafka_preview import PREVIEW_OPTIONS, preview_settings
 from .kafka_security import SECURITY_OPTIONS, SecuredListener
 from .registry import TargetKind
 
@@ -112,7 +113,7 @@ def is_single_node_spec(spec: str) -> bool:
         _, options = split_spec(spec)
     except ValueError:
         return False
-    return all(name in FEATURE_OPTIONS or name in SECURITY_OPTIONS for name in options)
+    return all(name in FEATURE_OPTIONS or name in SECURITY_OPTIONS or name in PREVIEW_OPTIONS for name in options)
 
 
 def random_cluster_id() -> str:
@@ -154,16 +155,17 @@ class KafkaTarget(Target):
         ``guest`` and ``nobody``."""
         super().__init__(spec)
         base, options = split_spec(spec)
-        unknown = sorted(set(options) - set(FEATURE_OPTIONS) - set(SECURITY_OPTIONS))
+        unknown = sorted(set(options) - set(FEATURE_OPTIONS) - set(SECURITY_OPTIONS) - set(PREVIEW_OPTIONS))
         if unknown:
-            raise ValueError(f"{spec!r}: one node takes only feature and security options "
-                             f"({', '.join(FEATURE_OPTIONS + SECURITY_OPTIONS)}), not "
+            raise ValueError(f"{spec!r}: one node takes only feature, security and preview options "
+                             f"({', '.join(FEATURE_OPTIONS + SECURITY_OPTIONS + tuple(PREVIEW_OPTIONS))}), not "
                              f"{', '.join(unknown)} (a cluster: kafka,nodes=N,...)")
         self.secured = SecuredListener.from_options(spec, options)
         self.client_properties: Path | None = None  # written once started, for a secured listener
         self._version = version_in_spec(base) or self._unpinned_version()
         self.profile = Path(profile) if profile is not None else None
-        self.overrides = {key: as_property(value) for key, value in (overrides or {}).items()}
+        self.overrides = {**preview_settings(spec, options),
+                          **{key: as_property(value) for key, value in (overrides or {}).items()}}
         self.features = {**feature_levels(spec, options), **dict(features or {})}
         self.extra_listeners = dict(extra_listeners or {})
         self.authorizer = authorizer
@@ -475,7 +477,8 @@ def kafka_target_kind() -> TargetKind:
         name="kafka",
         description=f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION; "
                     f"feature levels as options: kafka,transaction.version=1; a secured listener: "
-                    f"kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512 or kafka,security=SSL,ssl.client.auth=required)",
+                    f"kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512 or kafka,security=SSL,ssl.client.auth=required; "
+                    f"KIP-939 two-phase commit, unstable in Kafka 4.x: kafka,two.phase.commit=true)",
         matches=is_single_node_spec,
         create=KafkaTarget,
         availability=_availability,

@@ -180,3 +180,38 @@ def test_implementation_items_that_differ_from_kafka_are_shown_apart_and_never_g
     assert "None: no item departed from the spec." in html
     assert "<rect class='differs'" in html and "fill='#0969da'" in html  # the matrix cell, in its own colour
     assert ">differs from Kafka</text>" in html  # and its legend entry
+
+
+PREVIEW = Level(id="2pc", name="Two-phase commit (preview)", summary="", suites=("kip939.*",), preview=True,
+                demands={"InitProducerId": VersionRange(6, 6)})
+EVERYTHING = Level(id="all", name="Everything", summary="", suites=("*",))
+
+
+def test_preview_items_count_only_in_a_preview_level():
+    rows = [record("commit", 3, "passed"),
+            record("keep", 6, "failed", suite="kip939.two-phase-commit", api="InitProducerId", tags=["preview"])]
+    grades = grade([EVERYTHING, PREVIEW], rows, FEATURES)
+    assert statuses(grades) == {"all": REACHED, "2pc": MISSED}
+    assert (grades[0].counted, grades[1].counted) == (1, 1)
+
+
+def test_a_preview_level_on_a_target_without_the_version_is_missed_not_reached():
+    rows = [record("keep", 6, "unsupported", suite="kip939.two-phase-commit", api="InitProducerId", tags=["preview"])]
+    grades = grade([PREVIEW], rows, FEATURES)
+    assert statuses(grades) == {"2pc": MISSED} and grades[0].unadvertised
+
+
+def test_an_adopted_level_may_not_include_a_preview_level(tmp_path):
+    path = tmp_path / "levels.yaml"
+    path.write_text("levels:\n  - {id: p, name: P, preview: true}\n  - {id: x, name: X, includes: [p]}\n")
+    with pytest.raises(LevelsError, match="a preview never counts toward an adopted level"):
+        levels.load_levels(path)
+
+
+def test_the_bundled_preview_level_is_included_by_no_other():
+    bundled = levels.load_levels()
+    previews = {level.id for level in bundled if level.preview}
+    assert previews == {"two-phase-commit-preview"}
+    assert not any(previews & set(level.includes) for level in bundled)
+    consumer_groups = next(level for level in bundled if level.id == "exactly-once-consumer-groups")
+    assert consumer_groups.includes == ("exactly-once",) and consumer_groups.suites == ("kip848.*",)

@@ -15,6 +15,9 @@ from .. import known_failures
 from ..itemref import key
 
 COUNTABLE = ("MUST", "SHOULD", "MAY")  # IMPLEMENTATION is informational: no level may count it
+# Cases of a feature Kafka ships but does not serve by default yet (KIP-939's InitProducerId v6, unstable in
+# Kafka 4.x) carry this tag: only a level marked preview counts them, and no adopted level includes one.
+PREVIEW_TAG = "preview"
 
 REACHED, MISSED, INCOMPLETE, NOT_RUN = "reached", "missed", "incomplete", "not run"
 
@@ -37,9 +40,12 @@ class Level:
     features: dict = field(default_factory=dict)  # finalized feature -> minimum level
     includes: tuple[str, ...] = ()
     allow_known_failures: bool = False
+    preview: bool = False  # counts only cases tagged preview, and only those
 
     def selects(self, record: dict) -> bool:
         if record.get("draft") or record.get("requirement") not in self.requirements:
+            return False
+        if (PREVIEW_TAG in (record.get("tags") or [])) != self.preview:
             return False
         if not any(fnmatch.fnmatchcase(str(record.get("suite")), pattern) for pattern in self.suites):
             return False
@@ -76,6 +82,10 @@ def load_levels(path: str | Path | None = None) -> list[Level]:
         unknown = [name for name in level.includes if name not in ids[:ids.index(level.id)]]
         if unknown:
             raise LevelsError(f"{path}: level {level.id!r} includes {unknown}, not defined before it")
+        previews = [name for name in level.includes if not level.preview and levels[ids.index(name)].preview]
+        if previews:
+            raise LevelsError(f"{path}: level {level.id!r} includes the preview level(s) {previews}: "
+                              "a preview never counts toward an adopted level")
     if len(set(ids)) != len(ids):
         raise LevelsError(f"{path}: level ids repeat")
     return levels
@@ -83,7 +93,7 @@ def load_levels(path: str | Path | None = None) -> list[Level]:
 
 def _level(raw: dict, where: str) -> Level:
     allowed = {"id", "name", "summary", "select", "requirements", "demands", "features", "includes",
-               "allow_known_failures"}
+               "allow_known_failures", "preview"}
     if not isinstance(raw, dict) or not raw.get("id") or not raw.get("name"):
         raise LevelsError(f"{where}: a level needs an id and a name")
     if set(raw) - allowed:
@@ -102,7 +112,8 @@ def _level(raw: dict, where: str) -> Level:
                  suites=tuple(select.get("suites") or ["*"]), kips=tuple(select.get("kips") or ()),
                  apis=tuple(select.get("apis") or ()), tags=tuple(select.get("tags") or ()),
                  requirements=requirements, demands=demands, features=dict(raw.get("features") or {}),
-                 includes=tuple(raw.get("includes") or ()), allow_known_failures=bool(raw.get("allow_known_failures")))
+                 includes=tuple(raw.get("includes") or ()), allow_known_failures=bool(raw.get("allow_known_failures")),
+                 preview=bool(raw.get("preview")))
 
 
 # ------------------------------------------------------------------------------ grading
