@@ -2,8 +2,9 @@
 
 Real results records (transcripts dropped: their exchanges come from the captures) are replayed
 as many runs of their targets, one run after another an hour apart, with the variation real
-histories show: an item now and then gives another outcome for one run (flakiness), and at
-each new target version a few items change for good (regressions and fixes). Real captures are
+histories show: an item now and then gives another outcome for one run (flakiness), at
+each new target version a few items change for good (regressions and fixes), and the harness
+gets a new version every few runs, apart from the targets' versions. Real captures are
 copied with their packet timestamps moved to the synthetic run's time and the gaps between
 packets stretched or shrunk by a random factor, so latencies vary while every byte still
 decodes as the original did.
@@ -32,6 +33,7 @@ ENHANCED_PACKET, SECTION_HEADER = 6, 0x0A0D0D0A
 FLAKY_SHARE = 0.01  # items giving a one-run different outcome in a run
 CHANGE_SHARE = 0.02  # items whose outcome changes for good at a version change
 RUNS_PER_VERSION = 50
+RUNS_PER_HARNESS = 30  # the harness is released on its own schedule: its changes fall apart from the brokers'
 LINES_PER_FILE = 200_000
 
 
@@ -85,6 +87,7 @@ def write_results(seeds: dict[str, list[dict]], folder: Path, rows: int, *, seed
                 outcome = chooser.choice([other for other in varied(record) if other != outcome])
             line = dict(record, run_id=run_id, outcome=outcome,
                         target_version=f"{record.get('target_version') or '0'}+syn{mine['version']}",
+                        harness_version=f"{record.get('harness_version') or '0'}+syn{run_number // RUNS_PER_HARNESS}",
                         duration_s=round((record.get("duration_s") or 0.1) * chooser.uniform(0.7, 1.6), 4),
                         recorded_at=(began + timedelta(seconds=position)).strftime("%Y-%m-%dT%H:%M:%SZ"),
                         artifacts={"pcap": pending_captures.pop()} if pending_captures else {})

@@ -16,6 +16,7 @@ BENCHMARKS = {
     "epochs": "the fast_forward step's re-initialisations per second, one at a time and pipelined, and the end of the space",
     "proxy": "per exchange: the harness's client and the proxy against a bare socket",
     "semantic": "the exactly-once tier's transactions per second against confluent-kafka alone",
+    "site": "conformance analyze site on 100 runs of six targets grown from real results, on local[2]",
     "suite": "the bundled suites serial and concurrent, against the critical path",
     "targets": "how long every target takes to start and stop",
 }

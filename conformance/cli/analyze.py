@@ -46,16 +46,7 @@ def command_analyze(arguments) -> int:
     options = Options(**{option.name: getattr(arguments, option.name) for option in fields(Options)})
     if options.job != "site":
         return analyze(options)
+    from ..report.certify.levels import grade_summaries
     from ..report.itemref import reproduce
 
-    return analyze(options, grade=grade_levels, reproduce=reproduce)
-
-
-def grade_levels(records: list[dict], suites: list[str]) -> list[dict]:
-    """The bundled certification levels graded on one column's newest results, as ``conformance certify`` grades
-    them; no fingerprint, so a level asking for a finalized feature is incomplete."""
-    from ..report.certify import levels
-
-    return [{"name": grade.level.name, "status": grade.status, "label": grade.label, "passed": grade.passed,
-             "counted": grade.counted, "reasons": grade.reasons}
-            for grade in levels.grade(levels.load_levels(), records, None, known_suites=suites)]
+    return analyze(options, grade=grade_summaries, reproduce=reproduce)

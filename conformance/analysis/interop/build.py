@@ -62,10 +62,16 @@ def _json(value) -> str:
 def build_site(spark, tables, out: str | Path, *, results_files: list[str] = (), command: str = "",
                grade: Callable | None = None, reproduce: Callable | None = None) -> dict:
     """Write the site into ``out``; returns what it shows (counts) and the files written."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     found = facts.gather(tables)
     shown = evidence.gather(spark, list(results_files), tables.exchanges, found.cells, reproduce or _nodeid_only)
+    return write_site(out, found, shown, grade=grade, command=command)
+
+
+def write_site(out: str | Path, found: facts.Facts, shown: dict, *, grade: Callable | None = None,
+               command: str = "") -> dict:
+    """The pages and pictures of what Spark found (no Spark needed from here on)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     columns = model.columns(found.cells)
     matrix = model.matrix(found.cells, columns, shown)
     labels = {name: OUTCOME_LABELS.get(name, name) for name in matrix["outcomes"]}

@@ -42,8 +42,8 @@ def matrix_picture(page: dict) -> dict:
     for case in page["cases"]:
         counters = per_kip.setdefault(case["kip"] or "(no KIP)", [Counter() for _ in columns])
         for position, cell in enumerate(case["cells"]):
-            for _, outcome, _ in cell or []:
-                counters[position][outcome] += 1
+            for entry in cell or []:
+                counters[position][entry[1]] += 1
     top = 46
     rows = []
     for line, kip in enumerate(sorted(per_kip)):

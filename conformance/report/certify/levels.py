@@ -219,3 +219,11 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
     if incomplete:
         return INCOMPLETE, reasons
     return REACHED, reasons
+
+
+def grade_summaries(records: list[dict], known_suites: list[str] = ()) -> list[dict]:
+    """The bundled levels graded on ``records`` without a fingerprint (a level asking for a finalized feature
+    is then incomplete), as plain values: what ``conformance analyze site`` shows per target and version."""
+    return [{"name": result.level.name, "status": result.status, "label": result.label, "passed": result.passed,
+             "counted": result.counted, "reasons": result.reasons}
+            for result in grade(load_levels(), records, None, known_suites=known_suites)]

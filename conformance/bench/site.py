@@ -1,0 +1,75 @@
+"""How long ``conformance analyze site`` takes on a long history: 100 runs of six targets by default.
+
+``python -m conformance.bench.site --results FILE... [--runs 100] [--master local[2]]``
+
+The history is grown from real results (:mod:`conformance.analysis.synthetic`: each target's newest run
+replayed as many runs, with flaky items, changes at each target version and harness versions of their
+own), ingested into a warehouse, then the site is built from the warehouse on the master. Timed apart:
+growing the results, ingesting them, starting Spark, building the site (the figure the issue asks to
+stay under a minute on local[2]). ``--reuse`` keeps the warehouse of an earlier run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from ..analysis import synthetic
+from ..analysis.driver import Options, analyze
+from ..analysis.inputs import collect
+from ..report.certify.levels import grade_summaries
+from ..report.itemref import reproduce
+
+
+def timed(action) -> tuple[float, object]:
+    started = time.perf_counter()
+    value = action()
+    return round(time.perf_counter() - started, 2), value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.bench.site", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", nargs="+", default=["reports"], metavar="FILE",
+                        help="real results files or folders: each target's newest run seeds its history")
+    parser.add_argument("--runs", type=int, default=100, help="runs of each target (default 100)")
+    parser.add_argument("--corpus", default="/tmp/conformance-site-bench", metavar="DIR")
+    parser.add_argument("--reuse", action="store_true", help="use the warehouse already in --corpus")
+    parser.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    arguments = parser.parse_args(argv)
+
+    from ..analysis.session import spark_session
+
+    corpus = Path(arguments.corpus)
+    warehouse, figures = corpus / "warehouse", {}
+    spark_seconds, spark = timed(lambda: spark_session(arguments.master))
+    figures["spark_start_s"] = spark_seconds
+    if not (arguments.reuse and (warehouse / "items").is_dir()):
+        seeds = synthetic.seed_runs([Path(name) for name in collect(arguments.results).results])
+        if not seeds:
+            print("no results to grow the history from", file=sys.stderr)
+            return 2
+        shutil.rmtree(corpus, ignore_errors=True)
+        rows = arguments.runs * sum(len(records) for records in seeds.values())
+        figures["grow_s"], grown = timed(lambda: synthetic.write_results(seeds, corpus / "results", rows))
+        figures.update(targets=sorted(seeds), rows=grown["rows"], runs=grown["runs"])
+        figures["ingest_s"], _ = timed(lambda: analyze(Options(job="ingest", inputs=[str(corpus / "results")],
+                                                                warehouse=str(warehouse), master=arguments.master,
+                                                                no_transcripts=True, no_captures=True)))
+    figures["site_s"], status = timed(lambda: analyze(
+        Options(job="site", inputs=[str(warehouse)], out=str(corpus / "site"), master=arguments.master),
+        grade=grade_summaries, reproduce=reproduce))
+    figures.update(master=arguments.master, site=str(corpus / "site"), status=status)
+    spark.stop()
+    print(json.dumps(figures, indent=1))
+    if arguments.json:
+        Path(arguments.json).write_text(json.dumps(figures, indent=1))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
