@@ -33,6 +33,10 @@ def register(commands) -> None:
     semantic.add_argument("--seed", type=int, help="seed of the clients' choices (default: random, printed)")
     semantic.add_argument("--client-config", metavar="FILE",
                           help="client properties for HOST:PORT targets (librdkafka's names: the clients are confluent-kafka)")
+    semantic.add_argument("--group-protocol", choices=["classic", "consumer"], default="classic",
+                          help="the consume-transform-produce group: classic (JoinGroup) or consumer (a KIP-848 "
+                               "consumer group, group.protocol=consumer); its results form the suite "
+                               "semantic.exactly-once.consumer-group (default: classic)")
     semantic.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
     semantic.add_argument("--histories", default=SEMANTIC_HISTORIES, metavar="DIR",
                           help=f"where each run's history is written (default: {SEMANTIC_HISTORIES})")
@@ -67,6 +71,7 @@ def command_semantic(arguments) -> int:
     run_id = arguments.run_id or new_run_id()
     writer, version = ResultsWriter(arguments.results), provenance().harness_version
     lines, status = [], 0
+    settings.group_protocol = arguments.group_protocol
     try:
         for spec in specs:
             for result in _run_target(pool, spec, settings, run_id, Path(arguments.histories)):
@@ -96,7 +101,8 @@ def _run_target(pool, spec: str, settings, run_id: str, histories: Path):
     try:
         run = run_on(pool.acquire(spec), settings)
     except Exception as error:  # noqa: BLE001 - a target that cannot start: every check says why
-        run = SemanticRun(spec, None, History(), problem=(Outcome.ERROR, f"{type(error).__name__}: {error}"))
+        run = SemanticRun(spec, None, History(), problem=(Outcome.ERROR, f"{type(error).__name__}: {error}"),
+                          group_protocol=settings.group_protocol)
     history_file = histories / f"{run_id}-{re.sub(r'[^A-Za-z0-9.]+', '_', spec)}.jsonl"
     run.history.dump(history_file)
     history_file.with_suffix(".clients.log").write_text("\n".join(run.client_log) + "\n")

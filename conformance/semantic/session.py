@@ -28,6 +28,9 @@ from .nemesis import Nemesis, faults_for
 from .workload import LsoMonitor, Plan, Processor, Reader, Writer, drain
 
 SUITE = "semantic.exactly-once"
+# The same checks with the consume-transform-produce group a KIP-848 consumer group (--group-protocol consumer):
+# a suite id of its own, so that both runs of one target keep their results and a level can count both.
+SUITE_BY_GROUP_PROTOCOL = {"classic": SUITE, "consumer": "semantic.exactly-once.consumer-group"}
 TRANSACTION_APIS = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit")
 STOP_WAIT_S = 60.0
 
@@ -36,6 +39,7 @@ STOP_WAIT_S = 60.0
 class Settings:
     duration_s: float = 120.0
     faults: bool = True
+    group_protocol: str = "classic"  # the processors' group: classic (JoinGroup) or consumer (KIP-848)
     fault_interval_s: float = 8.0
     producers: int = 2
     processors: int = 1
@@ -54,6 +58,7 @@ class SemanticRun:
     problem: tuple[Outcome, str] | None = None  # an outcome every check gets instead of a verdict
     duration_s: float = 0.0
     client_log: list[str] = field(default_factory=list)  # librdkafka's log lines (the first CLIENT_LOG_LINES)
+    group_protocol: str = "classic"  # which suite its results belong to (SUITE_BY_GROUP_PROTOCOL)
 
 
 CLIENT_LOG_LINES = 20000
@@ -87,9 +92,12 @@ def run_on(target: Target, settings: Settings) -> SemanticRun:
         client_config = {key: value for key, value in target.client_config().items() if key != "bootstrap.servers"}
     plan = Plan(target.bootstrap, run=name, logger=_client_logger(run, name), partitions=settings.partitions,
                 producers=settings.producers, processors=settings.processors, client_config=client_config,
-                security=security, seed=settings.seed if settings.seed is not None else secrets.randbits(32))
+                security=security, seed=settings.seed if settings.seed is not None else secrets.randbits(32),
+                group_protocol=settings.group_protocol)
+    run.group_protocol = settings.group_protocol
     run.stats["seed"] = plan.seed
-    run.history.record("harness", "run", target=target.spec, seed=plan.seed, topics=plan.topics, group=plan.group)
+    run.history.record("harness", "run", target=target.spec, seed=plan.seed, topics=plan.topics, group=plan.group,
+                       group_protocol=plan.group_protocol)
     try:
         missing = _missing_apis(plan)
     except Exception as error:  # noqa: BLE001 - a target that does not answer gets no verdict, said plainly
@@ -200,9 +208,11 @@ def results(run: SemanticRun, *, run_id: str, history_file: str | None) -> list[
     verdicts = dict(run.verdicts)
     for check in CHECKS:
         result = CaseResult(
-            case_id=check.id, suite_id=SUITE, title=check.title, kip="KIP-98", api=None, version=None,
+            case_id=check.id, suite_id=SUITE_BY_GROUP_PROTOCOL[run.group_protocol], title=check.title, kip="KIP-98",
+            api=None, version=None,
             target=run.target, target_version=run.target_version, outcome=Outcome.PASSED,
-            requirement=Requirement.MUST, cites=check.cites, duration_s=run.duration_s, tags=["semantic"],
+            requirement=Requirement.MUST, cites=check.cites, duration_s=run.duration_s,
+            tags=["semantic"] + (["kip848"] if run.group_protocol == "consumer" else []),
             run_id=run_id, path="conformance/semantic/checks.py",
             artifacts={"history": history_file} if history_file else {})
         if run.problem is not None:

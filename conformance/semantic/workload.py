@@ -50,6 +50,7 @@ class Plan:
     seed: int = 0
     logger: logging.Logger | None = None
     crashes: list[str] = field(default_factory=list)
+    group_protocol: str = "classic"  # or "consumer": the processors' group is a KIP-848 consumer group
 
     @property
     def input_topic(self) -> str:
@@ -86,6 +87,16 @@ class Plan:
         return self.config(**{"group.id": group, "isolation.level": "read_committed", "enable.auto.commit": False,
                               "auto.offset.reset": "earliest", "session.timeout.ms": 10000,
                               "heartbeat.interval.ms": 1000, **settings})
+
+    def processor_config(self) -> dict:
+        """The consume-transform-produce group's consumer. In a KIP-848 group the session and heartbeat
+        timing belong to the broker (librdkafka refuses them with group.protocol=consumer)."""
+        config = self.consumer_config(self.group)
+        if self.group_protocol == "consumer":
+            config.pop("session.timeout.ms")
+            config.pop("heartbeat.interval.ms")
+            config["group.protocol"] = "consumer"
+        return config
 
 
 class Worker(threading.Thread):
@@ -252,7 +263,7 @@ class Processor(Worker):
             consumer.close()
 
     def _consumer(self) -> Consumer:
-        consumer = Consumer(self.plan.consumer_config(self.plan.group))
+        consumer = Consumer(self.plan.processor_config())
         consumer.subscribe([self.plan.input_topic])
         return consumer
 
