@@ -30,6 +30,9 @@ def register(commands) -> None:
     semantic.add_argument("--producers", type=int, default=2, help="transactional producers (default: 2)")
     semantic.add_argument("--processors", type=int, default=1,
                           help="consume-transform-produce instances in one group (default: 1)")
+    semantic.add_argument("--start-epoch", type=int, metavar="EPOCH",
+                          help="fast-forward every transactional id to this producer epoch first, so the run crosses "
+                               "the end of the epoch space (Kafka rotates the producer id at 32766)")
     semantic.add_argument("--seed", type=int, help="seed of the clients' choices (default: random, printed)")
     semantic.add_argument("--client-config", metavar="FILE",
                           help="client properties for HOST:PORT targets (librdkafka's names: the clients are confluent-kafka)")
@@ -67,7 +70,8 @@ def command_semantic(arguments) -> int:
                 pool.target(spec).use_client_config(client_config)
     settings = Settings(duration_s=arguments.duration, faults=not arguments.no_faults,
                         fault_interval_s=arguments.fault_interval, producers=arguments.producers,
-                        processors=arguments.processors, seed=arguments.seed, client_config=client_config)
+                        processors=arguments.processors, seed=arguments.seed, client_config=client_config,
+                        start_epoch=arguments.start_epoch)
     run_id = arguments.run_id or new_run_id()
     writer, version = ResultsWriter(arguments.results), provenance().harness_version
     lines, status = [], 0

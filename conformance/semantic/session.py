@@ -23,6 +23,7 @@ from ..client.cluster import Cluster
 from ..suite.model import CaseResult, Outcome, Requirement, StepFailure
 from ..targets.base import Target
 from .checks import CHECKS, SHOWN_ANOMALIES, Check, Verdict, judge
+from .epoch_space import fast_forward_all, where_they_ended
 from .history import History
 from .nemesis import Nemesis, faults_for
 from .workload import LsoMonitor, Plan, Processor, Reader, Writer, drain
@@ -46,6 +47,7 @@ class Settings:
     partitions: int = 3
     seed: int | None = None
     client_config: dict = field(default_factory=dict)
+    start_epoch: int | None = None  # fast-forward the transactional ids here first (the end of the epoch space)
 
 
 @dataclass
@@ -111,7 +113,20 @@ def run_on(target: Target, settings: Settings) -> SemanticRun:
     except Exception as error:  # noqa: BLE001 - setting up is not what the checks judge
         run.problem = (Outcome.BLOCKED, f"setting up the topics failed: {type(error).__name__}: {error}")
         return run
+    started = {}
+    if settings.start_epoch is not None:
+        processes = [f"writer-{number}" for number in range(settings.producers)]
+        processes += [f"processor-{number}" for number in range(settings.processors)]
+        try:
+            started = fast_forward_all(plan, processes, settings.start_epoch, run.history)
+        except Exception as error:  # noqa: BLE001 - setting up is not what the checks judge
+            run.problem = (Outcome.BLOCKED, f"fast-forwarding the transactional ids failed: {type(error).__name__}: {error}")
+            return run
     _exercise(target, plan, settings, run)
+    if started:
+        run.stats["epoch_space"] = where_they_ended(plan, started)
+        for transactional_id, entry in run.stats["epoch_space"].items():  # in the history file, for the record
+            run.history.record("harness", "epoch", transactional_id=transactional_id, **entry)
     run.duration_s = time.monotonic() - began
     if plan.crashes:
         run.problem = (Outcome.ERROR, "no verdict, the history is partial: " + plan.crashes[0])
@@ -228,6 +243,10 @@ def _judged(result: CaseResult, check: Check, verdict: Verdict, stats: dict) -> 
     workload = (f"{sum(counts.values())} transactions ({counts.get('committed', 0)} committed, "
                 f"{counts.get('aborted', 0)} aborted, {counts.get('unknown', 0)} of unknown outcome), "
                 f"{stats.get('faults', {}).get('applied', 0)} faults")
+    if stats.get("epoch_space"):  # --start-epoch: how many ids moved to a new producer id during the run
+        ids = stats["epoch_space"].values()
+        workload += (f", {sum(entry['crossed'] for entry in ids)} of {len(ids)} transactional ids crossed the end of "
+                     f"the epoch space")
     if verdict.no_evidence is not None:
         result.outcome, result.message = Outcome.ERROR, f"no verdict: {verdict.no_evidence} ({workload})"
     elif verdict.anomalies:

@@ -71,6 +71,9 @@ class Plan:
     def partitions_of_all(self) -> list[tuple[str, int]]:
         return [(topic, partition) for topic in self.topics for partition in range(self.partitions)]
 
+    def transactional_id(self, process: str) -> str:
+        return f"semantic-{process}-{self.run}"
+
     def config(self, **settings) -> dict:
         config = {"bootstrap.servers": self.bootstrap, "socket.timeout.ms": 10000, **self.client_config, **settings}
         if self.logger is not None:  # librdkafka's own log goes beside the history, not to the terminal
@@ -143,7 +146,7 @@ class Worker(threading.Thread):
 
     def _start_producer(self) -> Producer | None:
         try:
-            return new_producer(self.plan, f"semantic-{self.process}-{self.plan.run}")
+            return new_producer(self.plan, self.plan.transactional_id(self.process))
         except (KafkaException, ClientStuck) as error:
             self.history.record(self.process, "client", "info", error=f"init_transactions: {error.args[0]}")
             self.pause(1.0)
