@@ -31,6 +31,20 @@ def timed(action) -> tuple[float, object]:
     return round(time.perf_counter() - started, 2), value
 
 
+def on_standalone_cluster(warehouse: Path, out: Path) -> dict:
+    """The same site from the same warehouse, its driver here and its executor a standalone worker's."""
+    from ..analysis.cluster import StandaloneCluster
+    from ..analysis.session import spark_session
+
+    with StandaloneCluster(cores=2, memory="2g") as cluster:
+        start_seconds, spark = timed(lambda: spark_session(cluster.url))
+        site_seconds, status = timed(lambda: analyze(Options(job="site", inputs=[str(warehouse)], out=str(out),
+                                                             master=cluster.url),
+                                                     grade=grade_summaries, reproduce=reproduce))
+        spark.stop()
+    return {"master": cluster.url, "spark_start_s": start_seconds, "site_s": site_seconds, "status": status}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.site", description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", nargs="+", default=["reports"], metavar="FILE",
@@ -39,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default="/tmp/conformance-site-bench", metavar="DIR")
     parser.add_argument("--reuse", action="store_true", help="use the warehouse already in --corpus")
     parser.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    parser.add_argument("--standalone", action="store_true",
+                        help="then build it again on a standalone cluster on loopback (one worker, two cores)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     arguments = parser.parse_args(argv)
 
@@ -65,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         grade=grade_summaries, reproduce=reproduce))
     figures.update(master=arguments.master, site=str(corpus / "site"), status=status)
     spark.stop()
+    if arguments.standalone and status == 0:
+        figures["standalone"] = on_standalone_cluster(warehouse, corpus / "site-standalone")
     print(json.dumps(figures, indent=1))
     if arguments.json:
         Path(arguments.json).write_text(json.dumps(figures, indent=1))
