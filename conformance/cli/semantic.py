@@ -49,7 +49,7 @@ def register(commands) -> None:
 
 
 def command_semantic(arguments) -> int:
-    from ..run_state import result_line
+    from ..pytest_plugin.run_state import result_line
     from ..semantic.session import Settings
     from ..extension import Extensions
     from ..targets.pool import TargetPool

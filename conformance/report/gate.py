@@ -134,7 +134,7 @@ def run_items(target: str, records: list[dict], pytest_arguments=()) -> list[dic
     with tempfile.TemporaryDirectory(prefix="conformance-rerun-") as scratch:
         results = Path(scratch) / "rerun.jsonl"
         run_id = new_run_id()
-        from .invocation import plugin_arguments  # -p conformance.plugin when it is not installed as an entry point
+        from .invocation import plugin_arguments  # -p conformance.pytest_plugin.plugin when it is not installed as an entry point
 
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin_arguments(),
                    "--target", target,

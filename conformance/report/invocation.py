@@ -45,5 +45,5 @@ def _given_or_bundled(path: Path) -> Path:
 
 def plugin_arguments() -> list[str]:
     """Load the plugin by module only when its entry point is missing, or pytest would register it twice."""
-    installed = any(entry.value == "conformance.plugin" for entry in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "conformance.plugin"]
+    installed = any(entry.value == "conformance.pytest_plugin.plugin" for entry in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "conformance.pytest_plugin.plugin"]

@@ -3,7 +3,7 @@
 Rules:
 
 - This module is the only place that says what a results line holds. Its writer
-  (:func:`conformance.run_state.result_line`) builds a :class:`ResultRecord`; its readers go through
+  (:func:`conformance.pytest_plugin.run_state.result_line`) builds a :class:`ResultRecord`; its readers go through
   :func:`upgrade` or :func:`from_line`; the Spark schema (:mod:`conformance.analysis.layout`), the
   JSON Schema shipped beside this module (``schema.json``) and the results-format reference page are
   derived from :data:`FIELDS` or checked against it by a test.

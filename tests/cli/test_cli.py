@@ -148,7 +148,7 @@ def test_findings_count_each_targets_latest_run_unless_asked_for_all(tmp_path, c
 def test_conformance_run_without_suites_names_its_own_way_to_give_them(tmp_path, monkeypatch):
     import pytest
 
-    from conformance.plugin import _point_collection_at_suites
+    from conformance.pytest_plugin.plugin import _point_collection_at_suites
 
     class Config:
         args_source = pytest.Config.ArgsSource.TESTPATHS

@@ -300,7 +300,7 @@ def test_plugins_hear_every_result_and_the_end_of_the_session(suites):
 
 
 XDIST_CONFTEST = """
-from conformance import plugin
+from conformance.pytest_plugin import plugin
 from conformance.extension import hookimpl
 from conformance.suite.model import CaseResult, Outcome
 from conformance.runner.runner import Runner
@@ -375,7 +375,7 @@ def test_allure_is_untouched_without_alluredir(suites):
 
 # ------------------------------------------------------------------------------ helpers
 def test_marker_names_are_usable_in_expressions():
-    from conformance.items import marker_name
+    from conformance.pytest_plugin.items import marker_name
 
     assert [marker_name(text) for text in ["KIP-98", "KIP-447 (draft)", "EndTxn", "fault tier"]] == [
         "kip98", "kip447", "endtxn", "fault_tier"]

@@ -47,11 +47,11 @@ def test_categories_tell_departures_from_errors_timeouts_and_unsupported():
                 return entry["name"]
         return None
 
-    assert category("failed", "conformance.items.ConformanceFailure: MUST not met: 2 send EndTxn: "
+    assert category("failed", "conformance.pytest_plugin.items.ConformanceFailure: MUST not met: 2 send EndTxn: "
                               "expected X, got Y") == "Departure from the spec"
-    assert category("failed", "conformance.items.ConformanceFailure: MUST not met: 3 fetch: no response within "
+    assert category("failed", "conformance.pytest_plugin.items.ConformanceFailure: MUST not met: 3 fetch: no response within "
                               "5000 ms") == "Timeout"
-    assert category("failed", "conformance.items.ConformanceFailure: blocked, no verdict on EndTxn").startswith(
+    assert category("failed", "conformance.pytest_plugin.items.ConformanceFailure: blocked, no verdict on EndTxn").startswith(
         "Blocked")
     assert category("broken", "ConnectionRefusedError: [Errno 111]") == "Harness or infrastructure error"
     assert category("skipped", "Skipped: unsupported: tansu advertises EndTxn v0-v4, not v5") == \

@@ -12,7 +12,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from conformance import plugin as conformance_plugin
+from conformance.pytest_plugin import plugin as conformance_plugin
 from conformance.extension import Extensions, hookimpl
 from conformance.runner.runner import Runner
 from conformance.suite.model import CaseResult, Outcome, StepFailure
@@ -161,8 +161,8 @@ def suites(pytester, outcomes):
 
 def plugin_arguments() -> list[str]:
     """Load the plugin explicitly only when its entry point is not installed (a bare source tree)."""
-    installed = any(entry.value == "conformance.plugin" for entry in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "conformance.plugin"]
+    installed = any(entry.value == "conformance.pytest_plugin.plugin" for entry in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "conformance.pytest_plugin.plugin"]
 
 
 def run(pytester, *arguments):

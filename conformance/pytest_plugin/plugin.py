@@ -1,4 +1,4 @@
-"""The pytest plugin (entry point ``pytest11: conformance``): suites become items, items run through the runner.
+"""The ``pytest11: conformance`` entry point: suites become items, items run through the runner.
 
 Dormant unless asked: it collects suites only with ``--target`` or ``--suite`` (or the
 ``conformance_target`` ini option, or ``CONFORMANCE_TARGET``), so the harness's own unit tests
@@ -7,7 +7,7 @@ and any other project's tests run as if it were not installed.
 - ``pytest --target kafka`` runs ``suites/`` of the rootdir (the bundled suites when it has none);
   ``--suite PATH`` picks others; YAML files given as arguments run too. Several ``--target`` give a matrix.
 - Targets start when the first selected item needs one and stop at the end of the session.
-- Outcomes map to pytest verdicts in :func:`conformance.items.conclude`: a MUST deviation fails;
+- Outcomes map to pytest verdicts in :func:`conformance.pytest_plugin.items.conclude`: a MUST deviation fails;
   a SHOULD/MAY deviation is an xfail unless ``--conformance-strict`` (pytest owns ``--strict``).
 - ``--conformance-console compact`` (what ``conformance run`` passes) replaces pytest's report per item
   with a progress line per target and one entry per departing case (:mod:`conformance.report.progress`).
@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .defaults import DEFAULT_CAPTURES, DEFAULT_RESULTS, DEFAULT_TARGET
-from .report.results import new_run_id, read_results
-from .results import provenance
-from .targets.pool import TargetPool, TargetStartFailed
+from ..defaults import DEFAULT_CAPTURES, DEFAULT_RESULTS, DEFAULT_TARGET
+from ..report.results import new_run_id, read_results
+from ..results import provenance
+from ..targets.pool import TargetPool, TargetStartFailed
 
 if TYPE_CHECKING:  # the rest is imported once the plugin is active: a dormant plugin costs next to nothing
     from .run_state import RunState
@@ -58,7 +58,7 @@ FIXED_MARKERS = {
 
 def make_runner(target, *, run_id: str, strict: bool, components=None):
     """The runner for one target (a seam: the plugin's own tests replace it with a fake)."""
-    from .runner.runner import Runner
+    from ..runner.runner import Runner
 
     return Runner(target, run_id=run_id, strict=strict, components=components)
 
@@ -116,10 +116,10 @@ def pytest_configure(config: pytest.Config) -> None:
     suites = config.getoption("conformance_suites")
     if not targets and not suites:
         return
-    from .extension import Extensions
-    from .extension.manager import has_hook_implementations
-    from .report.invocation import default_suites
-    from .report.sinks import SinkContext
+    from ..extension import Extensions
+    from ..extension.manager import has_hook_implementations
+    from ..report.invocation import default_suites
+    from ..report.sinks import SinkContext
     from .run_state import RunState
 
     # This run's plugins: the installed ones, and pytest plugins (conftest.py, -p) with conformance hooks.
@@ -165,7 +165,7 @@ def _compact_console(config: pytest.Config, state: RunState) -> None:
     if (config.getoption("conformance_console") != "compact" or config.get_verbosity() > 0
             or hasattr(config, "workerinput")):
         return
-    from .report.progress import ConsoleReporter
+    from ..report.progress import ConsoleReporter
 
     config.pluginmanager.register(ConsoleReporter(results_path=state.results_path, run_id=state.run_id,
                                                   default_results=DEFAULT_RESULTS), "conformance-console")
@@ -201,7 +201,7 @@ def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir
     option = config.getoption("conformance_client_config")
     if not option:
         return
-    from .targets.kafka_config import read_properties
+    from ..targets.kafka_config import read_properties
 
     settings = read_properties(invocation_dir / option)
     attached = [pool.target(spec) for spec in pool.specs if hasattr(pool.target(spec), "use_client_config")]
@@ -216,7 +216,7 @@ def _apply_principals(config: pytest.Config, pool: TargetPool, invocation_dir: P
     options = config.getoption("conformance_principals")
     if not options:
         return
-    from .targets.principals import read_principals
+    from ..targets.principals import read_principals
 
     principals = read_principals(options, invocation_dir)
     attached = [pool.target(spec) for spec in pool.specs if hasattr(pool.target(spec), "use_principals")]
@@ -291,7 +291,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if (state is not None and isinstance(item, CaseItem) and report.when == "setup" and report.skipped
             and item.nodeid not in state.recorded):
         # skipped by a marker (drafts without --conformance-drafts, -m/skipif): still one line per item
-        from .suite.model import Outcome
+        from ..suite.model import Outcome
 
         reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         state.record(item, item.result_without_run(Outcome.SKIPPED, str(reason).removeprefix("Skipped: ")))
@@ -307,7 +307,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.finish()
     if hasattr(config, "workerinput"):
         return  # the controller writes run-level files once every worker is done
-    from .report.sinks import RunEnd
+    from ..report.sinks import RunEnd
 
     end = RunEnd(results_path=state.results_path, run_id=state.run_id, environment=lambda: _environment(state))
     for sink in state.sinks:
@@ -319,7 +319,7 @@ def _record_items_not_run(session: pytest.Session, state: RunState) -> None:
     """Every collected item gets a result line: those a stop or an interrupt left unrun say so.
     (Under pytest-xdist each worker knows only its own items, so this is for single-process runs.)"""
     from .items import CaseItem
-    from .suite.model import Outcome
+    from ..suite.model import Outcome
 
     if hasattr(session.config, "workerinput") or getattr(session.config.option, "numprocesses", None):
         return
@@ -340,7 +340,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         return
     from collections import Counter
 
-    from .report.text import outcome_counts
+    from ..report.text import outcome_counts
 
     # Counted from the results, apart per outcome: pytest's own line sums a SHOULD not met and an
     # IMPLEMENTATION case that differs from Kafka alike as "xfailed".

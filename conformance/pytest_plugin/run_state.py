@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import pytest
 
-from .extension import Extensions
-from .report.sinks import Sink
-from .suite.components import Components
-from .targets.pool import TargetPool
+from ..extension import Extensions
+from ..report.sinks import Sink
+from ..suite.components import Components
+from ..targets.pool import TargetPool
 from .verdicts import verdict
 
 if TYPE_CHECKING:
-    from .suite.model import CaseResult
+    from ..suite.model import CaseResult
 
 
 @dataclass
@@ -65,7 +65,7 @@ class RunState:
         return self.runners[target_spec]
 
     def is_suite_file(self, path: Path) -> bool:
-        from .suite.loader import TEMPLATE_DIR
+        from ..suite.loader import TEMPLATE_DIR
 
         if path.suffix != ".yaml":
             return False

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .report import allure as allure_report
-from .report import text
-from .suite.loader import SuiteError, load_suites
-from .suite.model import Case, CaseResult, Outcome
-from .runner.parallel import RunAhead
-from .targets.base import TargetUnavailable
+from ..report import allure as allure_report
+from ..report import text
+from ..suite.loader import SuiteError, load_suites
+from ..suite.model import Case, CaseResult, Outcome
+from ..runner.parallel import RunAhead
+from ..targets.base import TargetUnavailable
 from .verdicts import binding
-from .targets.pool import TargetStartFailed
+from ..targets.pool import TargetStartFailed
 
 if TYPE_CHECKING:
     from .run_state import RunState
@@ -212,7 +212,7 @@ class CaseItem(pytest.Item):
         """A running capture of this item's traffic when --wire-capture asks for one (None otherwise)."""
         if not self.config.getoption("conformance_capture", False):
             return None
-        from .capture.sniffer import Capture, target_ports
+        from ..capture.sniffer import Capture, target_ports
 
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{self.case.suite.id}.{self.name}")
         path = Path(str(self.config.rootpath)) / self.config.getoption("conformance_capture_dir") / self.state.run_id / f"{safe}.pcapng"
