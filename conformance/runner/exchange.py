@@ -13,6 +13,7 @@ from ..protocol.primitives import Raw
 from ..suite import expressions, matchers
 from .context import Context, Deviation
 from .expect import describe_expect
+from .pacing import pause
 from .policy import destination
 
 
@@ -115,7 +116,7 @@ def retrying(context: Context, step: dict, attempt):
         response = attempt()
         if response is None or matchers.primary_error(response) not in retriable or time.monotonic() > deadline:
             return response
-        time.sleep(retry.get("interval_ms", 100) / 1000)
+        pause(retry.get("interval_ms", 100) / 1000)
 
 
 def topic_id(context: Context, topic: str):

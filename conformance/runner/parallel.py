@@ -14,11 +14,14 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable
 
 from ..suite.model import Case, CaseResult
+from .pacing import Slots
 from .runner import Runner
 
 log = logging.getLogger(__name__)
-# An item mostly waits on the broker (a round trip, a timer), so more items than cores run at once.
+# An item mostly waits on the broker (a round trip), so more items than cores work at once.
 DEFAULT_JOBS = min(16, 4 * (os.cpu_count() or 1))
+# Items asleep on a timer lend their place (pacing.pause): up to this many times ``workers`` are under way.
+UNDER_WAY_PER_WORKER = 4
 
 
 def items_of(runner: Runner, cases: list[Case]) -> list[tuple[Case, int | None]]:
@@ -39,7 +42,8 @@ class RunAhead:
 
     pytest reports items one after another; this runs the independent ones concurrently from the first
     call on, so each item's report waits only for its own result, and a run takes about as long as its
-    longest items rather than the sum of its waits. ``serial`` items (broker restarts, waits that count on a
+    longest items rather than the sum of its waits. ``workers`` items work at once; an item asleep on a
+    timer lends its place meanwhile (:mod:`.pacing`). ``serial`` items (broker restarts, waits that count on a
     quiet broker) run one at a time: given ``twin`` (which starts another target of the same spec and
     returns its runner and how to stop it), on that twin from the start, beside the others; without one,
     or if it cannot start, on the target itself once every concurrent item has finished, as in a serial
@@ -49,7 +53,8 @@ class RunAhead:
     def __init__(self, runner: Runner, items: list[tuple[Case, int | None]], workers: int,
                  twin: Callable[[], tuple[Runner, Callable[[], None]]] | None = None):
         self.runner = runner
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="case")
+        self._slots = Slots(workers)
+        self._pool = ThreadPoolExecutor(max_workers=workers * UNDER_WAY_PER_WORKER, thread_name_prefix="case")
         self._futures: dict[tuple[int, int | None], Future] = {}
         self._concurrent: list[Future] = []
         self._lock = threading.Lock()
@@ -63,7 +68,7 @@ class RunAhead:
                 pass
         for case, version in items:
             if not case.serial:
-                self._futures[(id(case), version)] = self._pool.submit(runner.run, case, version)
+                self._futures[(id(case), version)] = self._pool.submit(self._slots.run, runner.run, case, version)
         self._concurrent = list(self._futures.values())
         serial = [(case, version) for case, version in items if case.serial]
         if twin is not None and serial:

@@ -20,6 +20,7 @@ from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
 from .resources import Resources, TooFewBrokers
 from .steps import bundled
+from .under_way import UnderWay
 
 
 LIVENESS_TIMEOUT_S = 5.0
@@ -47,6 +48,7 @@ class Runner:
         self._settings: dict | None = None  # the broker's settings, read when a case requires some
         self._no_authorizer: str | None = None  # why principals' cases cannot run here, once found
         self._authorizer_probed = False
+        self._under_way = UnderWay()  # several threads may run items (parallel.RunAhead)
 
     # ---------------------------------------------------------------------- versions
     def case_versions(self, case: Case) -> list[int | None]:
@@ -79,6 +81,11 @@ class Runner:
         finally:
             cluster.close()
 
+    def _ending(self) -> str:
+        """How the target's process ended, where the harness owns one and it has (``; ...``), else empty."""
+        ended = self.target.ended()
+        return f"; {ended}" if ended else ""
+
     def _restarted(self) -> bool:
         """Brings a provisioned target back where it can restart; False where it cannot or did not come back."""
         if "restart" not in self.target.capabilities:
@@ -98,7 +105,12 @@ class Runner:
         if self.down is not None:
             result = self._result(case, version, Transcript(), time.monotonic())
             return self._finish(result, Outcome.ERROR, time.monotonic(), Transcript(), f"not run: {self.down}")
-        result = self._run(case, version)
+        where = f"{case.full_id}" + ("" if version is None else f" v{version}")
+        token = self._under_way.start(where)
+        try:
+            result = self._run(case, version)
+        finally:
+            beside = self._under_way.finish(token)
         if result.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED, Outcome.SKIPPED) and not case.rough:
             self._answered = True
             return result
@@ -110,12 +122,20 @@ class Runner:
             self.down = f"target {self.target.spec} does not answer like a Kafka broker: {problem}"
             result.outcome, result.message = Outcome.ERROR, f"{self.down}\n{result.message}".strip()
             return result
-        where = f"{case.full_id}" + ("" if version is None else f" v{version}")
+        if beside:  # in a parallel run, any item under way may have taken it down: none is blamed
+            self.down = (f"target {self.target.spec} stopped answering while {len(beside) + 1} items ran at once "
+                         f"({problem}){self._ending()}")
+            result.outcome = Outcome.ERROR
+            result.message = (f"{STOPPED_ANSWERING} ({problem}){self._ending()}, while {len(beside)} other items "
+                              f"ran beside this one ({', '.join(beside[:3])}{', ...' if len(beside) > 3 else ''}): "
+                              f"which took it down is not known; rerun them with --jobs 1 to find it"
+                              + (f"\n{result.message}" if result.message else ""))
+            return result
         if self._restarted():
             note = f"{STOPPED_ANSWERING} ({problem}); the harness restarted it"
         else:
-            self.down = f"target {self.target.spec} stopped answering after {where}: {problem}"
-            note = f"{STOPPED_ANSWERING}: {problem}"
+            self.down = f"target {self.target.spec} stopped answering after {where}: {problem}{self._ending()}"
+            note = f"{STOPPED_ANSWERING}: {problem}{self._ending()}"
         # A crash is never a pass: the case that took the target down fails, whatever its steps saw
         # and whatever its requirement level (an IMPLEMENTATION case that differed too).
         result.outcome = Outcome.FAILED

@@ -78,6 +78,11 @@ class Target:
     def logs(self) -> str | None:
         return None
 
+    def ended(self) -> str | None:
+        """How the target's process ended, once it has ("exited with status 1"); None while it runs, and
+        where the harness owns no process."""
+        return None
+
     def heal(self) -> None:
         """Undo what faults left behind (nodes down) before the next case; nothing to undo by default."""
 

@@ -155,6 +155,9 @@ class ProxiedTarget(Target):
     def logs(self) -> str | None:
         return self.inner.logs()
 
+    def ended(self) -> str | None:
+        return self.inner.ended()
+
     def fault(self, name: str, **arguments) -> None:
         if not name.startswith(FAULT_PREFIX):
             self.inner.fault(name, **arguments)

@@ -1,24 +1,30 @@
-"""``rdkafka-mock[:N]``: librdkafka's in-process mock cluster, the target that runs everywhere.
+"""``rdkafka-mock[:N]``: librdkafka's mock cluster, the target that runs everywhere.
 
-It starts in milliseconds and takes injected faults, but it is a simplified broker (no CreateTopics,
-no read_committed filtering on Fetch), so it serves the harness's own tests and fault cases rather
-than as evidence of conformance.
+It starts in well under a second and takes injected faults, but it is a simplified broker (no CreateTopics,
+no read_committed filtering on Fetch), so it serves the harness's own tests and fault cases rather than as
+evidence of conformance.
+
+The cluster lives in a process of its own (:mod:`.rdkafka_mock_cluster` owns it there). The mock is C code
+that aborts on some inputs; in the harness's process, that would end the whole run without a word. In a
+child it ends the target only: its ports close, the runner says the target stopped answering after the
+item that did it, and :meth:`RdkafkaMockTarget.ended` says how the process ended.
 """
 
 from __future__ import annotations
 
-import ctypes
+import multiprocessing
 import re
+import signal
+import threading
 
 from . import librdkafka
-from .base import CapabilityMissing, Target, TargetUnavailable
-from .fault_arguments import api_key, error_code
+from .base import Target, TargetUnavailable
+from .rdkafka_mock_cluster import MockCluster
 from .registry import TargetKind
 
 _SPEC = re.compile(r"rdkafka-mock(?::(?P<brokers>[1-9]\d*))?")
-
-# The mock cluster names coordinator types this way (rdkafka_mock.c).
-_COORDINATOR_TYPES = {"txn": "transaction", "transaction": "transaction", "group": "group"}
+_PROCESSES = multiprocessing.get_context("spawn")  # not fork: the harness runs threads
+ANSWER_TIMEOUT_S = 30  # the cluster's process answers a call in milliseconds; this long means it hangs
 
 
 class RdkafkaMockTarget(Target):
@@ -31,54 +37,46 @@ class RdkafkaMockTarget(Target):
         if not match:
             raise ValueError(f"not an rdkafka-mock spec: {spec!r} (expected rdkafka-mock or rdkafka-mock:N)")
         self.broker_count = int(match["brokers"] or 1)
-        self._lib: ctypes.CDLL | None = None
-        self._handle = None  # the rd_kafka_t the cluster lives on
-        self._cluster = None
+        self._process = None
+        self._connection = None
         self._bootstrap: str | None = None
+        self._calls = threading.Lock()  # items on several threads may inject faults: one call at a time
 
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
-        if self._cluster:
+        if self._process is not None:
             return
+        problem = _availability()
+        if problem is not None:
+            raise TargetUnavailable(problem)
+        ours, theirs = _PROCESSES.Pipe()
+        self._process = _PROCESSES.Process(target=serve, args=(theirs, self.broker_count), daemon=True,
+                                           name=f"{self.spec} cluster")
+        self._process.start()
+        theirs.close()
+        self._connection = ours
         try:
-            self._lib = librdkafka.load()
-        except librdkafka.LibrdkafkaMissing as exc:
-            raise TargetUnavailable(str(exc)) from exc
-        self._handle = self._new_handle()
-        self._cluster = self._lib.rd_kafka_mock_cluster_new(self._handle, self.broker_count)
-        if not self._cluster:
+            self._bootstrap = self._call("start")
+        except BaseException:
             self.stop()
-            raise TargetUnavailable("rd_kafka_mock_cluster_new failed (see librdkafka's log on stderr)")
-        self._bootstrap = self._lib.rd_kafka_mock_cluster_bootstraps(self._cluster).decode()
-        if not all(address.startswith("127.0.0.1:") for address in self._bootstrap.split(",")):
-            bootstrap = self._bootstrap
-            self.stop()
-            raise TargetUnavailable(f"mock cluster did not listen on loopback: {bootstrap}")
+            raise
 
     def stop(self) -> None:
-        # The cluster before its handle: the cluster's thread reports through the handle.
-        if self._cluster:
-            self._lib.rd_kafka_mock_cluster_destroy(self._cluster)
-            self._cluster = None
-        if self._handle:
-            self._lib.rd_kafka_destroy(self._handle)
-            self._handle = None
-
-    def _new_handle(self):
-        lib = self._lib
-        conf = lib.rd_kafka_conf_new()
-        errstr = ctypes.create_string_buffer(512)
-        # This handle never connects anywhere; level 4 hides its "no bootstrap.servers" notice.
-        for name, value in (("client.id", "conformance-rdkafka-mock"), ("log_level", "4")):
-            result = lib.rd_kafka_conf_set(conf, name.encode(), value.encode(), errstr, len(errstr))
-            if result != librdkafka.RD_KAFKA_CONF_OK:
-                lib.rd_kafka_conf_destroy(conf)
-                raise TargetUnavailable(f"rd_kafka_conf_set {name}: {errstr.value.decode()}")
-        handle = lib.rd_kafka_new(librdkafka.RD_KAFKA_PRODUCER, conf, errstr, len(errstr))
-        if not handle:
-            lib.rd_kafka_conf_destroy(conf)  # only a successful rd_kafka_new takes ownership
-            raise TargetUnavailable(f"rd_kafka_new failed: {errstr.value.decode()}")
-        return handle
+        process, connection = self._process, self._connection
+        self._process = self._connection = self._bootstrap = None
+        if process is None:
+            return
+        if process.is_alive():
+            try:
+                connection.send(("stop", (), {}))
+                connection.poll(5)
+            except (OSError, EOFError):
+                pass
+            process.join(5)
+        if process.is_alive():
+            process.kill()
+            process.join(5)
+        connection.close()
 
     @property
     def bootstrap(self) -> str:
@@ -93,87 +91,68 @@ class RdkafkaMockTarget(Target):
         except librdkafka.LibrdkafkaMissing:
             return None
 
+    def ended(self) -> str | None:
+        return self._ending() if self._process is not None and not self._process.is_alive() else None
+
+    # the cluster's process ------------------------------------------------------------------
+    def _call(self, method: str, *args, **kwargs):
+        with self._calls:
+            if self._connection is None:
+                raise RuntimeError(f"target {self.spec!r} is not started")
+            try:
+                self._connection.send((method, args, kwargs))
+                if not self._connection.poll(ANSWER_TIMEOUT_S):
+                    raise TargetUnavailable(f"target {self.spec}: its cluster's process did not answer {method} "
+                                            f"within {ANSWER_TIMEOUT_S} s")
+                status, value = self._connection.recv()
+            except (EOFError, OSError):
+                raise TargetUnavailable(f"target {self.spec} is gone: {self._ending()}") from None
+        if status == "raised":
+            raise value
+        return value
+
+    def _ending(self) -> str:
+        self._process.join(1)
+        code = self._process.exitcode
+        if code is None:
+            return "its cluster's process stopped answering"
+        if code < 0:
+            return f"its cluster's process ended on {signal.Signals(-code).name} (librdkafka's mock aborted)"
+        return f"its cluster's process exited with status {code}"
+
     # request tracking: what clients sent, to check retries and fallbacks ---------------------
     def start_request_tracking(self) -> None:
-        self._require_started()
-        self._lib.rd_kafka_mock_start_request_tracking(self._cluster)
+        self._call("start_request_tracking")
 
     def tracked_requests(self) -> list[tuple[int, int]]:
         """``(broker id, API key)`` of every request received since tracking started, in order."""
-        self._require_started()
-        lib = self._lib
-        count = ctypes.c_size_t(0)
-        requests = lib.rd_kafka_mock_get_requests(self._cluster, ctypes.byref(count))
-        if not requests:
-            return []
-        try:
-            return [
-                (lib.rd_kafka_mock_request_id(requests[i]), lib.rd_kafka_mock_request_api_key(requests[i]))
-                for i in range(count.value)
-            ]
-        finally:
-            lib.rd_kafka_mock_request_destroy_array(requests, count.value)
-
-    def _require_started(self) -> None:
-        if not self._cluster:
-            raise RuntimeError(f"target {self.spec!r} is not started")
+        return self._call("tracked_requests")
 
     # faults --------------------------------------------------------------------------------
     def fault(self, name: str, **arguments) -> None:
-        handlers = {
-            "request_errors": self._request_errors,
-            "clear_request_errors": self._clear_request_errors,
-            "broker_down": self._broker_down,
-            "broker_up": self._broker_up,
-            "rtt": self._rtt,
-            "set_apiversion": self._set_apiversion,
-            "coordinator": self._coordinator,
-            "topic_create": self._topic_create,
-        }
-        if name not in handlers:
-            raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r}; it has {sorted(handlers)}")
-        self._require_started()
-        handlers[name](**arguments)
+        self._call("fault", name, **arguments)
 
-    def _request_errors(self, api, errors) -> None:
-        """The next ``len(errors)`` requests of ``api`` to any broker fail with these codes, in order."""
-        codes = [error_code(error) for error in errors]
-        array = (librdkafka.rd_kafka_resp_err_t * len(codes))(*codes)
-        self._lib.rd_kafka_mock_push_request_errors_array(self._cluster, api_key(api), len(codes), array)
 
-    def _clear_request_errors(self, api) -> None:
-        self._lib.rd_kafka_mock_clear_request_errors(self._cluster, api_key(api))
-
-    def _broker_down(self, broker_id: int = -1) -> None:
-        """Drop the broker's connections and refuse new ones; -1 means every broker."""
-        self._check("broker_down", self._lib.rd_kafka_mock_broker_set_down(self._cluster, broker_id))
-
-    def _broker_up(self, broker_id: int = -1) -> None:
-        self._check("broker_up", self._lib.rd_kafka_mock_broker_set_up(self._cluster, broker_id))
-
-    def _rtt(self, ms: int, broker_id: int = -1) -> None:
-        self._check("rtt", self._lib.rd_kafka_mock_broker_set_rtt(self._cluster, broker_id, ms))
-
-    def _set_apiversion(self, api, min: int, max: int) -> None:  # noqa: A002 - the fault's own words
-        """Advertise only ``min..max`` for ``api``; -1, -1 removes the API."""
-        result = self._lib.rd_kafka_mock_set_apiversion(self._cluster, api_key(api), min, max)
-        self._check("set_apiversion", result)
-
-    def _coordinator(self, key_type: str, key: str, broker_id: int) -> None:
-        try:
-            mock_type = _COORDINATOR_TYPES[key_type]
-        except KeyError:
-            raise ValueError(f"coordinator key_type must be txn or group, not {key_type!r}") from None
-        result = self._lib.rd_kafka_mock_coordinator_set(self._cluster, mock_type.encode(), key.encode(), broker_id)
-        self._check("coordinator", result)
-
-    def _topic_create(self, topic: str, partitions: int = 1, replication: int = 1) -> None:
-        result = self._lib.rd_kafka_mock_topic_create(self._cluster, topic.encode(), partitions, replication)
-        self._check("topic_create", result)
-
-    def _check(self, fault: str, result: int) -> None:
-        if result:
-            raise ValueError(f"mock fault {fault} failed: {librdkafka.error_name(result)}")
+def serve(connection, broker_count: int) -> None:
+    """The cluster's process: start the cluster, then carry out the target's calls until told to stop."""
+    cluster = MockCluster(broker_count)
+    calls = {"start": lambda: (cluster.start(), cluster.bootstrap)[1], "fault": cluster.fault,
+             "start_request_tracking": cluster.start_request_tracking, "tracked_requests": cluster.tracked_requests}
+    try:
+        while True:
+            try:
+                method, args, kwargs = connection.recv()
+            except EOFError:  # the harness went away
+                return
+            if method == "stop":
+                return
+            try:
+                connection.send(("returned", calls[method](*args, **kwargs)))
+            except Exception as error:  # noqa: BLE001 - the target raises it in the harness's process
+                connection.send(("raised", error))
+    finally:
+        cluster.stop()
+        connection.close()
 
 
 def _availability() -> str | None:

@@ -13,6 +13,7 @@ from ...suite import expressions
 from ...suite.kinds import StepKind
 from ..context import Context, Deviation
 from ..dispatch import run_step, run_steps
+from ..pacing import pause
 
 
 def until_step(context: Context, step: dict, index: str, name: str) -> None:
@@ -34,7 +35,7 @@ def until_step(context: Context, step: dict, index: str, name: str) -> None:
                 raise
             if time.monotonic() > deadline:
                 raise
-            time.sleep(until.get("interval_ms", 200) / 1000)
+            pause(until.get("interval_ms", 200) / 1000)
 
 
 def _until_nested(step: dict):

@@ -1,16 +1,16 @@
-"""The ``wait`` step: sleep a number of milliseconds (``wait: 200`` or ``wait: {ms: 200}``)."""
+"""The ``wait`` step: sleep a number of milliseconds (``wait: 200`` or ``wait: {ms: 200}``), lending the
+item's place in a parallel run meanwhile."""
 
 from __future__ import annotations
 
-import time
-
 from ...suite.kinds import StepKind
 from ..context import Context
+from ..pacing import pause
 
 
 def wait_step(context: Context, step: dict, index: str, name: str) -> None:
     wait = step["wait"]
-    time.sleep((wait if isinstance(wait, int) else int(wait.get("ms", 0))) / 1000)
+    pause((wait if isinstance(wait, int) else int(wait.get("ms", 0))) / 1000)
 
 
 KIND = StepKind("wait", wait_step)
