@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 import traceback
 
@@ -24,6 +25,7 @@ from .under_way import UnderWay
 
 
 LIVENESS_TIMEOUT_S = 5.0
+UNDER_IT = "the target stopped answering while another item ran beside this one, and the harness restarted it under this one"
 
 
 class Runner:
@@ -49,6 +51,8 @@ class Runner:
         self._no_authorizer: str | None = None  # why principals' cases cannot run here, once found
         self._authorizer_probed = False
         self._under_way = UnderWay()  # several threads may run items (parallel.RunAhead)
+        self._restarts = 0  # how often the harness brought the target back after it stopped answering
+        self._recovering = threading.Lock()
 
     # ---------------------------------------------------------------------- versions
     def case_versions(self, case: Case) -> list[int | None]:
@@ -87,13 +91,18 @@ class Runner:
         return f"; {ended}" if ended else ""
 
     def _restarted(self) -> bool:
-        """Brings a provisioned target back where it can restart; False where it cannot or did not come back."""
-        if "restart" not in self.target.capabilities:
-            return False
+        """Brings a provisioned target back: restarted where it can be (its data kept), else started afresh
+        where it can be (``revive``: the mock); False where it cannot or did not come back."""
         try:
-            self.target.restart()
+            if "restart" in self.target.capabilities:
+                self.target.restart()
+            elif "revive" in self.target.capabilities:
+                self.target.revive()
+            else:
+                return False
         except Exception:  # noqa: BLE001 - a failed restart leaves the target down, which is what gets reported
             return False
+        self._restarts += 1
         if self._probe is not None:
             self._probe.close()
             self._probe = None
@@ -106,12 +115,15 @@ class Runner:
             result = self._result(case, version, Transcript(), time.monotonic())
             return self._finish(result, Outcome.ERROR, time.monotonic(), Transcript(), f"not run: {self.down}")
         where = f"{case.full_id}" + ("" if version is None else f" v{version}")
-        token = self._under_way.start(where)
+        token, restarts = self._under_way.start(where), self._restarts
         try:
             result = self._run(case, version)
         finally:
             beside = self._under_way.finish(token)
-        if result.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED, Outcome.SKIPPED) and not case.rough:
+        done = result.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED, Outcome.SKIPPED)
+        if self._restarts != restarts and not done:  # another item's crash: the restart, not this case, did it
+            return self._no_verdict(result, f"no verdict: {UNDER_IT}")
+        if done and not case.rough:
             self._answered = True
             return result
         problem = self.alive()
@@ -122,24 +134,33 @@ class Runner:
             self.down = f"target {self.target.spec} does not answer like a Kafka broker: {problem}"
             result.outcome, result.message = Outcome.ERROR, f"{self.down}\n{result.message}".strip()
             return result
-        if beside:  # in a parallel run, any item under way may have taken it down: none is blamed
-            self.down = (f"target {self.target.spec} stopped answering while {len(beside) + 1} items ran at once "
-                         f"({problem}){self._ending()}")
-            result.outcome = Outcome.ERROR
-            result.message = (f"{STOPPED_ANSWERING} ({problem}){self._ending()}, while {len(beside)} other items "
-                              f"ran beside this one ({', '.join(beside[:3])}{', ...' if len(beside) > 3 else ''}): "
-                              f"which took it down is not known; rerun them with --jobs 1 to find it"
-                              + (f"\n{result.message}" if result.message else ""))
-            return result
-        if self._restarted():
-            note = f"{STOPPED_ANSWERING} ({problem}); the harness restarted it"
-        else:
-            self.down = f"target {self.target.spec} stopped answering after {where}: {problem}{self._ending()}"
-            note = f"{STOPPED_ANSWERING}: {problem}{self._ending()}"
+        problem += self._ending()
+        with self._recovering:  # items that notice together: one restart
+            if self._restarts != restarts:
+                return self._no_verdict(result, f"no verdict: {UNDER_IT} ({problem})")
+            restarted = self.down is None and self._restarted()
+        then = "; the harness restarted it" if restarted else ""
+        if beside:  # in a parallel run any item under way may have taken it down: the one that noticed is not blamed
+            others = ", ".join(beside[:3]) + (", ..." if len(beside) > 3 else "")
+            if not restarted:
+                self.down = self.down or (f"target {self.target.spec} stopped answering while {len(beside) + 1} "
+                                          f"items ran at once: {problem}")
+            return self._no_verdict(result, f"no verdict: the target stopped answering while this item and "
+                                            f"{len(beside)} others ran at once ({others}): {problem}{then}; which "
+                                            "took it down is not known: rerun them with --jobs 1")
+        if not restarted:
+            self.down = self.down or f"target {self.target.spec} stopped answering after {where}: {problem}"
         # A crash is never a pass: the case that took the target down fails, whatever its steps saw
         # and whatever its requirement level (an IMPLEMENTATION case that differed too).
         result.outcome = Outcome.FAILED
-        result.message = note + (f"\n{result.message}" if result.message else "")
+        result.message = (f"{STOPPED_ANSWERING} ({problem}){then}" if restarted else f"{STOPPED_ANSWERING}: {problem}") \
+            + (f"\n{result.message}" if result.message else "")
+        return result
+
+    @staticmethod
+    def _no_verdict(result: CaseResult, why: str) -> CaseResult:
+        result.outcome = Outcome.ERROR
+        result.message = why + (f"\n{result.message}" if result.message else "")
         return result
 
     def _run(self, case: Case, version: int | None) -> CaseResult:

@@ -75,6 +75,11 @@ class Target:
     def restart(self) -> None:
         raise CapabilityMissing(f"target {self.spec!r} cannot restart its broker")
 
+    def revive(self) -> None:
+        """Start afresh after a crash, its data lost (capability ``revive``); never a fault a case asks for:
+        a case that restarts the broker expects its data kept (``restart``)."""
+        raise CapabilityMissing(f"target {self.spec!r} cannot be started afresh")
+
     def logs(self) -> str | None:
         return None
 

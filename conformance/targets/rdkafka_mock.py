@@ -7,7 +7,8 @@ evidence of conformance.
 The cluster lives in a process of its own (:mod:`.rdkafka_mock_cluster` owns it there). The mock is C code
 that aborts on some inputs; in the harness's process, that would end the whole run without a word. In a
 child it ends the target only: its ports close, the runner says the target stopped answering after the
-item that did it, and :meth:`RdkafkaMockTarget.ended` says how the process ended.
+item that did it, :meth:`RdkafkaMockTarget.ended` says how the process ended, and the runner starts a new
+cluster (``revive``) for the items after it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ ANSWER_TIMEOUT_S = 30  # the cluster's process answers a call in milliseconds; t
 
 class RdkafkaMockTarget(Target):
     kind = "rdkafka-mock"
-    capabilities = frozenset({"faults", "twin"})
+    # revive, not restart: a new cluster has none of the old one's data, which a restart case expects kept
+    capabilities = frozenset({"faults", "twin", "revive"})
 
     def __init__(self, spec: str = "rdkafka-mock"):
         super().__init__(spec)
@@ -44,28 +46,33 @@ class RdkafkaMockTarget(Target):
 
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
-        if self._process is not None:
-            return
+        if self._process is None:
+            self._process, self._connection, self._bootstrap = self._spawn()
+
+    def _spawn(self):
+        """A cluster in a new process: (process, connection to it, bootstrap)."""
         problem = _availability()
         if problem is not None:
             raise TargetUnavailable(problem)
         ours, theirs = _PROCESSES.Pipe()
-        self._process = _PROCESSES.Process(target=serve, args=(theirs, self.broker_count), daemon=True,
-                                           name=f"{self.spec} cluster")
-        self._process.start()
+        process = _PROCESSES.Process(target=serve, args=(theirs, self.broker_count), daemon=True,
+                                     name=f"{self.spec} cluster")
+        process.start()
         theirs.close()
-        self._connection = ours
         try:
-            self._bootstrap = self._call("start")
+            return process, ours, self._call_on(process, ours, "start")
         except BaseException:
-            self.stop()
+            self._end(process, ours)
             raise
 
     def stop(self) -> None:
         process, connection = self._process, self._connection
         self._process = self._connection = self._bootstrap = None
-        if process is None:
-            return
+        if process is not None:
+            self._end(process, connection)
+
+    @staticmethod
+    def _end(process, connection) -> None:
         if process.is_alive():
             try:
                 connection.send(("stop", (), {}))
@@ -77,6 +84,16 @@ class RdkafkaMockTarget(Target):
             process.kill()
             process.join(5)
         connection.close()
+
+    def revive(self) -> None:
+        """A new cluster in a new process (new ports too) after the old one crashed. The new one is up
+        before the target points at it: items on other threads never find the target unstarted."""
+        process, connection, bootstrap = self._spawn()
+        with self._calls:
+            old = self._process, self._connection
+            self._process, self._connection, self._bootstrap = process, connection, bootstrap
+        if old[0] is not None:
+            self._end(*old)
 
     @property
     def bootstrap(self) -> str:
@@ -92,28 +109,33 @@ class RdkafkaMockTarget(Target):
             return None
 
     def ended(self) -> str | None:
-        return self._ending() if self._process is not None and not self._process.is_alive() else None
+        process = self._process
+        return self._ending(process) if process is not None and not process.is_alive() else None
 
     # the cluster's process ------------------------------------------------------------------
     def _call(self, method: str, *args, **kwargs):
         with self._calls:
             if self._connection is None:
                 raise RuntimeError(f"target {self.spec!r} is not started")
-            try:
-                self._connection.send((method, args, kwargs))
-                if not self._connection.poll(ANSWER_TIMEOUT_S):
-                    raise TargetUnavailable(f"target {self.spec}: its cluster's process did not answer {method} "
-                                            f"within {ANSWER_TIMEOUT_S} s")
-                status, value = self._connection.recv()
-            except (EOFError, OSError):
-                raise TargetUnavailable(f"target {self.spec} is gone: {self._ending()}") from None
+            return self._call_on(self._process, self._connection, method, *args, **kwargs)
+
+    def _call_on(self, process, connection, method: str, *args, **kwargs):
+        try:
+            connection.send((method, args, kwargs))
+            if not connection.poll(ANSWER_TIMEOUT_S):
+                raise TargetUnavailable(f"target {self.spec}: its cluster's process did not answer {method} "
+                                        f"within {ANSWER_TIMEOUT_S} s")
+            status, value = connection.recv()
+        except (EOFError, OSError):
+            raise TargetUnavailable(f"target {self.spec} is gone: {self._ending(process)}") from None
         if status == "raised":
             raise value
         return value
 
-    def _ending(self) -> str:
-        self._process.join(1)
-        code = self._process.exitcode
+    @staticmethod
+    def _ending(process) -> str:
+        process.join(1)
+        code = process.exitcode
         if code is None:
             return "its cluster's process stopped answering"
         if code < 0:
@@ -166,7 +188,7 @@ def _availability() -> str | None:
 def rdkafka_mock_target_kind() -> TargetKind:
     return TargetKind(
         name="rdkafka-mock",
-        description="librdkafka's in-process mock cluster (rdkafka-mock or rdkafka-mock:N brokers)",
+        description="librdkafka's mock cluster, in a child process (rdkafka-mock or rdkafka-mock:N brokers)",
         matches=lambda spec: _SPEC.fullmatch(spec) is not None,
         create=RdkafkaMockTarget,
         availability=_availability,
