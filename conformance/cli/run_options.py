@@ -22,8 +22,9 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
                         help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
     # default None, resolved in pytest_options: the help (and docs/reference/cli.md) must not show one machine's count
     parser.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
-                        help="items of a target run N at a time on the one broker the run uses, serial cases "
-                             "alone; 1: one after another (default: four per core, at most 16)")
+                        help="items of a target work N at a time on the one broker the run uses (an item asleep "
+                             "on a timer lends its place), serial cases alone; 1: one after another (default: four "
+                             "per core, at most 16)")
     parser.add_argument("--strict", action="store_true", help="SHOULD and MAY deviations fail too")
     parser.add_argument("--client-config", metavar="FILE",
                         help="Kafka client properties for HOST:PORT targets (TLS, mutual TLS, SASL PLAIN or SCRAM)")
