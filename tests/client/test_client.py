@@ -14,6 +14,7 @@ from conformance.protocol.codec import default_codec
 
 CODEC = default_codec()
 METADATA = {"topics": [], "allow_auto_topic_creation": False}
+OPENED: list["FakeBroker"] = []  # the fake brokers of the running test
 
 
 class FakeBroker:
@@ -23,11 +24,21 @@ class FakeBroker:
         self.respond = respond
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
+        self.connections: list[Connection] = []
+        OPENED.append(self)
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
+    def close(self) -> None:
+        for connection in self.connections:
+            connection.close()
+        self.server.close()
+
     def _serve(self):
-        client, _ = self.server.accept()
+        try:
+            client, _ = self.server.accept()
+        except OSError:  # closed by the test before anything connected
+            return
         buffer = bytearray()
         with client:
             while True:
@@ -45,7 +56,16 @@ class FakeBroker:
                         client.sendall(answer)
 
     def connection(self, timeout=1.0) -> Connection:
-        return Connection("127.0.0.1", self.port, CODEC, Transcript(), timeout=timeout)
+        self.connections.append(Connection("127.0.0.1", self.port, CODEC, Transcript(), timeout=timeout))
+        return self.connections[-1]
+
+
+@pytest.fixture(autouse=True)
+def close_fake_brokers():
+    """Every fake broker a test starts is closed after it, with the client's connections to it."""
+    yield
+    while OPENED:
+        OPENED.pop().close()
 
 
 def metadata_answer(payload: bytes, correlation_shift: int = 0) -> bytes:

@@ -25,7 +25,7 @@ from conformance.targets.certificates import ONE_DAY
 from conformance.targets.kafka import KafkaTarget
 from conformance.runner.steps import bundled
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KIP98 = ROOT / "suites" / "kip98"
 SUITES = [KIP98 / "transactions.yaml", KIP98 / "authorization.yaml"]
 RESTARTS = KIP98 / "faults.yaml"  # the cases that restart the broker: only a provisioned target runs them
