@@ -69,6 +69,7 @@ class OAuthClient:
             with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT, context=context) as answer:
                 document = json.loads(answer.read().decode())
         except urllib.error.HTTPError as error:
+            error.close()  # the refusal carries the open answer; nothing more is read from it
             what = "bad credentials" if error.code in (400, 401, 403) else "token endpoint error"
             raise TokenError(f"{what}: the token endpoint {self.token_endpoint} refused the client credentials of "
                              f"{self.client_id!r} (HTTP {error.code})") from None
