@@ -39,7 +39,9 @@ def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, deco
     for folder in inputs.warehouses:
         item_frames.append(spark.read.parquet(str(Path(folder) / ITEMS)).withColumn("item", results.respelt_item())
                            .select(*ITEM_COLUMNS))
-        if (Path(folder) / EXCHANGES).is_dir():
+        # A warehouse ingested without exchanges (--no-transcripts, no captures) has an empty folder, which
+        # Parquet cannot read a schema from.
+        if any((Path(folder) / EXCHANGES).glob("**/*.parquet")):
             exchange_frames.append(spark.read.parquet(str(Path(folder) / EXCHANGES))
                                    .withColumn("item", results.respelt_item()).select(*EXCHANGE_COLUMNS))
     items = _union(item_frames) if item_frames else None
