@@ -15,7 +15,7 @@ from ..runner.parallel import DEFAULT_JOBS
 
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,
                       results_flags: tuple[str, ...] = ("--results",)) -> None:
-    """Paths and --target, --jobs, --strict, --client-config, --principal, --drafts, --transcripts,
+    """Paths and --target, --jobs, --strict, --client-config, --principal, --drafts, --long, --transcripts,
     --transcripts-on-console, --results, --alluredir."""
     parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     parser.add_argument("--target", action="append", metavar="SPEC",
@@ -34,6 +34,9 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
                              "YAML/properties file mapping them; the Kafka principal is a principal=User:... key, "
                              "or User:<sasl.username> for PLAIN and SCRAM")
     parser.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
+    parser.add_argument("--long", action="store_true",
+                        help="run the cases tagged long too: the end of the producer epoch space, where each case "
+                             "first takes its producer through some 32,000 epochs (skipped by default)")
     parser.add_argument("--transcripts", choices=["failures", "all", "none"], default="failures",
                         help="which items keep their exchanges in the results file (default: failures)")
     parser.add_argument("--transcripts-on-console", action="store_true",
@@ -61,6 +64,8 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
         options.append("--conformance-strict")
     if arguments.drafts:
         options.append("--conformance-drafts")
+    if getattr(arguments, "long", False):
+        options.append("--conformance-long")
     console = "pytest" if getattr(arguments, "transcripts_on_console", False) else "compact"
     options += ["--transcripts", arguments.transcripts, "--conformance-console", console]
     if arguments.client_config:

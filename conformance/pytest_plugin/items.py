@@ -32,6 +32,11 @@ from ..targets.pool import TargetStartFailed
 if TYPE_CHECKING:
     from .run_state import RunState
 
+# Cases tagged long (the end of the epoch space: tens of thousands of requests each) would take a run from
+# seconds to many minutes of the broker's time: they run when asked for.
+LONG = "long"
+LONG_REASON = "takes minutes of the broker's time (tagged long); run with --long (conformance run) or --conformance-long"
+
 RUN_AHEAD = pytest.StashKey[dict]()  # target spec -> its RunAhead, for the session
 
 
@@ -116,6 +121,8 @@ class SuiteFile(pytest.File):
                         if case.draft and not self.config.getoption("conformance_drafts", False):
                             # graded against a draft text that Kafka (rightly) does not implement
                             item.add_marker(pytest.mark.skip(reason="checks a draft KIP text; run with --conformance-drafts"))
+                        elif LONG in case.tags and not self.config.getoption("conformance_long", False):
+                            item.add_marker(pytest.mark.skip(reason=LONG_REASON))
                         yield item
 
     def repr_failure(self, excinfo, style=None):

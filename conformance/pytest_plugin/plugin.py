@@ -99,6 +99,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(default: 1; conformance run --jobs sets it)")
     group.addoption("--conformance-drafts", action="store_true", default=False, dest="conformance_drafts",
                     help="also run cases that check a draft KIP text (skipped by default)")
+    group.addoption("--conformance-long", action="store_true", default=False, dest="conformance_long",
+                    help="also run the cases tagged long, which take minutes of the broker's time each "
+                         "(skipped by default)")
     group.addoption("--wire-capture", action="store_true", default=False, dest="conformance_capture",
                     help="capture each item's traffic on the target's ports into a pcapng file "
                          "(dumpcap, or scapy; needs root), listed in the results and attached to Allure")

@@ -102,9 +102,9 @@ def test_run_passes_drafts_strict_targets_and_paths_to_pytest(monkeypatch, tmp_p
     seen = []
     monkeypatch.setattr(pytest_module, "main", lambda arguments: seen.extend(arguments) or 0)
     monkeypatch.setattr(run_command, "print_summary", lambda *_: None)
-    assert main(["run", "--drafts", "--strict", "--target", "tansu", "--results", str(tmp_path / "r.jsonl"),
+    assert main(["run", "--drafts", "--long", "--strict", "--target", "tansu", "--results", str(tmp_path / "r.jsonl"),
                  "--alluredir", "", "suites/kip447", "--", "-x"]) == 0
-    assert {"--conformance-drafts", "--conformance-strict", "-x"} <= set(seen)
+    assert {"--conformance-drafts", "--conformance-long", "--conformance-strict", "-x"} <= set(seen)
     assert seen[seen.index("--target") + 1] == "tansu" and seen[seen.index("--suite") + 1] == "suites/kip447"
     assert "--alluredir" not in seen
 

@@ -436,6 +436,20 @@ cases:
 """
 
 
+LONG_SUITE = DRAFT_SUITE.replace("suite: kip98.draft", "suite: kip98.long").replace("    draft: true\n", "") \
+    .replace("spec: KIP-98\n", "spec: KIP-98\ntags: [long]\n").replace("id: drafted", "id: lengthy")
+
+
+def test_cases_tagged_long_are_skipped_saying_how_to_run_them_and_run_when_asked(suites):
+    (suites.path / "suites" / "kip98" / "long.yaml").write_text(LONG_SUITE)
+    run(suites, "--target", "fake", "--results", "default.jsonl")
+    [skipped] = [record for record in read_results(suites.path / "default.jsonl") if record["case"] == "lengthy"]
+    assert skipped["outcome"] == "skipped" and "run with --long" in skipped["message"]
+    run(suites, "--target", "fake", "--conformance-long", "--results", "long.jsonl")
+    [ran] = [record for record in read_results(suites.path / "long.jsonl") if record["case"] == "lengthy"]
+    assert ran["outcome"] == "passed"
+
+
 def test_every_collected_item_has_a_result_line_and_only_failures_keep_their_transcript(suites, outcomes):
     outcomes[COMMIT] = Outcome.FAILED
     (suites.path / "suites" / "kip98" / "draft.yaml").write_text(DRAFT_SUITE)
