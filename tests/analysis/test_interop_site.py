@@ -97,4 +97,4 @@ def test_site_from_a_warehouse_takes_the_evidence_from_its_exchanges(spark, resu
     evidence = data["evidence"][cell(data, "c1", "alpha 1.0")[0][2]]
     assert evidence["expected"] is None and evidence["cites"] == ""  # a warehouse keeps no bodies
     assert [(shown["api"], shown["step"]) for shown in evidence["exchanges"]] == [("EndTxn", "2 send EndTxn")]
-    assert evidence["message"].startswith("2 send EndTxn: expected INVALID_TXN_STATE")
+    assert data["messages"][evidence["message"]].startswith("2 send EndTxn: expected INVALID_TXN_STATE")

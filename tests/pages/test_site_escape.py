@@ -103,6 +103,7 @@ def test_every_page_of_the_site_is_inert(tmp_path):
         assert data["columns"][0]["label"] == f"a{HOSTILE} {HOSTILE}"
         assert data["cases"][0]["case"] == HOSTILE
         assert next(iter(data["evidence"].values()))["exchanges"][0]["request"] == HOSTILE
+        assert data["messages"] == [HOSTILE]
 
 
 def test_the_script_never_reads_data_as_markup():

@@ -60,8 +60,12 @@ def matrix(cells: list, column_list: list[dict], evidence: dict) -> dict:
             if slot:
                 slot.sort(key=lambda entry: -1 if entry[0] is None else entry[0])
         rows.append(case)
+    # Departures share few messages (a target that cannot start says so for every item): each is shipped once.
+    messages: dict[str, int] = {}
+    shared = {key: {**found, "message": messages.setdefault(found["message"], len(messages))}
+              for key, found in evidence.items()}
     return {"outcomes": OUTCOMES + ["other"], "colours": [COLOURS.get(name, "#000000") for name in OUTCOMES]
-            + ["#000000"], "columns": column_list, "cases": rows, "evidence": evidence}
+            + ["#000000"], "columns": column_list, "cases": rows, "evidence": shared, "messages": list(messages)}
 
 
 def scores(cells: list, column_list: list[dict], grades: dict) -> list[dict]:
