@@ -197,10 +197,21 @@ ROUGH = """\
 """
 
 
+RUNNERS: list[Runner] = []  # the runners of the running test, closed after it with their connections
+
+
+@pytest.fixture(autouse=True)
+def close_runners():
+    yield
+    while RUNNERS:
+        RUNNERS.pop().close()
+
+
 def runner_for(broker: FakeKafka, timeout: float = 1.0) -> Runner:
     target = HostPortTarget(broker.address)
     target.start()
-    return Runner(target, run_id="liveness", timeout=timeout)
+    RUNNERS.append(Runner(target, run_id="liveness", timeout=timeout))
+    return RUNNERS[-1]
 
 
 def load_cases(tmp_path, *cases: str):

@@ -242,6 +242,8 @@ def test_a_target_that_never_answers_gets_an_error_per_check_not_a_verdict(tmp_p
                        "--results", str(tmp_path / "r.jsonl"), "--histories", str(tmp_path / "h")])
     finally:
         silent.close()
+        for connection, _ in accepted:  # the harness's connection, as the silent broker accepted it
+            connection.close()
     rows = read_results(tmp_path / "r.jsonl")
     assert status == 1 and time.monotonic() - began < 60
     assert len(rows) == len(checks.CHECKS)
