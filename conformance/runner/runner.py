@@ -53,6 +53,7 @@ class Runner:
         self._under_way = UnderWay()  # several threads may run items (parallel.RunAhead)
         self._restarts = 0  # how often the harness brought the target back after it stopped answering
         self._recovering = threading.Lock()
+        self._probing = threading.Lock()
 
     # ---------------------------------------------------------------------- versions
     def case_versions(self, case: Case) -> list[int | None]:
@@ -62,11 +63,12 @@ class Runner:
         return [version for version in self.codec.registry.api(case.api).versions() if version in case.versions]
 
     def advertised(self, api: str) -> tuple[int, int] | None:
-        if self._probe is None:
-            self._probe = Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=self.timeout,
-                                  security=getattr(self.target, "security", None))
         key = self.codec.registry.api(api).api_key
-        return self._probe.api_versions().get(key)
+        with self._probing:  # items on several threads share the probe; a restart replaces it
+            if self._probe is None:
+                self._probe = Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=self.timeout,
+                                      security=getattr(self.target, "security", None))
+            return self._probe.api_versions().get(key)
 
     def close(self) -> None:
         if self._probe is not None:
@@ -103,9 +105,10 @@ class Runner:
         except Exception:  # noqa: BLE001 - a failed restart leaves the target down, which is what gets reported
             return False
         self._restarts += 1
-        if self._probe is not None:
-            self._probe.close()
-            self._probe = None
+        with self._probing:
+            if self._probe is not None:
+                self._probe.close()
+                self._probe = None
         return self.alive() is None
 
     # ---------------------------------------------------------------------- running
