@@ -21,7 +21,7 @@ class UnderWay:
     def start(self, label: str) -> int:
         with self._lock:
             token = next(self._tokens)
-            for other, beside in self._beside.items():
+            for beside in self._beside.values():
                 beside.add(label)
             self._beside[token] = set(self._labels.values())
             self._labels[token] = label
