@@ -26,7 +26,7 @@ from fake_kafka import FakeKafka
 pytest_plugins = ["pytester"]
 
 BUILTIN_KINDS = {"kafka", "kafka-cluster", "tansu", "rdkafka-mock", "container", "host:port"}
-BUILTIN_STEPS = {"send", "produce", "fetch", "wait", "until", "parallel", "fault"}
+BUILTIN_STEPS = {"send", "produce", "fetch", "wait", "until", "parallel", "fault", "fast_forward"}
 
 TOY_SUITE = """\
 suite: toy.notes
