@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         print(error)
     cases = [case for suite in suites for case in suite.cases if arguments.drafts or not case.draft]
     for spec in arguments.target or ["kafka", "rdkafka-mock"]:
-        measure(spec, lambda: resolve(spec, extensions.target_kinds()), cases, parts, arguments.workers)
+        measure(spec, lambda spec=spec: resolve(spec, extensions.target_kinds()), cases, parts, arguments.workers)
     return 0
 
 
