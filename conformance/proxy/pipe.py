@@ -76,11 +76,17 @@ class Pipe:
         self._waiting: deque[bytes] = deque()         # requests behind a deferred or held one
         self._held_request: tuple[Call, str | None] | None = None   # a request kept from the broker, and its key
         self.closed = False
+        self.relaying = False  # a frame could not be read: bytes pass through unread (see _relay)
 
     # ------------------------------------------------------------------------------ input
     def from_client(self, data: bytes) -> list[Effect]:
+        if self.relaying:
+            return [Effect(SEND, UPSTREAM, bytes(data))]
         self._from_client += data
-        found, used = frames.split_frames(self._from_client)
+        try:
+            found, used = frames.split_frames(self._from_client)
+        except DecodeError:  # a size prefix no frame can have (negative): the broker is the one to judge it
+            return self._relay()
         del self._from_client[:used]
         effects: list[Effect] = []
         for payload in found:
@@ -88,12 +94,27 @@ class Pipe:
         return effects
 
     def from_upstream(self, data: bytes) -> list[Effect]:
+        if self.relaying:
+            return [Effect(SEND, CLIENT, bytes(data))]
         self._from_upstream += data
-        found, used = frames.split_frames(self._from_upstream)
+        try:
+            found, used = frames.split_frames(self._from_upstream)
+        except DecodeError:
+            return self._relay()
         del self._from_upstream[:used]
         effects: list[Effect] = []
         for payload in found:
             effects += self._response(payload)
+        return effects
+
+    def _relay(self) -> list[Effect]:
+        """From here on, this connection's bytes go through as they come, both ways, with no frames read:
+        a proxy that cannot read a frame must neither stop nor make up the broker's answer to it."""
+        self.relaying = True
+        effects = [Effect(SEND, UPSTREAM, bytes(self._from_client))] if self._from_client else []
+        effects += [Effect(SEND, CLIENT, bytes(self._from_upstream))] if self._from_upstream else []
+        self._from_client.clear()
+        self._from_upstream.clear()
         return effects
 
     def deferred_done(self, call: Call, action: Action | None) -> list[Effect]:

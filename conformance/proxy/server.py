@@ -325,7 +325,12 @@ class ProxyServer:
                 if not data:
                     return
             pipe = connection.pipe
-            effects = pipe.from_client(data) if side == CLIENT else pipe.from_upstream(data)
+            try:
+                effects = pipe.from_client(data) if side == CLIENT else pipe.from_upstream(data)
+            except Exception:  # noqa: BLE001 - one connection's trouble must not stop the proxy for the others
+                log.exception("proxy: cutting connection %d, whose bytes from the %s failed", connection.number, side)
+                self._close(connection)
+                return
             self._apply(connection, effects)
         if not connection.closed and mask & selectors.EVENT_WRITE:   # what a full socket buffer kept back
             self._write(connection, side)

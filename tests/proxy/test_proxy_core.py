@@ -398,3 +398,32 @@ def test_proxy_options_are_parsed_and_a_wrong_one_is_named():
         parse("proxy:jitter_ms=5+kafka")
     with pytest.raises(ValueError, match="latency_ms takes a whole number of at least 0, not '-5'"):
         parse("proxy:latency_ms=-5+kafka")
+
+
+# ------------------------------------------------------------------------------------ frames it cannot read
+def test_a_frame_with_a_negative_size_goes_through_unread_and_the_connection_relays_from_then_on():
+    """The proxy never judges a frame it cannot read: the bytes reach the broker as sent, and whatever
+    the broker sends back (here, part of an answer and then more) reaches the client as it came."""
+    pipe, _ = make_pipe()
+    first = frames.encode_request(CODEC, "EndTxn", 3, 7, END_TXN)
+    negative = frames.SIZE.pack(-5) + b"junk"
+    effects = pipe.from_client(first[:10])
+    assert effects == []  # half a frame: nothing yet
+    effects = pipe.from_client(first[10:] + negative)
+    assert [(effect.kind, effect.to, effect.data) for effect in effects] == [(SEND, UPSTREAM, first + negative)]
+    assert pipe.relaying
+    assert [(e.kind, e.to, e.data) for e in pipe.from_client(b"more")] == [(SEND, UPSTREAM, b"more")]
+    assert [(e.kind, e.to, e.data) for e in pipe.from_upstream(b"\x00\x00")] == [(SEND, CLIENT, b"\x00\x00")]
+
+
+def test_the_proxy_stays_up_for_other_connections_when_a_client_sends_a_negative_size(fake_broker):
+    with ProxyServer(fake_broker.address) as proxy:
+        host, port = proxy.bootstrap.split(":")
+        bad = socket.create_connection((host, int(port)))
+        bad.sendall(frames.SIZE.pack(-1))
+        cluster = Cluster(proxy.bootstrap, timeout=5)
+        try:
+            assert cluster.api_versions()  # a fresh connection is still served
+        finally:
+            cluster.close()
+            bad.close()

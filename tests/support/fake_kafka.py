@@ -25,6 +25,7 @@ from typing import Callable
 
 from conformance.protocol import frames
 from conformance.protocol.codec import default_codec
+from conformance.protocol.exceptions import DecodeError
 
 CODEC = default_codec()
 CLOSE = "close"  # handler answer: close this connection without answering
@@ -112,7 +113,10 @@ class FakeKafka:
                     client.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                     return
                 buffer += chunk
-                payloads, used = frames.split_frames(buffer)
+                try:
+                    payloads, used = frames.split_frames(buffer)
+                except DecodeError:  # a size no frame can have: Kafka closes the connection
+                    return
                 del buffer[:used]
                 for payload in payloads:
                     if self.mode == "hang":
