@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", action="append", help="repeatable (default: kafka and rdkafka-mock)")
     parser.add_argument("--workers", type=int, default=DEFAULT_JOBS, help=f"default: {DEFAULT_JOBS}, as conformance run")
     parser.add_argument("--drafts", action="store_true", help="include draft-KIP cases (skipped by default, as in a run)")
+    parser.add_argument("--long", action="store_true", help="include cases tagged long (skipped by default, as in a run)")
     arguments = parser.parse_args(argv)
 
     extensions = Extensions.for_run()  # a benchmark is a run of its own: its own plugin manager
@@ -36,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     suites, errors = load_suites(arguments.paths, components=parts)
     for error in errors:
         print(error)
-    cases = [case for suite in suites for case in suite.cases if arguments.drafts or not case.draft]
+    cases = [case for suite in suites for case in suite.cases
+             if (arguments.drafts or not case.draft) and (arguments.long or not case.long)]
     for spec in arguments.target or ["kafka", "rdkafka-mock"]:
         measure(spec, lambda spec=spec: resolve(spec, extensions.target_kinds()), cases, parts, arguments.workers)
     return 0

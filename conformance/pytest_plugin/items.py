@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 # Cases tagged long (the end of the epoch space: tens of thousands of requests each) would take a run from
 # seconds to many minutes of the broker's time: they run when asked for.
-LONG = "long"
 LONG_REASON = "takes minutes of the broker's time (tagged long); run with --long (conformance run) or --conformance-long"
 
 RUN_AHEAD = pytest.StashKey[dict]()  # target spec -> its RunAhead, for the session
@@ -121,7 +120,7 @@ class SuiteFile(pytest.File):
                         if case.draft and not self.config.getoption("conformance_drafts", False):
                             # graded against a draft text that Kafka (rightly) does not implement
                             item.add_marker(pytest.mark.skip(reason="checks a draft KIP text; run with --conformance-drafts"))
-                        elif LONG in case.tags and not self.config.getoption("conformance_long", False):
+                        elif case.long and not self.config.getoption("conformance_long", False):
                             item.add_marker(pytest.mark.skip(reason=LONG_REASON))
                         yield item
 

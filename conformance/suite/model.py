@@ -14,6 +14,8 @@ from ..results.record import (ITEM_FIELDS, OUTCOME_LABELS, OUTCOME_ORDER, STOPPE
                               Outcome, Requirement, ResultRecord, outcome_of)
 from ..results.record import SCHEMA_VERSION as RESULTS_SCHEMA_VERSION  # noqa: F401
 
+LONG_TAG = "long"
+
 
 # Keys (or values, as in ``fault: disconnect``) that make a case rough on the target: malformed frames,
 # expected disconnects, refusals or silence, raw bytes, faults.
@@ -45,6 +47,11 @@ class Case:
     @property
     def kip(self) -> str:
         return self.suite.spec
+
+    @property
+    def long(self) -> bool:
+        """Tagged ``long``: minutes of the broker's time (the end of the epoch space); runs only when asked for."""
+        return LONG_TAG in self.tags
 
     @functools.cached_property
     def principals(self) -> list[str]:
