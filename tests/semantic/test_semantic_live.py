@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -35,7 +36,7 @@ def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, 
     assert status == 0
     message = rows["committed-records-visible"]["message"]
     assert not re.search(r"\b0 (faults|committed)", message), message  # the run did something, under faults
-    history = [json.loads(line) for line in open(rows["no-duplicates"]["artifacts"]["history"])]
+    history = [json.loads(line) for line in Path(rows["no-duplicates"]["artifacts"]["history"]).read_text().splitlines()]
     applied = [event["value"]["fault"] for event in history if event["kind"] == "fault" and event["phase"] == "ok"]
     assert fault in applied
     assert all(row["suite"] == "semantic.exactly-once" and row["verdict"] == "passed" for row in rows.values())
@@ -49,7 +50,7 @@ def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, 
 def test_the_fault_proxy_faults_reach_the_clients_and_kafka_still_holds(tmp_path, target):
     status, rows = semantic(tmp_path, target, 25)
     assert {row["outcome"] for row in rows.values()} == {"passed"}, {case: row["message"] for case, row in rows.items()}
-    history = [json.loads(line) for line in open(rows["no-duplicates"]["artifacts"]["history"])]
+    history = [json.loads(line) for line in Path(rows["no-duplicates"]["artifacts"]["history"]).read_text().splitlines()]
     applied = {event["value"]["fault"] for event in history if event["kind"] == "fault" and event["phase"] == "ok"}
     assert {"proxy.cut_after", "proxy.drop_response"} <= applied
 
