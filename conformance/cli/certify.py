@@ -113,7 +113,7 @@ class FingerprintCapture:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session):
-        from ..plugin import STATE_KEY
+        from ..pytest_plugin.plugin import STATE_KEY
 
         state = session.config.stash.get(STATE_KEY, None)
         if state is None:
@@ -140,8 +140,8 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
     output = Path(arguments.output)
     output.mkdir(parents=True, exist_ok=True)
     results = output / f"results-{run_id}.jsonl"
-    options = [*plugin_arguments(), "--conformance-run-id", run_id, "--results", str(results),
-               "--target", arguments.target]
+    options = [*plugin_arguments(), "-W", "default", "--conformance-run-id", run_id, "--results", str(results),
+               "--target", arguments.target]  # -W default: as conformance run (run_options.pytest_options)
     for path in suite_paths(arguments.paths, None if arguments.paths else Extensions.for_run().suite_dirs()):
         options += ["--suite", str(path)]
     if arguments.client_config:
