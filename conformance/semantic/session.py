@@ -35,6 +35,10 @@ SUITE_BY_GROUP_PROTOCOL = {"classic": SUITE, "consumer": "semantic.exactly-once.
 TRANSACTION_APIS = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit")
 STOP_WAIT_S = 60.0
 
+# Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms by default: how often the coordinator
+# looks for transactions past their timeout.
+TIMED_OUT_TRANSACTIONS_CHECK_S = 10
+
 
 @dataclass
 class Settings:
@@ -189,7 +193,10 @@ def _exercise(target: Target, plan: Plan, settings: Settings, run: SemanticRun) 
     for client in clients:
         _join(client, plan, stopped_by)
     workload_s = time.monotonic() - started
-    drain(plan, history, settle_s=plan.transaction_timeout_ms / 1000 + 15)
+    # A transaction a fault left open holds the last stable offset until the coordinator aborts it: after its
+    # timeout, at the coordinator's next look for timed-out transactions, then its markers. The drain ends as soon
+    # as every partition has settled, so the margin costs nothing when nothing is stuck.
+    drain(plan, history, settle_s=plan.transaction_timeout_ms / 1000 + TIMED_OUT_TRANSACTIONS_CHECK_S + 15)
     sampled.set()
     _join(monitor, plan, time.monotonic() + STOP_WAIT_S)
     events = history.events
