@@ -32,7 +32,8 @@ def semantic(tmp_path, target: str, seconds: int, *extra: str) -> tuple[int, dic
 def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, target, fault):
     status, rows = semantic(tmp_path, target, 25, "--junit", str(tmp_path / "junit.xml"))
     assert set(rows) == CHECK_IDS
-    assert {row["outcome"] for row in rows.values()} == {"passed"}, {case: row["message"] for case, row in rows.items()}
+    assert {row["outcome"] for row in rows.values()} == {"passed"}, "\n".join(  # a string: pytest prints it whole
+        f"{case}: {row['outcome']}: {row['message']}" for case, row in rows.items() if row["outcome"] != "passed")
     assert status == 0
     message = rows["committed-records-visible"]["message"]
     assert not re.search(r"\b0 (faults|committed)", message), message  # the run did something, under faults
@@ -49,7 +50,8 @@ def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, 
     "proxy+kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512"])
 def test_the_fault_proxy_faults_reach_the_clients_and_kafka_still_holds(tmp_path, target):
     status, rows = semantic(tmp_path, target, 25)
-    assert {row["outcome"] for row in rows.values()} == {"passed"}, {case: row["message"] for case, row in rows.items()}
+    assert {row["outcome"] for row in rows.values()} == {"passed"}, "\n".join(  # a string: pytest prints it whole
+        f"{case}: {row['outcome']}: {row['message']}" for case, row in rows.items() if row["outcome"] != "passed")
     history = [json.loads(line) for line in Path(rows["no-duplicates"]["artifacts"]["history"]).read_text().splitlines()]
     applied = {event["value"]["fault"] for event in history if event["kind"] == "fault" and event["phase"] == "ok"}
     assert {"proxy.cut_after", "proxy.drop_response"} <= applied
