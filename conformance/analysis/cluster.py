@@ -92,8 +92,10 @@ class StandaloneCluster:
             try:
                 if any(worker.get("state") == "ALIVE" for worker in self.state().get("workers", [])):
                     return
-            except OSError:
-                pass  # the master's web UI is not up yet
+            except (OSError, ValueError):
+                # Not up yet: no listener, or (seen under load) the UI's HTML page answering /json/
+                # before the JSON handler is attached.
+                pass
             time.sleep(0.5)
         raise ClusterStartFailed(f"no worker registered within {self.timeout:.0f} s: {self.logs()}")
 
