@@ -45,6 +45,7 @@ _HEADER = struct.Struct(">qiibIhiqqqhii")  # the whole 61-byte header
 _BEFORE_CRC = struct.Struct(">qiibI")
 _AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. record count: the start of the CRC span
 _CRC_START = _BEFORE_CRC.size
+CRC_OFFSET = _CRC_START - 4  # where a batch's CRC-32C starts
 _CONTROL_KEY = struct.Struct(">hh")
 _MARKER_VALUE = struct.Struct(">hi")
 

@@ -100,11 +100,25 @@ class Resources:
                 if topic["error_code"] or not topic["partitions"] or any(
                         partition["error_code"] or partition["leader_id"] < 0 for partition in topic["partitions"]):
                     ready = False
-            if ready and self._partitions_answer(metadata["topics"]):
+            if ready and self._partitions_answer(metadata["topics"]) and self._every_broker_knows(wanted):
                 return
             if time.monotonic() > deadline:
                 raise ClusterError(f"topics {wanted} have no leaders after {timeout}s")
             time.sleep(0.05)
+
+    def _every_broker_knows(self, names: list[str]) -> bool:
+        """On a cluster each broker learns of a new topic from the metadata log in its own time; until it has,
+        it answers a request naming the topic's id with UNKNOWN_TOPIC_ID (seen on Kafka 4.4.0 with three nodes,
+        a Produce v13 sent to a follower). A case may send to any broker, so every broker must know the topic."""
+        if len(self.cluster.brokers) < 2:
+            return True
+        version = self.cluster.best_version("Metadata")
+        body = {"topics": [{"name": name} for name in names], "allow_auto_topic_creation": False}
+        for node in list(self.cluster.brokers):
+            response = self.cluster.connection(node).request("Metadata", version, body, step="setup").response
+            if any(topic["error_code"] or not topic["partitions"] for topic in response["topics"]):
+                return False
+        return True
 
     def _partitions_answer(self, topics: list[dict]) -> bool:
         """Metadata can name a leader before its replica manager serves the partition: ask each leader."""

@@ -51,9 +51,11 @@ def produce_step(context: Context, step: dict, index: str, name: str) -> None:
     transactional = bool(spec.get("transactional_flag", transactional_id is not None))
     batch = records.RecordBatch(
         attributes=records.TRANSACTIONAL_FLAG if transactional else 0,
-        base_timestamp=int(time.time() * 1000), producer_id=producer_id, producer_epoch=epoch,
-        base_sequence=int(sequence), records=batch_records)
+        base_timestamp=int(spec.get("timestamp", time.time() * 1000)), producer_id=producer_id,
+        producer_epoch=epoch, base_sequence=int(sequence), records=batch_records)
     data = records.encode_batch(batch, compression=_compression(spec.get("compression", "none")))
+    if spec.get("corrupt_crc"):
+        data = _with_crc_flipped(data)
     api = "Produce"
     version = step_version(context, {**step, "version": spec.get("version", step.get("version"))}, api)
     fields = {
@@ -74,6 +76,12 @@ def produce_step(context: Context, step: dict, index: str, name: str) -> None:
         check_expect(context, name, partition_response, expect, version)
         context.checked(api, version, expect)
     save(context, partition_response, step.get("save"))
+
+
+def _with_crc_flipped(data: bytes) -> bytes:
+    """The batch with one bit of its CRC flipped: well framed, so only the checksum can tell."""
+    at = records.CRC_OFFSET
+    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:]
 
 
 def _compression(name) -> int:
