@@ -49,6 +49,22 @@ class Bench:
         self.cluster.connection().request("CreateTopics", 7, {"topics": [
             {"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
             for name in (self.out, self.source)], "timeout_ms": 10000, "validate_only": False})
+        for name in (self.out, self.source):
+            self._wait_until_served(name)
+
+    def _wait_until_served(self, topic: str, timeout: float = 15.0) -> None:
+        """Metadata names a leader before its replica manager serves the partition (a Produce then gets
+        NOT_LEADER_OR_FOLLOWER, seen in CI): ask the leader itself until it answers."""
+        deadline = time.monotonic() + timeout
+        while True:
+            leader = self.cluster.leader(topic, 0, wait=timeout)
+            answer = self.cluster.connection(leader).request("ListOffsets", 1, {
+                "replica_id": -1, "topics": [{"name": topic, "partitions": [
+                    {"partition_index": 0, "timestamp": -1}]}]}).response
+            if answer["topics"][0]["partitions"][0]["error_code"] == 0:
+                return
+            assert time.monotonic() < deadline, f"{topic} is not served after {timeout:.0f} s: {answer}"
+            time.sleep(0.05)
 
     def producer(self):
         txn_id = f"kip609-bench-{uuid.uuid4().hex[:8]}"
