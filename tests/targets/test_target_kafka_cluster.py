@@ -70,13 +70,23 @@ def test_the_cluster_suite_passes_on_three_nodes_and_leaves_the_cluster_whole(cl
     try:
         # the epoch-exhaustion cases fast-forward tens of thousands of epochs each (minutes), and Kafka 4.4.0
         # fences the retry they make after a failover (a deviation their suite records)
-        # four at a time, as a run does; the cases that stop or move brokers run alone after the others
+        # four at a time, as a run does; the cases that stop or move brokers run alone after the others, each
+        # at its first and last version here (a broker stopped and started per item: the findings runs take
+        # every version)
         cases = [case for suite in suites for case in suite.cases if "epoch-exhaustion" not in case.tags]
-        results = run_items(runner, items_of(runner, cases), workers=4)
+        items = items_of(runner, cases)
+        ends = {}
+        for case, version in items:
+            if case.serial and version is not None:
+                low, high = ends.get(case.full_id, (version, version))
+                ends[case.full_id] = (min(low, version), max(high, version))
+        items = [(case, version) for case, version in items
+                 if not case.serial or version is None or version in ends[case.full_id]]
+        results = run_items(runner, items, workers=4)
         bad = [f"{r.case_id} v{r.version}: {r.outcome.value}: {r.message}" for r in results
                if r.outcome not in (Outcome.PASSED, Outcome.UNSUPPORTED)]
         assert not bad, "\n".join(bad)
-        assert sum(r.outcome is Outcome.PASSED for r in results) >= 45
+        assert sum(r.outcome is Outcome.PASSED for r in results) >= 90
         assert all(node.pid is not None for node in cluster.nodes)  # every fault was healed
     finally:
         runner.close()
