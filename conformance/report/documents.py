@@ -12,7 +12,7 @@ from ..protocol.exceptions import SpecError
 from ..protocol.schema import SpecRegistry, VersionRange
 from ..suite.matchers import for_version
 from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER, Case, Suite
-from .itemref import case_id
+from .itemref import case_id, reproduce
 
 
 def _cell(text) -> str:
@@ -315,7 +315,8 @@ def findings_markdown(results: list[dict]) -> str:
 
 def departures(results: list[dict], outcome: str, title: str, intro: str) -> list[str]:
     lines = ["", f"## {title}", "", intro, "",
-             "| Target | Case | Versions | Expected | Observed | Citation |", "|---|---|---|---|---|---|"]
+             "| Target | Case | Versions | Expected | Observed | Citation | Reproduce (the first version) |",
+             "|---|---|---|---|---|---|---|"]
     grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in results:
         if row["outcome"] == outcome:
@@ -330,7 +331,7 @@ def departures(results: list[dict], outcome: str, title: str, intro: str) -> lis
         if outcome == "blocked":
             observed = f"step {first.get('step_label')} ({first.get('step_api')}): {_cell(observed)}"
         lines.append(f"| {target} | {case} | {versions} | {_cell(first.get('expected'))[:200]} | "
-                     f"{_cell(observed)[:300]} | {_cell(first.get('cites', ''))[:160]} |")
+                     f"{_cell(observed)[:300]} | {_cell(first.get('cites', ''))[:160]} | `{_cell(reproduce(first))}` |")
     lines += ["", f"{sum(len(rows) for rows in grouped.values())} {OUTCOME_LABELS.get(outcome, outcome)} items in "
                   f"{len(grouped)} target × case pairs."]
     return lines

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..results.ids import case_id as _case_id
 from ..results.ids import item_id_of
+from ..suite.model import LONG_TAG
 
 # Outcomes that are no verdict on the API under test: a gate or a level treats them as "not passed", not as findings.
 INCOMPLETE = ("blocked", "error")
@@ -46,10 +47,12 @@ def reproduce(record: dict) -> str:
     version, and ``-k`` matches substrings (``v1`` selects ``v10`` too), so the node id is used.
     """
     nodeid = record.get("nodeid")
+    long = LONG_TAG in (record.get("tags") or [])  # a case tagged long runs only when asked for
     if not nodeid:  # a record without a node id (not written by the plugin): the case at every version
-        return (f"conformance run --target {shlex.quote(str(record.get('target')))} "
+        return (f"conformance run --target {shlex.quote(str(record.get('target')))}{' --long' if long else ''} "
                 f"{shlex.quote(_relative(record.get('path') or 'suites'))} -- -k {shlex.quote(str(record.get('case')))}")
-    return f"python -m pytest --target {shlex.quote(str(record.get('target')))} {shlex.quote(nodeid)}"
+    return (f"python -m pytest --target {shlex.quote(str(record.get('target')))}"
+            f"{' --conformance-long' if long else ''} {shlex.quote(nodeid)}")
 
 
 def rerun_argument(record: dict) -> str:

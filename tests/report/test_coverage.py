@@ -91,7 +91,9 @@ def test_catalogue_follows_the_brokers_version_translations(api, version, presen
 
 
 def test_catalogue_entries_say_why_the_local_broker_cannot_answer():
-    assert codes("EndTxn", 5)["COORDINATOR_LOAD_IN_PROGRESS"].local.startswith("transient")
+    reason = codes("EndTxn", 5)["COORDINATOR_LOAD_IN_PROGRESS"].local
+    assert reason.startswith("only while a coordinator loads")
+    assert "cluster" in reason and "proxy" in reason  # why neither the cluster's faults nor the proxy reach it
     assert codes("EndTxn", 5)["NOT_COORDINATOR"].triggerable_locally  # on the provisioned cluster (kafka,nodes=3)
     assert codes("EndTxn", 5)["INVALID_TXN_STATE"].triggerable_locally
 
