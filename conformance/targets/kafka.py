@@ -185,6 +185,7 @@ class KafkaTarget(Target):
         self.cluster_id: str | None = None
         self.voters: str | None = None
         self.replicas = 1
+        self.log_dirs = 1
 
     @staticmethod
     def _unpinned_version() -> str:
@@ -258,6 +259,11 @@ class KafkaTarget(Target):
         return self._version
 
     @property
+    def data(self) -> Path | None:
+        """Where the node keeps its logs (with ``log_dirs`` above 1, ``dir-N`` below it and ``metadata``)."""
+        return self._directory / "data" if self._directory else None
+
+    @property
     def pid(self) -> int | None:
         """The broker's process id while it runs (for faults such as SIGSTOP), else None."""
         return self._process.pid if self._process is not None else None
@@ -312,8 +318,9 @@ class KafkaTarget(Target):
         directory = Path(tempfile.mkdtemp(prefix=f"kafka-{self._version}-"))
         self._directory = directory
         self.reserve_ports()
-        settings = base_settings(self._version, self._broker_port, self._controller_port, directory / "data",
-                                 node_id=self.node_id, voters=self.voters, replicas=self.replicas)
+        settings = base_settings(self._version, self._broker_port, self._controller_port, self.data,
+                                 node_id=self.node_id, voters=self.voters, replicas=self.replicas,
+                                 log_dirs=self.log_dirs)
         secured = self.secured
         if self.authorizer:
             if secured is None or not secured.carries_principals:

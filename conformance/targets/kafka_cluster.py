@@ -14,6 +14,17 @@ Faults (``fault:`` steps) act on one node, named by id or by role:
 (a replica that does not lead it). ``start_stopped_nodes`` brings back every node a fault took down,
 and the runner calls :meth:`heal` after each case with faults, so the next case finds the whole cluster.
 
+``fail_log_dir`` fails the data directory holding ``topic: T, partition: P`` on its leader, or the
+``__transaction_state`` partition of ``coordinator: TRANSACTIONAL_ID`` (the group's ``__consumer_offsets`` one
+for ``group_coordinator: GROUP``), as a dead disk (:mod:`conformance.targets.kafka_disks`), and waits until the
+controller knows (the node no longer leads it); :meth:`heal` repairs the disk and restarts the node.
+
+``block_coordinator_log`` makes the coordinator of ``coordinator: TRANSACTIONAL_ID`` (or ``group_coordinator:
+GROUP``) unable to write its log while it stays the coordinator: its internal-topic partition is set to need
+every replica in sync (``min.insync.replicas`` on the topic, by IncrementalAlterConfigs) and one follower stops
+cleanly, so each write the coordinator makes is refused with NOT_ENOUGH_REPLICAS. :meth:`heal` starts the
+follower and removes the setting.
+
 ``move_leader`` moves the leadership of one partition to another live in-sync replica without stopping
 anything, as Kafka's own tools do: AlterPartitionReassignments puts the chosen node first in the replica
 list (the same replicas, a new order), ListPartitionReassignments until that is done, then ElectLeaders
@@ -40,6 +51,7 @@ import time
 from ..client.cluster import Cluster
 from ..client.security import Security
 from ..protocol.errors import error_name
+from . import kafka_disks
 from .base import CapabilityMissing, Target, TargetInfo
 from .kafka import FEATURE_OPTIONS, KafkaTarget, feature_levels, is_single_node_spec, random_cluster_id, split_spec
 from .registry import TargetKind
@@ -49,10 +61,11 @@ OPTIONS = {"nodes": int, "min.insync.replicas": int}
 NODE_FAULTS = ("stop_node", "kill_node", "pause_node", "resume_node", "start_node", "restart_node",
                "start_stopped_nodes")
 LEADERSHIP_FAULTS = ("move_leader",)
-FAULTS = NODE_FAULTS + LEADERSHIP_FAULTS
+FAULTS = NODE_FAULTS + LEADERSHIP_FAULTS + ("fail_log_dir", "block_coordinator_log")
+DATA_DIRECTORIES = 2  # per node: one can fail while the node lives (fail_log_dir)
 TRANSACTION_TOPIC, GROUP_TOPIC = "__transaction_state", "__consumer_offsets"
 PREFERRED = 0  # ElectLeaders election type
-NONE, ELECTION_NOT_NEEDED = 0, 84
+NONE, ELECTION_NOT_NEEDED, COORDINATOR_LOAD_IN_PROGRESS = 0, 84, 14
 ELECTION_RETRIABLE = {80, 83}  # PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE
 NOT_SERVING = {6, 14, 15, 16}  # NOT_LEADER_OR_FOLLOWER, COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
 
@@ -91,9 +104,11 @@ class KafkaClusterTarget(Target):
         self.features = features
         self.nodes = [KafkaTarget(base, overrides=overrides, features=features, **node_options) for _ in range(count)]
         self.startup_seconds: float | None = None
+        self._blocked_topics: set[str] = set()  # internal topics block_coordinator_log set min.insync.replicas on
         cluster_id = random_cluster_id()
         for number, node in enumerate(self.nodes, 1):
             node.node_id, node.cluster_id, node.replicas = number, cluster_id, count
+            node.log_dirs = DATA_DIRECTORIES
 
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -158,6 +173,12 @@ class KafkaClusterTarget(Target):
         if name == "start_stopped_nodes":
             self.heal()
             return
+        if name == "fail_log_dir":
+            self.fail_log_dir(**arguments)
+            return
+        if name == "block_coordinator_log":
+            self.block_coordinator_log(**arguments)
+            return
         settle = arguments.pop("settle", True)
         node = self.node(**arguments)
         if name in ("stop_node", "kill_node"):
@@ -195,8 +216,13 @@ class KafkaClusterTarget(Target):
         raise TimeoutError(f"node {node_id} of {self.spec} was still in Metadata {timeout:.0f} s after it stopped")
 
     def heal(self) -> None:
-        """Resumes paused nodes and starts stopped ones, then waits until every one is ready."""
+        """Resumes paused nodes, repairs failed disks (restarting their nodes) and starts stopped ones, then
+        waits until every one is ready."""
         began = time.monotonic()
+        for node in self.nodes:
+            if node.data is not None and kafka_disks.failed(node.data):
+                node.terminate()
+                kafka_disks.repair(node.data)
         down = [node for node in self.nodes if node.pid is None]
         for node in self.nodes:
             if node.pid is not None:
@@ -205,6 +231,15 @@ class KafkaClusterTarget(Target):
             node.launch()
         for node in down:
             node.wait_until_ready(began)
+        if self._blocked_topics:
+            cluster = Cluster(self.bootstrap, timeout=10.0)
+            try:
+                cluster.api_versions()
+                for topic in sorted(self._blocked_topics):
+                    _set_topic_config(cluster, topic, "min.insync.replicas", None)
+            finally:
+                cluster.close()
+            self._blocked_topics.clear()
 
     def node(self, *, node: int | None = None, coordinator: str | None = None, group_coordinator: str | None = None,
              leader: dict | None = None, follower: dict | None = None) -> KafkaTarget:
@@ -236,6 +271,62 @@ class KafkaClusterTarget(Target):
         finally:
             cluster.close()
         raise ValueError("a node fault names node:, coordinator:, group_coordinator:, leader: or follower:")
+
+    def fail_log_dir(self, *, topic: str | None = None, partition: int = 0, coordinator: str | None = None,
+                     group_coordinator: str | None = None, timeout_s: float = 30.0) -> int:
+        """Fails the data directory holding a partition on its leader (see the module docstring); returns
+        the node."""
+        cluster = Cluster(self.bootstrap, timeout=10.0)
+        try:
+            cluster.api_versions()
+            if coordinator is not None or group_coordinator is not None:
+                kind, key = ("transaction", coordinator) if coordinator is not None else ("group", group_coordinator)
+                topic = TRANSACTION_TOPIC if kind == "transaction" else GROUP_TOPIC
+                partition = _coordinating_partition(cluster, str(key), kind)
+            if topic is None:
+                raise ValueError("fail_log_dir names topic: (with partition:), coordinator: or group_coordinator:")
+            topic, partition = str(topic), int(partition)
+            leader = _partition_state(cluster, topic, partition)[0]
+            node = self.node(node=leader)
+            assert node.data is not None
+            kafka_disks.fail(kafka_disks.directory_holding(node.data, topic, partition))
+            _wait_until(lambda: _partition_state(cluster, topic, partition)[0] != leader,
+                        f"fail_log_dir: the controller did not move {topic}-{partition} off node {leader}", timeout_s)
+            return leader
+        finally:
+            cluster.close()
+
+    def block_coordinator_log(self, *, coordinator: str | None = None, group_coordinator: str | None = None,
+                              timeout_s: float = 30.0) -> int:
+        """The coordinator can no longer write its log (see the module docstring); returns the stopped follower."""
+        if (coordinator is None) == (group_coordinator is None):
+            raise ValueError("block_coordinator_log names coordinator: or group_coordinator:")
+        kind, key = ("transaction", coordinator) if coordinator is not None else ("group", group_coordinator)
+        topic = TRANSACTION_TOPIC if kind == "transaction" else GROUP_TOPIC
+        cluster = Cluster(self.bootstrap, timeout=10.0)
+        try:
+            cluster.api_versions()
+            partition = _coordinating_partition(cluster, str(key), kind)
+            leader, replicas, isr = _partition_state(cluster, topic, partition)
+            followers = [node for node in isr if node != leader]
+            if not followers:
+                raise ValueError(f"block_coordinator_log: {topic}-{partition} has no in-sync follower to stop "
+                                 f"(replicas {replicas}, in sync {isr})")
+            self._blocked_topics.add(topic)
+            _set_topic_config(cluster, topic, "min.insync.replicas", str(len(replicas)))
+            self.fault("stop_node", node=followers[0])
+            cluster.close()  # its bootstrap connection may have been to the stopped node
+            _wait_until(lambda: followers[0] not in _partition_state(cluster, topic, partition)[2],
+                        f"block_coordinator_log: node {followers[0]} did not leave the in-sync replicas of {topic}-{partition}",
+                        timeout_s)
+            # Kafka 4.4.0 reloads a coordinator's partition when its in-sync replicas change (seen: a request
+            # right after the shrink got COORDINATOR_LOAD_IN_PROGRESS); the fault is in place once it has loaded.
+            _wait_until(lambda: _coordinator_answer(cluster, leader, kind, str(key)) != COORDINATOR_LOAD_IN_PROGRESS,
+                        f"block_coordinator_log: the coordinator (node {leader}) of {kind} {key!r} did not load {topic}-{partition}",
+                        timeout_s)
+            return followers[0]
+        finally:
+            cluster.close()
 
     # leadership ------------------------------------------------------------------------------
     def move_leader(self, *, topic: str | None = None, partition: int | None = None, coordinator: str | None = None,
@@ -296,6 +387,14 @@ def _request(cluster: Cluster, destination, api: str, body: dict) -> dict:
     return cluster.connection(destination).request(api, cluster.best_version(api), body, step="fault").response
 
 
+def _wait_until(condition, what: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} within {timeout_s:.0f} s")
+        time.sleep(0.2)
+
+
 def _left(deadline: float, what: str) -> None:
     if time.monotonic() > deadline:
         raise TimeoutError(f"move_leader: {what}")
@@ -315,6 +414,17 @@ def _partition_state(cluster: Cluster, topic: str, partition: int, destination="
         if state["partition_index"] == partition:
             return state["leader_id"], list(state["replica_nodes"]), list(state["isr_nodes"])
     raise ValueError(f"move_leader: {topic!r} has no partition {partition} ({len(entry['partitions'])} partitions)")
+
+
+def _set_topic_config(cluster: Cluster, topic: str, name: str, value: str | None) -> None:
+    """IncrementalAlterConfigs on one topic: SET ``name`` to ``value``, or DELETE it (back to the default) for None."""
+    body = {"validate_only": False, "resources": [{
+        "resource_type": 2, "resource_name": topic,  # TOPIC
+        "configs": [{"name": name, "config_operation": 0 if value is not None else 1, "value": value}]}]}
+    [result] = _request(cluster, "bootstrap", "IncrementalAlterConfigs", body)["responses"]
+    if result["error_code"]:
+        raise ValueError(f"IncrementalAlterConfigs {name}={value} on {topic} refused: "
+                         f"{error_name(result['error_code'])} ({result.get('error_message')})")
 
 
 def _partition_count(cluster: Cluster, topic: str) -> int:
@@ -350,6 +460,15 @@ def _coordinating_partition(cluster: Cluster, key: str, key_type: str) -> int:
         raise ValueError(f"move_leader: FindCoordinator names node {coordinator} for {key_type} {key!r}, but the "
                          f"leader of {topic}-{partition} (its partition by Kafka's hash) is {leader}")
     return partition
+
+
+def _coordinator_answer(cluster: Cluster, node: int, kind: str, key: str) -> int:
+    """The error code of a read the coordinator answers without writing (DescribeTransactions, DescribeGroups)."""
+    if kind == "transaction":
+        [state] = _request(cluster, node, "DescribeTransactions", {"transactional_ids": [key]})["transaction_states"]
+    else:
+        [state] = _request(cluster, node, "DescribeGroups", {"groups": [key], "include_authorized_operations": False})["groups"]
+    return state["error_code"]
 
 
 def _transactional_id_for(partition: int, partitions: int) -> str:

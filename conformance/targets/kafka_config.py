@@ -16,9 +16,11 @@ NODE_ID = 1
 
 
 def base_settings(version: str, broker_port: int, controller_port: int, data_dir: Path, *, node_id: int = NODE_ID,
-                  voters: str | None = None, replicas: int = 1) -> dict[str, str]:
+                  voters: str | None = None, replicas: int = 1, log_dirs: int = 1) -> dict[str, str]:
     """One combined broker+controller. In a cluster, ``voters`` lists every node's controller
-    (``1@127.0.0.1:PORT,2@...``) and ``replicas`` is the replication of the internal topics."""
+    (``1@127.0.0.1:PORT,2@...``) and ``replicas`` is the replication of the internal topics.
+    ``log_dirs`` above 1 gives the node that many data directories (JBOD, ``data/dir-N``) and keeps the
+    metadata log in ``data/metadata`` of its own, so that one data directory can fail while the node lives."""
     settings = {
         "node.id": str(node_id),
         "process.roles": "broker,controller",
@@ -29,7 +31,7 @@ def base_settings(version: str, broker_port: int, controller_port: int, data_dir
         "controller.listener.names": "CONTROLLER",
         # A static voter set formats and starts the same way on 3.9 and 4.x (no --standalone needed).
         "controller.quorum.voters": voters or f"{node_id}@127.0.0.1:{controller_port}",
-        "log.dirs": str(data_dir),
+        "log.dirs": str(data_dir) if log_dirs == 1 else ",".join(str(data_dir / f"dir-{n}") for n in range(log_dirs)),
         "num.partitions": "1",
         "auto.create.topics.enable": "false",
         "group.initial.rebalance.delay.ms": "0",
@@ -43,6 +45,10 @@ def base_settings(version: str, broker_port: int, controller_port: int, data_dir
         # The broker is unfenced on its first heartbeat after catching up: sooner means a faster start.
         "broker.heartbeat.interval.ms": "500",
     }
+    if log_dirs > 1:
+        settings["metadata.log.dir"] = str(data_dir / "metadata")
+        # A failed directory is noticed at the next write to it: the recovery-point checkpoint is one, every second.
+        settings["log.flush.offset.checkpoint.interval.ms"] = "1000"
     if int(version.split(".")[0]) >= 4:
         settings["share.coordinator.state.topic.replication.factor"] = str(replicas)
         settings["share.coordinator.state.topic.min.isr"] = "1"

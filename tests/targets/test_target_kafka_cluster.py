@@ -13,6 +13,8 @@ from conformance.suite.loader import load_suites
 from conformance.suite.model import Outcome
 from conformance.runner.runner import Runner
 from conformance.targets.kafka import kafka_target_kind
+from conformance.targets import kafka_disks
+from conformance.targets.kafka_config import base_settings
 from conformance.targets.kafka_cluster import (KafkaClusterTarget, java_hash, kafka_cluster_target_kind, parse,
                                                partition_for)
 from conformance.runner.steps import bundled
@@ -41,6 +43,35 @@ def test_nodes_share_a_cluster_id_and_replicate_the_internal_topics():
     assert len({node.cluster_id for node in target.nodes}) == 1
     assert {node.replicas for node in target.nodes} == {3}
     assert all(node.overrides["min.insync.replicas"] == "2" for node in target.nodes)
+
+
+def test_a_nodes_data_directories_split_from_its_metadata_log(tmp_path):
+    settings = base_settings("4.4.0", 1, 2, tmp_path, log_dirs=2)
+    assert settings["log.dirs"] == f"{tmp_path / 'dir-0'},{tmp_path / 'dir-1'}"
+    assert settings["metadata.log.dir"] == str(tmp_path / "metadata")  # a data directory can fail, the node lives
+    assert "metadata.log.dir" not in base_settings("4.4.0", 1, 2, tmp_path) and KafkaClusterTarget("kafka,nodes=2").nodes[0].log_dirs == 2
+
+
+def test_a_failed_disk_is_the_directory_holding_the_partition_and_is_repaired_whole(tmp_path):
+    for name in ("dir-0/t-0", "dir-1/t-1", "dir-1/t-1/segment"):
+        (tmp_path / name).mkdir(parents=True)
+    assert kafka_disks.directory_holding(tmp_path, "t", 1) == tmp_path / "dir-1"
+    with pytest.raises(ValueError, match="no data directory .* holds t-2"):
+        kafka_disks.directory_holding(tmp_path, "t", 2)
+    kafka_disks.fail(tmp_path / "dir-1")
+    assert (tmp_path / "dir-1").is_file() and kafka_disks.failed(tmp_path) == [tmp_path / "dir-1.failed"]
+    with pytest.raises(OSError):  # what the broker meets at its next write there
+        (tmp_path / "dir-1" / "recovery-point-offset-checkpoint.tmp").write_text("")
+    kafka_disks.repair(tmp_path)
+    assert (tmp_path / "dir-1" / "t-1" / "segment").is_dir() and kafka_disks.failed(tmp_path) == []
+
+
+def test_cluster_faults_refuse_what_they_cannot_do():
+    target = KafkaClusterTarget("kafka,nodes=3")
+    with pytest.raises(ValueError, match="coordinator: or group_coordinator:"):
+        target.fault("block_coordinator_log")
+    with pytest.raises(ValueError, match="coordinator: or group_coordinator:"):
+        target.fault("block_coordinator_log", coordinator="a", group_coordinator="b")
 
 
 def test_internal_topic_partitions_follow_javas_string_hash():
@@ -87,7 +118,9 @@ def test_the_cluster_suite_passes_on_three_nodes_and_leaves_the_cluster_whole(cl
                if r.outcome not in (Outcome.PASSED, Outcome.UNSUPPORTED)]
         assert not bad, "\n".join(bad)
         assert sum(r.outcome is Outcome.PASSED for r in results) >= 90
-        assert all(node.pid is not None for node in cluster.nodes)  # every fault was healed
+        assert all(node.pid is not None for node in cluster.nodes)  # every fault was healed:
+        assert not any(kafka_disks.failed(node.data) for node in cluster.nodes)  # the failed disks repaired,
+        assert not cluster._blocked_topics  # the internal topics' min.insync.replicas back to the default
     finally:
         runner.close()
 
