@@ -14,10 +14,9 @@ Faults (``fault:`` steps) act on one node, named by id or by role:
 (a replica that does not lead it). ``start_stopped_nodes`` brings back every node a fault took down,
 and the runner calls :meth:`heal` after each case with faults, so the next case finds the whole cluster.
 
-``fail_log_dir`` fails the data directory holding ``topic: T, partition: P`` on its leader, or the
-``__transaction_state`` partition of ``coordinator: TRANSACTIONAL_ID`` (the group's ``__consumer_offsets`` one
-for ``group_coordinator: GROUP``), as a dead disk (:mod:`conformance.targets.kafka_disks`), and waits until the
-controller knows (the node no longer leads it); :meth:`heal` repairs the disk and restarts the node.
+``fail_log_dir`` fails the data directory holding ``topic: T, partition: P`` on its leader as a dead disk
+(:mod:`conformance.targets.kafka_disks`), and waits until the controller knows (the node no longer leads
+it); :meth:`heal` repairs the disk and restarts the node.
 
 ``block_coordinator_log`` makes the coordinator of ``coordinator: TRANSACTIONAL_ID`` (or ``group_coordinator:
 GROUP``) unable to write its log while it stays the coordinator: its internal-topic partition is set to need
@@ -272,19 +271,12 @@ class KafkaClusterTarget(Target):
             cluster.close()
         raise ValueError("a node fault names node:, coordinator:, group_coordinator:, leader: or follower:")
 
-    def fail_log_dir(self, *, topic: str | None = None, partition: int = 0, coordinator: str | None = None,
-                     group_coordinator: str | None = None, timeout_s: float = 30.0) -> int:
+    def fail_log_dir(self, *, topic: str, partition: int = 0, timeout_s: float = 30.0) -> int:
         """Fails the data directory holding a partition on its leader (see the module docstring); returns
         the node."""
         cluster = Cluster(self.bootstrap, timeout=10.0)
         try:
             cluster.api_versions()
-            if coordinator is not None or group_coordinator is not None:
-                kind, key = ("transaction", coordinator) if coordinator is not None else ("group", group_coordinator)
-                topic = TRANSACTION_TOPIC if kind == "transaction" else GROUP_TOPIC
-                partition = _coordinating_partition(cluster, str(key), kind)
-            if topic is None:
-                raise ValueError("fail_log_dir names topic: (with partition:), coordinator: or group_coordinator:")
             topic, partition = str(topic), int(partition)
             leader = _partition_state(cluster, topic, partition)[0]
             node = self.node(node=leader)
