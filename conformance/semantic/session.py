@@ -136,6 +136,7 @@ def run_on(target: Target, settings: Settings) -> SemanticRun:
         run.problem = (Outcome.ERROR, "no verdict, the history is partial: " + plan.crashes[0])
     else:
         run.verdicts = judge(run.history.events)
+    run.stats["known_issues"] = target.known_issues()  # evidence for a departure, read before the target stops
     return run
 
 
@@ -241,8 +242,16 @@ def results(run: SemanticRun, *, run_id: str, history_file: str | None) -> list[
             result.outcome, result.message = run.problem
         else:
             _judged(result, check, verdicts[check], run.stats)
+        if result.outcome is not Outcome.PASSED:
+            result.message += "".join(_known_issue(issue) for issue in run.stats.get("known_issues", ()))
         made.append(result)
     return made
+
+
+def _known_issue(issue: dict) -> str:
+    where = f" on node {issue['node']}" if "node" in issue else ""
+    return (f"; the broker's log{where} shows a known bug, {issue['issue']} ({issue['link']}): {issue['title']} "
+            f"({issue['lines']} lines; the first: {issue['first']})")
 
 
 def _judged(result: CaseResult, check: Check, verdict: Verdict, stats: dict) -> None:

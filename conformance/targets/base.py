@@ -83,6 +83,11 @@ class Target:
     def logs(self) -> str | None:
         return None
 
+    def known_issues(self) -> list[dict]:
+        """Known bugs of the implementation whose signature its own log shows since it started (for a Kafka
+        the harness provisioned: :mod:`conformance.targets.kafka_known_issues`); none by default."""
+        return []
+
     def ended(self) -> str | None:
         """How the target's process ended, once it has ("exited with status 1"); None while it runs, and
         where the harness owns no process."""

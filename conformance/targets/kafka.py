@@ -47,6 +47,7 @@ from .kafka_config import (
     write_logging_configs,
 )
 from .kafka_jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
+from . import kafka_known_issues
 from .kafka_preview import PREVIEW_OPTIONS, preview_settings
 from .kafka_security import SECURITY_OPTIONS, SecuredListener
 from .registry import TargetKind
@@ -312,6 +313,14 @@ class KafkaTarget(Target):
                 log.seek(max(0, log_path.stat().st_size - LOG_TAIL_BYTES))
                 return log.read().decode(errors="replace")
         return self._last_log or None
+
+    def known_issues(self) -> list[dict]:
+        """The known Kafka bugs whose signature is anywhere in this broker's log (read line by line, whole)."""
+        log_path = self._log_path()
+        if log_path is None or not log_path.exists():
+            return []
+        with open(log_path, encoding="utf-8", errors="replace") as log:
+            return kafka_known_issues.seen_in(log)
 
     # start-up steps ------------------------------------------------------------------------
     def _prepare_directory(self) -> None:

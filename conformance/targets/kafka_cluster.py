@@ -162,6 +162,9 @@ class KafkaClusterTarget(Target):
     def logs(self) -> str | None:
         return "\n".join(f"--- node {node.node_id} ---\n{node.logs() or ''}" for node in self.nodes)
 
+    def known_issues(self) -> list[dict]:
+        return [{**issue, "node": node.node_id} for node in self.nodes for issue in node.known_issues()]
+
     # faults --------------------------------------------------------------------------------
     def fault(self, name: str, **arguments) -> None:
         if name not in FAULTS:

@@ -115,6 +115,9 @@ def render_properties(settings: dict[str, str]) -> str:
 # which the target sends to one file together with anything the JVM itself prints.
 LOG4J2_PROPERTIES = """\
 status = warn
+# log4j 2's own shutdown hook would stop logging as SIGTERM arrives: the lines of Kafka's controlled shutdown
+# (partitions going leaderless, coordinators resigning) are the evidence a restart's departures need.
+shutdownHook = disable
 appender.stdout.type = Console
 appender.stdout.name = STDOUT
 appender.stdout.layout.type = PatternLayout

@@ -155,6 +155,9 @@ class ProxiedTarget(Target):
     def logs(self) -> str | None:
         return self.inner.logs()
 
+    def known_issues(self) -> list[dict]:
+        return self.inner.known_issues()
+
     def ended(self) -> str | None:
         return self.inner.ended()
 

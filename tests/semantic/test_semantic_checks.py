@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.targets.kafka_known_issues import seen_in
 from conformance.semantic import checks
 from conformance.semantic.history import History
 from conformance.semantic.session import SemanticRun, results
@@ -202,6 +203,26 @@ def test_results_say_failed_error_or_the_run_problem_per_check():
     down = SemanticRun("tansu", None, History(), problem=(Outcome.UNSUPPORTED, "no EndTxn"))
     assert {(result.outcome, result.message) for result in results(down, run_id="r3", history_file=None)} == {
         (Outcome.UNSUPPORTED, "no EndTxn")}
+
+
+# A line of Kafka 4.4.0's log from a restart run that departed (the transactional id and topics are the run's own).
+SKIPPED_MARKERS = ("[2026-11-27 08:50:39,123] INFO [Transaction Marker Channel Manager 1]: Couldn't find leader endpoint "
+                   "for partitions Set(__consumer_offsets-0, semantic-out-a41e1e-1) while trying to send transaction "
+                   "markers for semantic-processor-0-a41e1e, these partitions are likely deleted already and hence can "
+                   "be skipped (kafka.coordinator.transaction.TransactionMarkerChannelManager)")
+
+
+def test_a_departure_names_the_known_kafka_bug_the_brokers_log_shows_and_a_pass_stays_a_pass():
+    assert seen_in(["[...] INFO nothing to see", "Couldn't find leader endpoint for partitions Set(t-0) elsewhere"]) == []
+    [issue] = seen_in(["x", SKIPPED_MARKERS, SKIPPED_MARKERS])
+    assert (issue["issue"], issue["lines"], issue["first"]) == ("KAFKA-20734", 2, SKIPPED_MARKERS)
+    story = healthy()
+    story.read("x", 2, process="reader")
+    run = SemanticRun("kafka", "4.4.0", story.history, verdicts=checks.judge(story.history.events),
+                      stats={"known_issues": [issue]})
+    made = {result.case_id: result for result in results(run, run_id="r1", history_file=None)}
+    assert "a known bug, KAFKA-20734 (https://github.com/apache/kafka/pull/22680)" in made["aborted-records-invisible"].message
+    assert "KAFKA-20734" not in made["committed-records-visible"].message  # evidence for departures only
 
 
 def test_a_history_survives_its_file(tmp_path):

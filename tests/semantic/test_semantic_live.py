@@ -14,9 +14,9 @@ from conformance.cli import main
 from conformance.report.results import read_results
 from conformance.semantic.checks import CHECKS
 
-# The open finding below is a warning shown in the summary, not an error as other warnings are (pyproject.toml).
+# A known Kafka bug (below) is a warning shown in the summary, not an error as other warnings are (pyproject.toml).
 pytestmark = [pytest.mark.broker,
-              pytest.mark.filterwarnings("default:.*while a graceful restart was under way")]
+              pytest.mark.filterwarnings("default:.*a known Kafka bug made checks depart")]
 
 CHECK_IDS = {check.id for check in CHECKS}
 
@@ -36,13 +36,12 @@ def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, 
     status, rows = semantic(tmp_path, target, 25, "--junit", str(tmp_path / "junit.xml"))
     assert set(rows) == CHECK_IDS
     departing = {case: row for case, row in rows.items() if row["outcome"] != "passed"}
-    in_window = restart_window_anomalies(departing)
-    assert not departing or in_window, "\n".join(  # a string: pytest prints it whole
+    explained = known_kafka_bug(departing)
+    assert not departing or explained, "\n".join(  # a string: pytest prints it whole
         f"{case}: {row['outcome']}: {row['message']}" for case, row in departing.items())
-    if in_window:  # an open finding, not yet understood: shown in the summary with its evidence
-        warnings.warn(f"{target}: committed transactions that ran while a graceful restart was under way are missing "
-                      f"afterwards: {in_window}", stacklevel=1)
-    assert status == (1 if in_window else 0)
+    if explained:  # Kafka's bug, not the harness's: shown in the summary with its evidence
+        warnings.warn(f"{target}: a known Kafka bug made checks depart: {explained}", stacklevel=1)
+    assert status == (1 if explained else 0)
     message = rows["committed-records-visible"]["message"]
     assert not re.search(r"\b0 (faults|committed)", message), message  # the run did something, under faults
     history = [json.loads(line) for line in Path(rows["no-duplicates"]["artifacts"]["history"]).read_text().splitlines()]
@@ -53,32 +52,16 @@ def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, 
     assert (tmp_path / "junit.xml").read_text().count("<testcase") == len(CHECK_IDS)
 
 
-RESTART_FINDING = {"committed-records-visible"}  # the one check the open finding below has made depart
-_TIMED = re.compile(r"^#\d+\s+([\d.]+)s\s+\S+\s+(\w+) (\w+):")  # a history line: time, process, kind phase
-
-
-def restart_window_anomalies(departing: dict[str, dict]) -> str:
-    """An open finding on Kafka 4.4.0 (one run in seven with restarts on this machine; a stuck last stable offset
-    after a restart, once more, under heavy load, may be the same): every record of a consume-transform-
-    produce transaction that began and was acknowledged as committed while a graceful restart of the broker was
-    under way (after its SIGTERM, before the broker was back) was missing from the final read. Until it is
-    understood it is reported as a warning, but only when every anomaly is of that kind, by the run's own
-    history; anything else fails. Returns the departing checks' messages, or "" when any departure is not."""
-    if not departing or set(departing) - RESTART_FINDING:
+def known_kafka_bug(departing: dict[str, dict]) -> str:
+    """KAFKA-20734 (apache/kafka#22680, open): during a graceful shutdown Kafka 4.4.0's transaction coordinator may
+    skip a transaction's markers and complete it anyway, so its records stay undecided (the last stable offset
+    stops) or the producer's next transaction decides them (a commit acknowledged, its records aborted). It made
+    about one restart run in seven to twenty-eight depart here (conformance/targets/kafka_known_issues.py). Every
+    departing check must name it, which the run does only when the broker's log shows its signature; then the
+    departures are reported as a warning. Returns their messages, or "" when any departure is not so explained."""
+    if not departing or not all("KAFKA-20734" in row["message"] for row in departing.values()):
         return ""
-    for row in departing.values():
-        history = [json.loads(line) for line in Path(row["artifacts"]["history"]).read_text().splitlines()]
-        invoked = [event["time"] for event in history if event["kind"] == "fault" and event["phase"] == "invoke"
-                   and event["value"].get("fault") == "restart"]
-        done = [event["time"] for event in history if event["kind"] == "fault" and event["phase"] == "ok"
-                and event["value"].get("fault") == "restart"]
-        windows = list(zip(invoked, done))
-        for anomaly in row["actual"]["anomalies"]:
-            began = [float(match.group(1)) for match in map(_TIMED.match, anomaly["history"])
-                     if match and match.group(2) in ("txn", "ctp") and match.group(3) == "invoke"]
-            if not began or not any(start <= began[0] <= end for start, end in windows):
-                return ""
-    return "; ".join(row["message"] for row in departing.values())  # each anomaly shown was checked above
+    return "; ".join(f"{case}: {row['message']}" for case, row in departing.items())
 
 
 @pytest.mark.parametrize("target", [

@@ -206,3 +206,15 @@ def test_a_broker_that_cannot_start_says_why_and_leaves_nothing_behind(tmp_path,
     with pytest.raises(BrokerStartFailed, match="Invalid value none for configuration num.network.threads"):
         target.start()
     assert target.pid is None and list(tmp_path.iterdir()) == []
+
+
+def test_known_issues_are_read_from_the_whole_broker_log_not_its_tail(tmp_path):
+    target = KafkaTarget("kafka")
+    assert target.known_issues() == []  # not started: no log
+    target._directory = tmp_path
+    line = ("[2026-11-27 08:50:39,123] INFO [Transaction Marker Channel Manager 1]: Couldn't find leader endpoint for "
+            "partitions Set(t-0) while trying to send transaction markers for id, these partitions are likely deleted "
+            "already and hence can be skipped (kafka.coordinator.transaction.TransactionMarkerChannelManager)\n")
+    (tmp_path / "broker.log").write_text(line + "INFO filler\n" * 200_000)  # far more than the tail logs() keeps
+    assert [issue["issue"] for issue in target.known_issues()] == ["KAFKA-20734"]
+    assert "Couldn't find leader endpoint" not in (target.logs() or "")
