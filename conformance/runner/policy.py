@@ -22,6 +22,23 @@ CLIENT_MAX = {"AddPartitionsToTxn": 3}
 TV2_FROM = {"EndTxn": 5, "Produce": 12, "TxnOffsetCommit": 5}
 
 
+# A coordinator that is not ready yet (its partition loading, its internal topic just created) or has moved is
+# a protocol-legal first answer on the way to the one a case checks: a step that does not expect one of these
+# asks again, as a client would, unless it names its own retry.
+COORDINATOR_NOT_READY = ("COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR")
+COORDINATOR_RETRY = {"on": list(COORDINATOR_NOT_READY), "for_ms": 10_000}
+
+
+def with_coordinator_retry(api: str, step: dict) -> dict:
+    """``step``, with :data:`COORDINATOR_RETRY` where it goes to a coordinator and names neither a retry nor,
+    anywhere in its ``expect``, one of the codes it retries."""
+    if "retry" in step or api not in TRANSACTION_APIS | GROUP_APIS:
+        return step
+    if any(name in repr(step.get("expect") or {}) for name in COORDINATOR_NOT_READY):
+        return step
+    return {**step, "retry": COORDINATOR_RETRY}
+
+
 def step_version(context: Context, step: dict, api: str) -> int:
     wanted = step.get("version")
     if wanted is None:

@@ -9,6 +9,7 @@ import pytest
 from conformance.runner.steps import parallel as parallel_kind
 from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome
+from conformance.runner.policy import COORDINATOR_RETRY, with_coordinator_retry
 from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
 from conformance.runner.steps import bundled
@@ -64,11 +65,11 @@ INIT_THEN_END = """\
 
 
 def test_a_setup_step_on_another_api_that_departs_blocks_the_item_instead_of_failing_it(tmp_path):
-    broker = FakeKafka(answering({"InitProducerId": 15}))  # COORDINATOR_NOT_AVAILABLE
+    broker = FakeKafka(answering({"InitProducerId": 53}))  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     result = run_case(tmp_path, broker, INIT_THEN_END, 3)
     assert result.outcome is Outcome.BLOCKED
     assert (result.failure.role, result.failure.api, result.failure.step) == ("setup", "InitProducerId", 1)
-    assert "no verdict on EndTxn v3" in result.message and "COORDINATOR_NOT_AVAILABLE" in result.message
+    assert "no verdict on EndTxn v3" in result.message and "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in result.message
     assert ("EndTxn", 3) not in broker.requests
 
 
@@ -93,7 +94,7 @@ def test_an_implementation_case_whose_step_under_test_departs_differs_from_kafka
 
 
 def test_an_implementation_case_whose_set_up_departs_stays_blocked(tmp_path):
-    broker = FakeKafka(answering({"InitProducerId": 15}))  # COORDINATOR_NOT_AVAILABLE
+    broker = FakeKafka(answering({"InitProducerId": 53}))  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     result = run_case(tmp_path, broker, implementation(INIT_THEN_END), 3)
     assert result.outcome is Outcome.BLOCKED
 
@@ -124,7 +125,7 @@ COMMIT_THEN_CHECK = """\
                                                       (True, Outcome.FAILED, "under_test")])
 def test_a_check_on_another_api_blocks_unless_it_verifies_the_step_under_test(tmp_path, verifies, outcome, role):
     case = COMMIT_THEN_CHECK.replace("VERIFIES", "verifies: true" if verifies else "")
-    result = run_case(tmp_path, FakeKafka(answering({"OffsetFetch": 16})), case, 3)  # NOT_COORDINATOR
+    result = run_case(tmp_path, FakeKafka(answering({"OffsetFetch": 30})), case, 3)  # GROUP_AUTHORIZATION_FAILED
     assert result.outcome is outcome
     assert result.failure.role == role and result.failure.api == "OffsetFetch"
 
@@ -339,5 +340,34 @@ def test_verifies_on_an_enclosing_until_blames_the_step_under_test(tmp_path):
             for_ms: 300
           verifies: true
     """
-    result = run_case(tmp_path, FakeKafka(answering({"OffsetFetch": 16})), textwrap.dedent(case), 3)
+    result = run_case(tmp_path, FakeKafka(answering({"OffsetFetch": 30})), textwrap.dedent(case), 3)
     assert result.outcome is Outcome.FAILED and result.failure.role == "under_test"
+
+
+def test_a_coordinator_not_ready_yet_is_asked_again_before_the_step_under_test_is_judged(tmp_path):
+    """A retriable coordinator answer (loading, not available, moved) is a legal way to the answer the case
+    checks: the step asks again, as a client would, and the verdict is on the answer that follows."""
+    answers, given = iter([14, 15, 16, 0]), []  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR, NONE
+
+    def handler(api, version, body):
+        if api != "EndTxn":
+            return None
+        given.append(next(answers))
+        return {"error_code": given[-1]}
+    broker = FakeKafka(handler)
+    try:
+        assert run_case(tmp_path, broker, INIT_THEN_END, 3).outcome is Outcome.PASSED
+    finally:
+        broker.stop()
+    assert given == [14, 15, 16, 0]
+
+
+def test_the_coordinator_retry_is_left_out_where_the_step_expects_those_codes_or_names_its_own():
+    step = {"send": "EndTxn", "expect": {"error_code": "NONE"}}
+    assert with_coordinator_retry("EndTxn", step)["retry"] == COORDINATOR_RETRY
+    assert "retry" not in with_coordinator_retry("Produce", step)  # not a coordinator's API
+    assert "retry" not in with_coordinator_retry("EndTxn", {**step, "expect": {"error_code": "NOT_COORDINATOR"}})
+    expecting = {"send": "TxnOffsetCommit", "expect": {"fields": {"topics[0].partitions[0].error_code": "COORDINATOR_NOT_AVAILABLE"}}}
+    assert "retry" not in with_coordinator_retry("TxnOffsetCommit", expecting)
+    own = {**step, "retry": {"on": ["CONCURRENT_TRANSACTIONS"]}}
+    assert with_coordinator_retry("EndTxn", own) is own

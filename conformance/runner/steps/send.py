@@ -14,7 +14,7 @@ from ...suite.kinds import Facts, StepKind, detail_from
 from ..context import Context, Skip, attributed
 from ..exchange import exchange, retrying
 from ..expect import check_expect, save
-from ..policy import step_version
+from ..policy import step_version, with_coordinator_retry
 
 
 def send_step(context: Context, step: dict, index: str, name: str) -> None:
@@ -24,6 +24,7 @@ def send_step(context: Context, step: dict, index: str, name: str) -> None:
     if api in ACL_PRINCIPAL_FIELDS:
         fields = acl_principals(context, api, fields)
     with attributed(api, version):
+        step = with_coordinator_retry(api, step)
         response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
         expect = expressions.resolve(step.get("expect") or {}, context.variables)
         if response is None:  # the expected disconnect or silence happened
