@@ -28,6 +28,7 @@ class Deviation(Exception):
         self.version: int | None = None
         self.role: str | None = None
         self.final: str | None = None  # why waiting cannot change what was observed (an until stops at once)
+        self.hangs = False  # no answer came in the step's time: a repeated sequence would wait as long again
 
 
 class Skip(Exception):

@@ -75,7 +75,10 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
                 raise Deviation(f"{name}: expected the broker to close the connection, it kept it open "
                                 f"without answering for {timeout}s", expected="disconnect", actual="no response") from None
             return None
-        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="no response") from None
+        unanswered = Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="no response")
+        unanswered.final = f"the target did not answer within {timeout:g} s; asking again would wait as long"
+        unanswered.hangs = True
+        raise unanswered from None
     except ClientError as error:
         raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="garbage") from None
     if sent.trailing_bytes and api == context.api:

@@ -83,6 +83,15 @@ def test_a_repeated_sequence_may_ask_another_question_each_time_so_it_waits(monk
     assert (tries, error) == (3, None)
 
 
+def test_a_request_left_unanswered_ends_even_a_repeated_sequence_at_once(monkeypatch):
+    """A target that kept a request unanswered for the step's whole time would keep the next try as long: the
+    wait ends with that departure (tansu left JoinGroup v9 unanswered twice, 20 s an item, before this)."""
+    hang = Deviation("JoinGroup v9: no response within 10.0s")
+    hang.final, hang.hangs = "the target did not answer within 10 s; asking again would wait as long", True
+    tries, error = run_until(monkeypatch, [hang, None], {"steps": [{"send": "JoinGroup"}]})
+    assert tries == 1 and "no use waiting: the target did not answer" in str(error)
+
+
 def test_a_broker_timer_is_waited_for_as_the_target_sets_it(monkeypatch):
     """``for_ms`` read from the target's settings: a step that never holds is tried until that time is up."""
     clock = iter(range(0, 10_000, 50))  # each look at the clock is 50 ms later

@@ -2,7 +2,8 @@
 or fail with its last departure once ``for_ms`` has passed.
 
 One step repeated asks the same question each time, so a departure that waiting cannot change ends it
-at once; a sequence may ask another question each time round (a new offset) and is always repeated.
+at once; a sequence may ask another question each time round (a new offset) and is repeated, unless the
+target left a request unanswered for the step's whole time (asking again would wait as long).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ def until_step(context: Context, step: dict, index: str, name: str) -> None:
                 run_step(context, until["step"], f"{index}(until)")
             return
         except Deviation as deviation:
-            # one step repeated asks the same question each time; a sequence may ask another (a new offset)
-            if deviation.final and "step" in until:
+            # one step repeated asks the same question each time; a sequence may ask another (a new offset),
+            # but not of a target that left a request unanswered for the step's whole time
+            if deviation.final and ("step" in until or deviation.hangs):
                 deviation.args = (f"{deviation.args[0]} (no use waiting: {deviation.final})",)
                 raise
             if time.monotonic() > deadline:
