@@ -314,8 +314,8 @@ class KafkaClusterTarget(Target):
             _wait_until(lambda: followers[0] not in _partition_state(cluster, topic, partition)[2],
                         f"block_coordinator_log: node {followers[0]} did not leave the in-sync replicas of {topic}-{partition}",
                         timeout_s)
-            # Kafka 4.4.0 reloads a coordinator's partition when its in-sync replicas change (seen: a request
-            # right after the shrink got COORDINATOR_LOAD_IN_PROGRESS); the fault is in place once it has loaded.
+            # The fault is in place once the coordinator serves the key: a request must meet the blocked log, not
+            # a partition still loading (a node that a heal just restarted may lead it again and load it).
             _wait_until(lambda: _coordinator_answer(cluster, leader, kind, str(key)) != COORDINATOR_LOAD_IN_PROGRESS,
                         f"block_coordinator_log: the coordinator (node {leader}) of {kind} {key!r} did not load {topic}-{partition}",
                         timeout_s)
