@@ -186,17 +186,32 @@ def unwritable(path: Path) -> str | None:
     return None
 
 
+INTERRUPTED_KEY = pytest.StashKey[str]()
+
+
 def _stop_on_sigterm(config: pytest.Config) -> None:
-    """SIGTERM (what CI runners and timeouts send) ends the run like Ctrl-C: targets stopped, results
-    flushed, summary printed. Only the main thread may install handlers; elsewhere the default stays."""
+    """SIGTERM (what CI runners and timeouts send) ends the run like Ctrl-C (SIGINT): targets stopped,
+    results flushed, summary printed. Each signal is also remembered: a KeyboardInterrupt that lands while
+    another plugin's old-style hook wrapper tears down (hypothesis's makereport) is turned by pluggy into a
+    warning, and the run would go on; :func:`pytest_runtest_teardown` then stops it. Only the main thread may
+    install handlers; elsewhere the defaults stay."""
     if threading.current_thread() is not threading.main_thread():
         return
 
     def interrupt(signum, frame):
+        config.stash[INTERRUPTED_KEY] = signal.Signals(signum).name
         raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.signal(signum, interrupt)
+        config.add_cleanup(lambda signum=signum, previous=previous: signal.signal(signum, previous))
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """An interrupt some hook swallowed still ends the run, after this item, as an interrupted run."""
+    name = item.config.stash.get(INTERRUPTED_KEY, None)
+    if name is not None and not item.session.shouldstop:
+        item.session.shouldstop = f"the run was interrupted ({name})"
 
 
 def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:

@@ -74,3 +74,19 @@ def collected(target: str) -> int:
     listing = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--target", target, str(SUITE),
                               "--collect-only", "-q"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     return sum(1 for line in listing.splitlines() if "::" in line)
+
+
+def test_an_interrupt_a_hook_swallowed_still_stops_the_run_as_interrupted():
+    """Seen in CI: a SIGINT landing in hypothesis's old-style makereport wrapper became a pluggy warning and
+    the run went on, ending with exit 1. The signal is remembered; the item's teardown then stops the run."""
+    from types import SimpleNamespace
+
+    from conformance.pytest_plugin.plugin import INTERRUPTED_KEY, pytest_runtest_teardown
+
+    config = SimpleNamespace(stash=pytest.Stash())
+    item = SimpleNamespace(config=config, session=SimpleNamespace(shouldstop=False))
+    pytest_runtest_teardown(item)
+    assert item.session.shouldstop is False  # no signal: the run goes on
+    config.stash[INTERRUPTED_KEY] = "SIGINT"
+    pytest_runtest_teardown(item)
+    assert item.session.shouldstop == "the run was interrupted (SIGINT)"  # "not run: the run was interrupted ..."
