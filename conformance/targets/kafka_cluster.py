@@ -285,8 +285,8 @@ class KafkaClusterTarget(Target):
             node = self.node(node=leader)
             assert node.data is not None
             kafka_disks.fail(kafka_disks.directory_holding(node.data, topic, partition))
-            _wait_until(lambda: _partition_state(cluster, topic, partition)[0] != leader,
-                        f"fail_log_dir: the controller did not move {topic}-{partition} off node {leader}", timeout_s)
+            _wait_until(lambda: _partition_state(cluster, topic, partition)[0] != leader, "fail_log_dir",
+                        f"the controller did not move {topic}-{partition} off node {leader}", timeout_s)
             return leader
         finally:
             cluster.close()
@@ -312,12 +312,12 @@ class KafkaClusterTarget(Target):
             self.fault("stop_node", node=followers[0])
             cluster.close()  # its bootstrap connection may have been to the stopped node
             _wait_until(lambda: followers[0] not in _partition_state(cluster, topic, partition)[2],
-                        f"block_coordinator_log: node {followers[0]} did not leave the in-sync replicas of {topic}-{partition}",
+                        "block_coordinator_log", f"node {followers[0]} did not leave the in-sync replicas of {topic}-{partition}",
                         timeout_s)
             # The fault is in place once the coordinator serves the key: a request must meet the blocked log, not
             # a partition still loading (a node that a heal just restarted may lead it again and load it).
             _wait_until(lambda: _coordinator_answer(cluster, leader, kind, str(key)) != COORDINATOR_LOAD_IN_PROGRESS,
-                        f"block_coordinator_log: the coordinator (node {leader}) of {kind} {key!r} did not load {topic}-{partition}",
+                        "block_coordinator_log", f"the coordinator (node {leader}) of {kind} {key!r} did not load {topic}-{partition}",
                         timeout_s)
             return followers[0]
         finally:
@@ -382,17 +382,15 @@ def _request(cluster: Cluster, destination, api: str, body: dict) -> dict:
     return cluster.connection(destination).request(api, cluster.best_version(api), body, step="fault").response
 
 
-def _wait_until(condition, what: str, timeout_s: float) -> None:
+def _wait_until(condition, fault: str, what: str, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} within {timeout_s:.0f} s")
-        time.sleep(0.2)
+        _left(deadline, f"{what} within {timeout_s:.0f} s", fault)
 
 
-def _left(deadline: float, what: str) -> None:
+def _left(deadline: float, what: str, fault: str = "move_leader") -> None:
     if time.monotonic() > deadline:
-        raise TimeoutError(f"move_leader: {what}")
+        raise TimeoutError(f"{fault}: {what}")
     time.sleep(0.1)
 
 
