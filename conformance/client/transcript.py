@@ -8,6 +8,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+import orjson
+
 
 @dataclass
 class Exchange:
@@ -61,18 +63,32 @@ class Exchange:
 
 
 def jsonable(value):
-    """Decoded messages as JSON: bytes become {"base64": ...}, UUIDs strings."""
-    if isinstance(value, dict):
-        return {str(key): jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(item) for item in value]
+    """Decoded messages as JSON: bytes become {"base64": ...}, UUIDs strings, anything else unknown its repr.
+
+    Every item's transcript goes through here, so orjson does the walk in C (a round trip through its
+    bytes); what it cannot take (an integer beyond 64 bits, a tuple as a key) goes the slower way."""
+    try:
+        return orjson.loads(orjson.dumps(value, default=_leaf, option=orjson.OPT_NON_STR_KEYS))
+    except TypeError:  # orjson.JSONEncodeError is one
+        return _walk(value)
+
+
+def _leaf(value):
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"base64": base64.b64encode(bytes(value)).decode(), "length": len(value)}
+    return repr(value)
+
+
+def _walk(value):
+    if isinstance(value, dict):
+        return {str(key): _walk(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_walk(item) for item in value]
     if isinstance(value, uuid.UUID):
         return str(value)
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    return repr(value)
+    return _leaf(value)
 
 
 @dataclass

@@ -11,6 +11,8 @@ import json
 import mimetypes
 from pathlib import Path
 
+import orjson
+
 from ..suite.model import Case, CaseResult, Requirement
 
 try:
@@ -104,7 +106,7 @@ def attach_result(result: CaseResult) -> None:
     if result.rendered_transcript():
         allure.attach(result.rendered_transcript(), name="transcript", attachment_type=allure.attachment_type.TEXT)
     if result.transcript:
-        allure.attach(json.dumps(result.transcript, indent=1, default=str), name="transcript.json",
+        allure.attach(orjson.dumps(result.transcript, default=str, option=orjson.OPT_INDENT_2), name="transcript.json",
                       attachment_type=allure.attachment_type.JSON)
     for name, file in sorted(result.artifacts.items()):
         path = Path(file)

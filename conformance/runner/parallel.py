@@ -28,6 +28,13 @@ def items_of(runner: Runner, cases: list[Case]) -> list[tuple[Case, int | None]]
     return [(case, version) for case in cases for version in runner.case_versions(case)]
 
 
+def waits_on_the_broker_first(item: tuple[Case, int | None]) -> bool:
+    """Sort key: cases that wait on a broker's timer (they require its settings: a transaction timeout,
+    an expiry) before the others. They are a run's longest items; started first, they end while the
+    short ones run instead of after them."""
+    return not item[0].requires_config
+
+
 def run_items(runner: Runner, items: list[tuple[Case, int | None]], workers: int = 4) -> list[CaseResult]:
     """Results in the order of ``items``, ``workers`` at a time and the serial ones after the others."""
     ahead = RunAhead(runner, items, workers)
@@ -66,7 +73,7 @@ class RunAhead:
                 runner.advertised(api)
             except Exception:  # noqa: BLE001 - each item meets the same problem and reports it, as when serial
                 pass
-        for case, version in items:
+        for case, version in sorted(items, key=waits_on_the_broker_first):
             if not case.serial:
                 self._futures[(id(case), version)] = self._pool.submit(self._slots.run, runner.run, case, version)
         self._concurrent = list(self._futures.values())

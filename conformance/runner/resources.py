@@ -22,6 +22,16 @@ class TooFewBrokers(Exception):
     """The case needs a cluster: a reason to skip it, not an error."""
 
 
+def replicas_needed(case: Case, topics=None) -> int:
+    """The most replicas any of ``topics`` (short names; by default those the case's steps name) asks for."""
+    return max((int((case.suite.topics.get(short) or {}).get("replication", 1))
+                for short in (case.topics_used if topics is None else topics)), default=1)
+
+
+def too_few_brokers(needed: int, brokers: int) -> str:
+    return f"the case's topics need {needed} replicas; the target has {brokers} broker(s)"
+
+
 class Resources:
     """Creates a case's topics before it runs and deletes them after; hands out unique names."""
 
@@ -51,10 +61,9 @@ class Resources:
             self.wait_for_leaders(topics.values(), timeout)
             return
         version = self.cluster.best_version("CreateTopics")
-        needed = max(int((self.case.suite.topics.get(short) or {}).get("replication", 1)) for short in topics)
+        needed = replicas_needed(self.case, topics)
         if needed > 1 and needed > len(self.cluster.metadata([])["brokers"]):
-            raise TooFewBrokers(f"the case's topics need {needed} replicas; the target has "
-                                f"{len(self.cluster.brokers)} broker(s)")
+            raise TooFewBrokers(too_few_brokers(needed, len(self.cluster.brokers)))
         requested = []
         for short, name in topics.items():
             options = self.case.suite.topics.get(short) or {}

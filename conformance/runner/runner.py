@@ -19,7 +19,7 @@ from ..suite.model import STOPPED_ANSWERING, Case, CaseResult, Outcome, Requirem
 from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
-from .resources import Resources, TooFewBrokers
+from .resources import Resources, TooFewBrokers, replicas_needed, too_few_brokers
 from .steps import bundled
 from .under_way import UnderWay
 
@@ -185,6 +185,9 @@ class Runner:
                 self.target.principal(principal)
         except CapabilityMissing as missing:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(missing))
+        unfit = self._unfit(case)
+        if unfit:
+            return self._finish(result, Outcome.SKIPPED, started, transcript, unfit)
 
         cluster = Cluster(self.target.bootstrap, self.codec, transcript, timeout=self.timeout,
                           client_id=f"kafka-conformance-{self.run_id[:8]}",
@@ -241,6 +244,21 @@ class Runner:
                 self.target.heal()  # the next case finds the target whole, whatever this one left down
             resources.delete_topics()
             cluster.close()
+
+    def _unfit(self, case: Case) -> str | None:
+        """Why the target cannot run the case, where that is known before any set-up: a fault it does not
+        offer, or more replicas than the brokers it was provisioned with. These are the reasons the case
+        would skip for anyway, after creating its topics and running its first steps."""
+        target = self.target
+        for name in case.faults:
+            if name == "restart" and "restart" not in target.capabilities:
+                return f"target {target.spec!r} cannot restart its broker"
+            if name not in ("restart", "disconnect") and not target.offers_fault(name):
+                return f"target {target.spec!r} has no fault {name!r}"
+        brokers, needed = target.provisioned_brokers(), replicas_needed(case)
+        if brokers is not None and needed > brokers:
+            return too_few_brokers(needed, brokers)
+        return None
 
     def _check_authorizer(self, cluster: Cluster) -> None:
         """Principals' cases need an authorizer: DescribeAcls answers SECURITY_DISABLED where there is none

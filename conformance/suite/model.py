@@ -59,6 +59,13 @@ class Case:
         return sorted({value for key, value in tree.entries(self.steps) if key == "as" and isinstance(value, str) and value})
 
     @functools.cached_property
+    def faults(self) -> list[str]:
+        """The faults every run of the case asks the target for (``fault: restart``, ``fault: {name: ...}``):
+        named outright, not computed, and on no step a ``when`` may leave out. A target lacking one cannot
+        run the case at all."""
+        return sorted(set(tree.unconditional_faults(self.steps)))
+
+    @functools.cached_property
     def rough(self) -> bool:
         """Whether the case treats the target roughly (malformed frames, expected disconnects or silence):
         the target is checked to still answer after each of its items, even a passing one."""

@@ -34,3 +34,20 @@ def texts(value) -> Iterator[str]:
             yield from texts(item)
     elif isinstance(value, str):
         yield value
+
+
+def unconditional_faults(value) -> Iterator[str]:
+    """The fault names written out on fault steps (``fault: NAME`` or ``fault: {name: NAME}``) that no
+    ``when`` (theirs or an enclosing step's) may leave out."""
+    if isinstance(value, dict):
+        if "when" in value:
+            return
+        fault = value.get("fault")
+        name = fault.get("name") if isinstance(fault, dict) else fault
+        if isinstance(name, str) and name and "${" not in name:
+            yield name
+        for item in value.values():
+            yield from unconditional_faults(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from unconditional_faults(item)

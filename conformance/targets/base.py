@@ -99,6 +99,16 @@ class Target:
     def fault(self, name: str, **arguments) -> None:
         raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r}")
 
+    def offers_fault(self, name: str) -> bool:
+        """Whether ``fault(name)`` is one this target carries out; asked before a case sets anything up, so
+        a case needing a fault the target lacks is skipped at once rather than after its set-up."""
+        return False
+
+    def provisioned_brokers(self) -> int | None:
+        """How many brokers the harness provisioned for this target; None where it only attaches to one
+        (``HOST:PORT``): then a case's need for replicas is checked against the broker's Metadata."""
+        return None
+
     def principal(self, name: str) -> tuple[str, Security]:
         """Where and how to connect as the named principal (a user the broker authorizes apart from
         the harness, for authorization cases): ``(bootstrap, Security)``."""

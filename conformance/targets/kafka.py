@@ -47,7 +47,7 @@ from .kafka_config import (
     write_logging_configs,
 )
 from .kafka_jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
-from . import kafka_known_issues
+from . import kafka_cds, kafka_known_issues
 from .kafka_preview import PREVIEW_OPTIONS, preview_settings
 from .kafka_security import SECURITY_OPTIONS, SecuredListener
 from .registry import TargetKind
@@ -180,6 +180,8 @@ class KafkaTarget(Target):
         self._controller_port = 0
         self._secured_port = 0
         self._logging_flags: list[str] = []
+        self._class_archive: Path | None = None  # kafka_cds: Kafka's classes, ready to map
+        self._archive_pending: Path | None = None  # the archive the running broker writes at exit, if any
         self._last_log = ""
         # What a node of a cluster shares with the others (a single node keeps the defaults).
         self.node_id = 1
@@ -208,6 +210,7 @@ class KafkaTarget(Target):
         if self._java is None:
             raise TargetUnavailable("no java on PATH (or JAVA_HOME) to run Kafka")
         self._libs = ensure_kafka_jars(self._version)
+        self._class_archive = kafka_cds.archive_path(self._java, self._libs)
         if self._directory is None:
             try:
                 self._prepare_directory()
@@ -223,6 +226,9 @@ class KafkaTarget(Target):
         if self._directory is not None and not os.environ.get("CONFORMANCE_KEEP_BROKER_DIR"):
             shutil.rmtree(self._directory, ignore_errors=True)
         self._directory = None
+
+    def provisioned_brokers(self) -> int:
+        return 1
 
     def restart(self) -> None:
         """Stop the broker gracefully and start it again on the same ports with the same data."""
@@ -368,10 +374,12 @@ class KafkaTarget(Target):
             return {}
         return read_properties(self.profile)
 
-    def _java_command(self, main_class: str, *arguments: str) -> list[str]:
-        assert self._java is not None and self._libs is not None
+    def _java_command(self, main_class: str, *arguments: str, archive_flags: list[str] | None = None) -> list[str]:
+        assert self._java is not None and self._libs is not None and self._class_archive is not None
         secured = self.secured.jvm_properties() if self.secured is not None else []
-        return [self._java, *JVM_FLAGS, *self._logging_flags, *secured, "-cp", f"{self._libs}/*", main_class,
+        if archive_flags is None:
+            archive_flags = kafka_cds.reading_flags(self._class_archive)
+        return [self._java, *JVM_FLAGS, *archive_flags, *self._logging_flags, *secured, "-cp", f"{self._libs}/*", main_class,
                 *arguments]
 
     def _format_storage(self) -> None:
@@ -392,7 +400,9 @@ class KafkaTarget(Target):
 
     def launch(self) -> None:
         assert self._directory is not None
-        command = self._java_command("kafka.Kafka", str(self._directory / "server.properties"))
+        archive_flags, self._archive_pending = kafka_cds.writing_flags(self._class_archive)
+        command = self._java_command("kafka.Kafka", str(self._directory / "server.properties"),
+                                     archive_flags=archive_flags)
         with open(self._directory / "broker.log", "ab") as log:
             log.write(f"--- conformance: starting Kafka {self._version} at {time.ctime()} ---\n".encode())
             log.flush()
@@ -442,6 +452,8 @@ class KafkaTarget(Target):
         _running.discard(self)
         if process is not None:
             stop_process(process, signal.SIGTERM, STOP_GRACE_SECONDS)
+            kafka_cds.adopt(self._archive_pending, self._class_archive, process.returncode)
+            self._archive_pending = None
 
     def _log_path(self) -> Path | None:
         return self._directory / "broker.log" if self._directory else None

@@ -166,6 +166,12 @@ class KafkaClusterTarget(Target):
         return [{**issue, "node": node.node_id} for node in self.nodes for issue in node.known_issues()]
 
     # faults --------------------------------------------------------------------------------
+    def offers_fault(self, name: str) -> bool:
+        return name in FAULTS
+
+    def provisioned_brokers(self) -> int:
+        return len(self.nodes)
+
     def fault(self, name: str, **arguments) -> None:
         if name not in FAULTS:
             raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r} (it has {', '.join(FAULTS)})")

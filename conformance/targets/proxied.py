@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..client.security import Security
+from ..proxy import rules
 from ..proxy.server import ProxyServer
 from ..proxy.tls import ProxyTls
 from .base import CapabilityMissing, Target, TargetInfo
@@ -160,6 +161,14 @@ class ProxiedTarget(Target):
 
     def ended(self) -> str | None:
         return self.inner.ended()
+
+    def offers_fault(self, name: str) -> bool:
+        if name.startswith(FAULT_PREFIX):
+            return name[len(FAULT_PREFIX):] in {*rules.FAULTS, *rules.CONTROL}
+        return self.inner.offers_fault(name)
+
+    def provisioned_brokers(self) -> int | None:
+        return self.inner.provisioned_brokers()  # the proxy stands in for each broker behind it
 
     def fault(self, name: str, **arguments) -> None:
         if not name.startswith(FAULT_PREFIX):

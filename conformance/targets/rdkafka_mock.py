@@ -20,7 +20,7 @@ import threading
 
 from . import librdkafka
 from .base import Target, TargetUnavailable
-from .rdkafka_mock_cluster import MockCluster
+from .rdkafka_mock_cluster import FAULTS, MockCluster
 from .registry import TargetKind
 
 _SPEC = re.compile(r"rdkafka-mock(?::(?P<brokers>[1-9]\d*))?")
@@ -153,6 +153,12 @@ class RdkafkaMockTarget(Target):
     # faults --------------------------------------------------------------------------------
     def fault(self, name: str, **arguments) -> None:
         self._call("fault", name, **arguments)
+
+    def offers_fault(self, name: str) -> bool:
+        return name in FAULTS
+
+    def provisioned_brokers(self) -> int:
+        return self.broker_count
 
 
 def serve(connection, broker_count: int) -> None:

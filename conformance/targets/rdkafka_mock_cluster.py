@@ -16,6 +16,10 @@ from .fault_arguments import api_key, error_code
 _COORDINATOR_TYPES = {"txn": "transaction", "transaction": "transaction", "group": "group"}
 
 
+# The faults the mock cluster takes, each carried out by the method of the same name with a leading underscore.
+FAULTS = frozenset({"request_errors", "clear_request_errors", "broker_down", "broker_up", "rtt", "set_apiversion",
+                    "coordinator", "topic_create"})
+
 class MockCluster:
     """One librdkafka mock cluster of ``broker_count`` brokers, owned through ctypes by this process."""
 
@@ -104,20 +108,10 @@ class MockCluster:
 
     # faults --------------------------------------------------------------------------------
     def fault(self, name: str, **arguments) -> None:
-        handlers = {
-            "request_errors": self._request_errors,
-            "clear_request_errors": self._clear_request_errors,
-            "broker_down": self._broker_down,
-            "broker_up": self._broker_up,
-            "rtt": self._rtt,
-            "set_apiversion": self._set_apiversion,
-            "coordinator": self._coordinator,
-            "topic_create": self._topic_create,
-        }
-        if name not in handlers:
-            raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r}; it has {sorted(handlers)}")
+        if name not in FAULTS:
+            raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r}; it has {sorted(FAULTS)}")
         self._require_started()
-        handlers[name](**arguments)
+        getattr(self, f"_{name}")(**arguments)
 
     def _request_errors(self, api, errors) -> None:
         """The next ``len(errors)`` requests of ``api`` to any broker fail with these codes, in order."""

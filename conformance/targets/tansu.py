@@ -41,6 +41,9 @@ class TansuTarget(Target):
         self._final_logs: str | None = None
         self._binary: str | None = None
 
+    def provisioned_brokers(self) -> int:
+        return 1
+
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
         if self._process:

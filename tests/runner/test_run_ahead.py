@@ -32,7 +32,7 @@ class Recorder:
 
 
 def items():
-    cases = [SimpleNamespace(id=f"c{n}", serial=False, api=None) for n in range(6)]
+    cases = [SimpleNamespace(id=f"c{n}", serial=False, api=None, requires_config={}) for n in range(6)]
     cases[1].serial = cases[4].serial = True
     return [(case, None) for case in cases]
 
@@ -96,3 +96,16 @@ def test_only_a_target_the_harness_provisions_has_a_twin():
     assert twin is not None and twin is not pool.target("rdkafka-mock") and twin.spec == "rdkafka-mock"
     assert pool.twin("proxy+rdkafka-mock") is not None  # the proxy keeps what its target can do
     assert pool.twin("127.0.0.1:9092") is None  # a broker the harness only attaches to
+
+
+def test_cases_waiting_on_a_broker_timer_start_first_and_are_reported_in_order():
+    """They are a run's longest items (an expiry, a transaction timeout): started last, they would end the run."""
+    log = []
+    cases = [SimpleNamespace(id=f"c{n}", serial=False, api=None, requires_config={}) for n in range(6)]
+    cases[5].requires_config = {"transactional.id.expiration.ms": {"le": 15000}}
+    work = [(case, None) for case in cases]
+    ahead = RunAhead(Recorder("main", log), work, 1)
+    results = [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    assert results == [f"main:c{n}" for n in range(6)]
+    assert min(log, key=lambda entry: entry[2])[1] == "c5"  # the others then in whatever order the slot frees
