@@ -49,12 +49,19 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
                         help=f"Allure results folder, emptied first ('' for none; default: {alluredir or 'none'})")
 
 
+# A run tests brokers, not Python. Without these, pytest rewrites the asserts of every harness module it
+# imports (about 2 s of a run's start where bytecode is not cached), hypothesis's plugin imports hypothesis
+# for its summary line (1.7 s at the end), and the unraisable-exception plugin collects garbage over the
+# whole run's results before exiting (1 s); Python still prints an unraisable exception itself.
+LEAN = ["--assert=plain", "-p", "no:hypothesispytest", "-p", "no:unraisableexception"]
+
+
 def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> list[str]:
     """The pytest arguments of one run of the selection ``arguments`` describe (those after ``--`` not included)."""
     # -W default: a run from the harness's own checkout must not inherit the test suite's "warnings are errors"
     # (pyproject.toml): there a warning is a failed self-test, here it would be a run ended by an INTERNALERROR.
     options = [*plugin_arguments(), "-W", "default", "--conformance-run-id", run_id, "--results", arguments.results,
-               "--conformance-jobs", str(_jobs_of(arguments))]
+               "--conformance-jobs", str(_jobs_of(arguments)), *LEAN]
     for target in arguments.target or [DEFAULT_TARGET]:
         options += ["--target", target]
     from ..extension import Extensions  # here: the plugins load only when a run is made

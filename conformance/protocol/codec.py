@@ -80,6 +80,16 @@ class Codec:
             found = self._compiled[key] = _compile(message, version, malleable)
         return found
 
+    def warm(self, versions) -> None:
+        """Compile the request and response codecs of ``(api, version)`` pairs now, ahead of their first use
+        (while a target starts, say); a pair the specs do not know is left to fail where it is used."""
+        for api, version in versions:
+            for direction in (REQUEST, RESPONSE):
+                try:
+                    self.compiled(self.message_spec(api, direction), version)
+                except Exception:  # noqa: BLE001 - warming never fails anything: the real use reports it
+                    pass
+
     def encode(self, api: str | int, version: int, direction: str, message: dict,
                malleable: bool = False) -> bytes:
         """The body only; see :mod:`frames` for headers and size prefixes."""

@@ -14,6 +14,7 @@ and pytest-xdist workers run items one at a time (a capture is per item; a worke
 from __future__ import annotations
 
 import re
+import threading
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 # seconds to many minutes of the broker's time: they run when asked for.
 LONG_REASON = "takes minutes of the broker's time (tagged long); run with --long (conformance run) or --conformance-long"
 
+CODEC_WARMED = pytest.StashKey[bool]()
 RUN_AHEAD = pytest.StashKey[dict]()  # target spec -> its RunAhead, for the session
 
 
@@ -152,6 +154,7 @@ class CaseItem(pytest.Item):
         if down is not None:
             self.state.record(self, self.result_without_run(Outcome.ERROR, f"not run: {down}"))
             raise TargetDown(f"not run: {down.splitlines()[0]}")
+        self.warm_codec()
         try:
             self.state.pool.acquire(self.target_spec)
         except (TargetUnavailable, TargetStartFailed) as problem:
@@ -198,6 +201,19 @@ class CaseItem(pytest.Item):
             ahead = aheads[self.target_spec] = RunAhead(runner, mine, jobs, twin=self.twin_factory())
             self.config.add_cleanup(ahead.close)
         return ahead.result(self.case, self.version)
+
+    def warm_codec(self) -> None:
+        """Once a session, as the first target starts (seconds in which the harness only waits): compile in
+        the background the codecs of every item's version, and of every API at its newest version (set-up
+        requests), instead of one by one as items first use them."""
+        if self.config.stash.get(CODEC_WARMED, False):
+            return
+        self.config.stash[CODEC_WARMED] = True
+        codec = self.state.components.codec
+        pairs = {(item.case.api, item.version) for item in self.session.items
+                 if isinstance(item, CaseItem) and item.case.api is not None and item.version is not None}
+        pairs |= {(spec.name, spec.versions()[-1]) for spec in codec.registry.apis() if spec.versions()}
+        threading.Thread(target=codec.warm, args=(sorted(pairs),), name="codec-warm", daemon=True).start()
 
     def twin_factory(self):
         """How to start a second target of this spec for the serial items, where the harness provisions it

@@ -15,6 +15,8 @@ fail.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import threading
 import time
 from typing import Callable, TypeVar
@@ -25,15 +27,22 @@ _held = threading.local()  # the Slots whose place this thread holds, if any
 
 class Slots:
     """``count`` places to work in; a thread holds one from :meth:`run`'s start to its end, except while
-    it pauses."""
+    it pauses. New work gets its place in the order of its :meth:`ticket` (the order it was handed in),
+    not in whatever order waiting threads wake."""
 
     def __init__(self, count: int):
         self._free = count
         self._returning = 0  # paused threads waiting for a place again: they go before new work
+        self._waiting: list[int] = []  # tickets of new work waiting for a place (a heap)
+        self._tickets = itertools.count()
         self._changed = threading.Condition()
 
-    def run(self, work: Callable[..., T], *args) -> T:
-        self._take(returning=False)
+    def ticket(self) -> int:
+        """A place in the queue of new work, taken when the work is handed in."""
+        return next(self._tickets)
+
+    def run(self, work: Callable[..., T], *args, ticket: int | None = None) -> T:
+        self._take(returning=False, ticket=self.ticket() if ticket is None else ticket)
         _held.slots = self
         try:
             return work(*args)
@@ -41,15 +50,20 @@ class Slots:
             _held.slots = None
             self._give()
 
-    def _take(self, returning: bool) -> None:
+    def _take(self, returning: bool, ticket: int = 0) -> None:
         with self._changed:
             if returning:
                 self._returning += 1
-            while self._free == 0 or (not returning and self._returning):
-                self._changed.wait()
-            self._free -= 1
-            if returning:
+                while self._free == 0:
+                    self._changed.wait()
                 self._returning -= 1
+            else:
+                heapq.heappush(self._waiting, ticket)
+                while self._free == 0 or self._returning or self._waiting[0] != ticket:
+                    self._changed.wait()
+                heapq.heappop(self._waiting)
+                self._changed.notify_all()  # the next ticket may go too, if a place is left
+            self._free -= 1
 
     def _give(self) -> None:
         with self._changed:

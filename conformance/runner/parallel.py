@@ -75,7 +75,8 @@ class RunAhead:
                 pass
         for case, version in sorted(items, key=waits_on_the_broker_first):
             if not case.serial:
-                self._futures[(id(case), version)] = self._pool.submit(self._slots.run, runner.run, case, version)
+                self._futures[(id(case), version)] = self._pool.submit(self._slots.run, runner.run, case, version,
+                                                                       ticket=self._slots.ticket())
         self._concurrent = list(self._futures.values())
         serial = [(case, version) for case, version in items if case.serial]
         if twin is not None and serial:

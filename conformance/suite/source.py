@@ -35,7 +35,11 @@ class _Sequence(list):
     item_lines: list
 
 
-class _LineLoader(yaml.SafeLoader):
+# libyaml's parser where PyYAML was built with it (a run reads every suite: 2 s of a run's start in Python)
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_SafeLoader):
     """Keeps the line of every mapping, key and list item (1-based) for error messages."""
 
     def construct_mapping(self, node, deep=False):
@@ -56,7 +60,7 @@ class _LineLoader(yaml.SafeLoader):
 # Suites are YAML 1.2-like here: only true/false are booleans.
 _LineLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in _SafeLoader.yaml_implicit_resolvers.items()
 }
 _LineLoader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
                                   list("tTfF"))

@@ -103,3 +103,24 @@ def test_outside_slots_a_pause_is_a_sleep():
     began = time.monotonic()
     pause(0.05)
     assert time.monotonic() - began >= 0.05
+
+
+def test_new_work_gets_its_place_in_the_order_it_was_handed_in():
+    """More threads than places: whichever thread wakes first, the lowest ticket goes next."""
+    slots, order = Slots(1), []
+    tickets = [slots.ticket() for _ in range(12)]
+    holding, release = threading.Event(), threading.Event()
+
+    def holder():
+        holding.set()
+        release.wait(5)
+
+    with ThreadPoolExecutor(13) as pool:
+        held = pool.submit(slots.run, holder)
+        assert holding.wait(5)
+        futures = [pool.submit(slots.run, order.append, n, ticket=ticket) for n, ticket in reversed(list(enumerate(tickets)))]
+        time.sleep(0.2)  # every thread waits for the place now, the last handed in first
+        release.set()
+        for future in [held, *futures]:
+            future.result(timeout=10)
+    assert order == list(range(12))
