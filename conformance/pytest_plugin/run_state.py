@@ -98,7 +98,7 @@ class RunState:
     def finish(self) -> None:
         for spec, runner in self.runners.items():
             try:
-                runner.close()
+                runner.close(keep_topics=self.pool.discards(spec))
             except Exception as error:  # noqa: BLE001 - every target must still be stopped
                 warnings.warn(f"closing the runner of {spec!r} failed: {error}", stacklevel=1)
         for problem in self.pool.stop_all(down=self.down):  # kept up for the next session unless down

@@ -112,5 +112,5 @@ class RunAhead:
             self._alone.shutdown(wait=True, cancel_futures=True)
         if self._twin:
             twin_runner, stop = self._twin
-            twin_runner.close()
+            twin_runner.close(keep_topics=True)  # the twin goes with them
             stop()

@@ -10,6 +10,7 @@ from ..protocol.errors import error_name
 from ..suite.model import Case
 
 TOPIC_ALREADY_EXISTS = 36
+DELETE_PER_REQUEST = 100
 
 
 def unique_name(*parts: str, limit: int = 200) -> str:
@@ -33,7 +34,8 @@ def too_few_brokers(needed: int, brokers: int) -> str:
 
 
 class Resources:
-    """Creates a case's topics before it runs and deletes them after; hands out unique names."""
+    """Creates a case's topics before it runs (``created`` names them, for the runner to delete later);
+    hands out unique names."""
 
     def __init__(self, cluster: Cluster, case: Case, suffix: str, target=None):
         self.cluster = cluster
@@ -146,15 +148,15 @@ class Resources:
                 return False
         return True
 
-    def delete_topics(self) -> None:
-        """Best effort: a target that cannot delete keeps the topics; names never collide anyway."""
-        if not self.created:
-            return
-        try:
-            version = self.cluster.best_version("DeleteTopics")
-            body = {"topic_names": self.created, "topics": [{"name": name} for name in self.created],
-                    "timeout_ms": 5000}
-            self.cluster.connection().request("DeleteTopics", version, body, step="cleanup", timeout=6)
-        except Exception:  # noqa: BLE001 - cleanup never turns a verdict into an error
-            pass
-        self.created.clear()
+
+def delete_topics(cluster: Cluster, names: list[str], per_request: int = DELETE_PER_REQUEST) -> None:
+    """Best effort, a few requests for many topics: a target that cannot delete keeps them (names never
+    collide anyway), and the first failure ends the attempt rather than waiting on every request."""
+    try:
+        version = cluster.best_version("DeleteTopics")
+        for start in range(0, len(names), per_request):
+            chunk = names[start:start + per_request]
+            body = {"topic_names": chunk, "topics": [{"name": name} for name in chunk], "timeout_ms": 5000}
+            cluster.connection().request("DeleteTopics", version, body, step="cleanup", timeout=6)
+    except Exception:  # noqa: BLE001 - cleanup never turns a verdict into an error
+        pass

@@ -10,7 +10,7 @@ An archive fits one JVM build and one set of jars, so its name is a digest of bo
 cache. The first broker to stop on a machine writes it (``-XX:ArchiveClassesAtExit``, into a file of its
 own, adopted in one rename once the JVM has exited by itself), and every JVM after it maps it. A JVM that
 cannot use the archive says so in its log and loads its classes as before (``-Xshare:auto``): the archive
-makes a start faster, never different.
+makes a start faster, never different. ``CONFORMANCE_CLASS_ARCHIVE=off`` starts every JVM without one.
 """
 
 from __future__ import annotations
@@ -41,14 +41,20 @@ def archive_path(java: str, libs: Path) -> Path:
     return cache_root() / "cds" / f"kafka-{digest.hexdigest()[:16]}.jsa"
 
 
+def enabled() -> bool:
+    return os.environ.get("CONFORMANCE_CLASS_ARCHIVE", "on").lower() != "off"
+
+
 def reading_flags(archive: Path) -> list[str]:
     """Flags for a JVM that maps the archive, where there is one."""
-    return [f"-XX:SharedArchiveFile={archive}"] if archive.is_file() else []
+    return [f"-XX:SharedArchiveFile={archive}"] if enabled() and archive.is_file() else []
 
 
 def writing_flags(archive: Path) -> tuple[list[str], Path | None]:
     """Flags for a broker: map the archive, or, where there is none yet, write one at exit into a file of its
     own (returned, for :func:`adopt`); no flags where the cache cannot be written."""
+    if not enabled():
+        return [], None
     if archive.is_file():
         return reading_flags(archive), None
     try:

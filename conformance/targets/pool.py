@@ -89,6 +89,12 @@ class TargetPool:
             return None
         return resolve(spec, self._kinds)
 
+    def discards(self, spec: str) -> bool:
+        """Whether the end of this session stops the target and drops its data with it: one the harness
+        provisioned (it knows its brokers), not kept for a next session (``kept_started``)."""
+        slot = self._slots[spec]
+        return self._kept is None and slot.target.provisioned_brokers() is not None
+
     def started(self) -> list[Target]:
         return [slot.target for slot in self._slots.values() if slot.started]
 

@@ -210,6 +210,16 @@ def test_pools_inside_kept_started_share_their_targets_and_stop_them_at_the_end(
     assert CountingTarget.stops == 3  # outside the block, a session's end stops its targets as before
 
 
+def test_a_session_keeps_its_topics_only_on_a_provisioned_target_it_discards(monkeypatch):
+    """Deleting them would be wasted on a broker stopped with its data; a kept one (the next session runs on
+    it) or one the harness only attaches to has its topics deleted."""
+    assert TargetPool(["counting"], KINDS).discards("counting") is False  # the harness only attaches to it
+    monkeypatch.setattr(CountingTarget, "provisioned_brokers", lambda self: 1)
+    assert TargetPool(["counting"], KINDS).discards("counting") is True
+    with kept_started():
+        assert TargetPool(["counting"], KINDS).discards("counting") is False
+
+
 # ------------------------------------------------------------------------------ Spark and plain Python agree
 @pytest.mark.broker  # starts Spark's JVM
 def test_the_spark_job_and_the_plain_python_judge_agree(tmp_path, capsys):

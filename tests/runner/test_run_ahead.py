@@ -27,8 +27,9 @@ class Recorder:
     def advertised(self, api):
         return None
 
-    def close(self):
+    def close(self, keep_topics=False):
         self.closed = True
+        self.kept_topics = keep_topics
 
 
 def items():
@@ -64,7 +65,7 @@ def test_serial_items_run_on_the_twin_beside_the_others_and_the_twin_is_stopped(
     results = [ahead.result(case, version) for case, version in work]
     ahead.close()
     assert results == ["main:c0", "twin:c1", "main:c2", "main:c3", "twin:c4", "main:c5"]
-    assert started == [True] and stopped == [True] and twin_runner.closed
+    assert started == [True] and stopped == [True] and twin_runner.closed and twin_runner.kept_topics
     twin_spans = sorted((began, end) for name, _, began, end, _ in log if name == "twin")
     assert twin_spans[1][0] >= twin_spans[0][1]  # one at a time on the twin
     main_spans = [(began, end) for name, _, began, end, _ in log if name == "main"]

@@ -1,0 +1,72 @@
+"""The topics items create are deleted when the runner closes, not while other items run.
+
+A deletion in the middle of a run disturbs the items beside it on some brokers: Kafka 3.9's group
+coordinator forgets every group whose only member is one it just asked to rejoin (MEMBER_ID_REQUIRED)
+whenever any partition is deleted, so a concurrent run blocked items a serial run passed. Deleting at the
+end keeps each item's outcome its own; a provisioned target discarded with its data skips the deletion.
+"""
+
+from __future__ import annotations
+
+from conformance.runner.runner import Runner
+from conformance.runner.steps import bundled
+from conformance.suite.loader import load_suite_file
+from conformance.suite.model import Outcome
+from conformance.targets.hostport import HostPortTarget
+
+from fake_kafka import FakeKafka
+
+SUITE = """\
+suite: local.cleanup
+title: two cases with a topic each
+spec: KIP-98
+topics:
+  log: {partitions: 1}
+cases:
+  - id: uses-a-topic
+    title: a case with a topic
+    cites: "a test of the harness"
+    under_test: {api: Metadata, versions: "12"}
+    steps:
+      - send: Metadata
+        fields: {topics: [{name: "${topics.log}"}]}
+        expect: {error_code: NONE}
+"""
+
+
+def run_twice(tmp_path, keep_topics: bool):
+    path = tmp_path / "suite.yaml"
+    path.write_text(SUITE)
+    suite, errors = load_suite_file(path, components=bundled())
+    assert not errors, errors
+    deleted: list[list[str]] = []
+
+    def answer(api, version, body):
+        if api == "DeleteTopics":
+            deleted.append([topic["name"] for topic in body["topics"]])
+        return None
+
+    broker = FakeKafka(answer)
+    target = HostPortTarget(broker.address)
+    target.start()
+    runner = Runner(target, run_id="cleanup", timeout=5.0)
+    try:
+        results = [runner.run(suite.cases[0], 12) for _ in range(2)]
+        during = list(deleted)
+        runner.close(keep_topics=keep_topics)
+        return results, during, deleted
+    finally:
+        broker.stop()
+
+
+def test_the_topics_are_deleted_together_when_the_runner_closes(tmp_path):
+    results, during, deleted = run_twice(tmp_path, keep_topics=False)
+    assert [result.outcome for result in results] == [Outcome.PASSED, Outcome.PASSED]
+    assert during == []
+    [names] = deleted  # one request for both items' topics
+    assert len(names) == 2 and all(name.startswith("local.cleanup.uses-a-topic.log.") for name in names)
+
+
+def test_a_target_discarded_with_its_data_keeps_them(tmp_path):
+    _, _, deleted = run_twice(tmp_path, keep_topics=True)
+    assert deleted == []
