@@ -38,7 +38,8 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
                         help="run the cases tagged long too: the end of the producer epoch space, where each case "
                              "first takes its producer through some 32,000 epochs (skipped by default)")
     parser.add_argument("--transcripts", choices=["failures", "all", "none"], default="failures",
-                        help="which items keep their exchanges in the results file (default: failures)")
+                        help="which items keep their exchanges in the results file and the Allure results "
+                             "(default: failures)")
     parser.add_argument("--transcripts-on-console", action="store_true",
                         help="pytest's full report of every item that does not pass, transcripts included "
                              "(default: a progress line, then one compact entry per departing case; "

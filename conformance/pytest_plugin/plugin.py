@@ -87,8 +87,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="id stamped on every result line (default: a new timestamped id)")
     group.addoption("--transcripts", choices=["failures", "all", "none"], default="failures",
                     dest="conformance_transcripts",
-                    help="which items keep their decoded exchanges in the results file (default: failures; "
-                         "Allure attachments and pytest's failure reports always have them)")
+                    help="which items keep their decoded exchanges in the results file and the Allure results "
+                         "(default: failures; pytest's failure reports always have them)")
     group.addoption("--conformance-console", choices=["pytest", "compact"], default="pytest",
                     dest="conformance_console",
                     help="pytest: pytest's own reports (default); compact: a progress line per target and one "

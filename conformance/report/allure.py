@@ -100,20 +100,27 @@ def describe(case: Case, location: str) -> str:
     return "\n".join(lines)
 
 
-def attach_result(result: CaseResult) -> None:
+def attach_result(result: CaseResult, *, transcript: bool = True) -> None:
+    """The item's transcript (text and JSON) where ``transcript`` (``--transcripts`` keeps it), and its
+    artifacts (captures, logs) always."""
     if allure is None:
         return
-    if result.rendered_transcript():
-        allure.attach(result.rendered_transcript(), name="transcript", attachment_type=allure.attachment_type.TEXT)
-    if result.transcript:
-        allure.attach(orjson.dumps(result.transcript, default=str, option=orjson.OPT_INDENT_2), name="transcript.json",
-                      attachment_type=allure.attachment_type.JSON)
+    if transcript:
+        attach_transcript(result)
     for name, file in sorted(result.artifacts.items()):
         path = Path(file)
         if path.is_file():
             mime = "application/vnd.tcpdump.pcap" if path.suffix == ".pcap" else (
                 mimetypes.guess_type(path.name)[0] or "text/plain")
             allure.attach.file(str(path), name=name, attachment_type=mime, extension=path.suffix.lstrip(".") or None)
+
+
+def attach_transcript(result: CaseResult) -> None:
+    if result.rendered_transcript():
+        allure.attach(result.rendered_transcript(), name="transcript", attachment_type=allure.attachment_type.TEXT)
+    if result.transcript:
+        allure.attach(orjson.dumps(result.transcript, default=str, option=orjson.OPT_INDENT_2), name="transcript.json",
+                      attachment_type=allure.attachment_type.JSON)
 
 
 def write_environment(directory: Path, properties: dict[str, object]) -> None:

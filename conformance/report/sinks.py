@@ -71,7 +71,8 @@ class AllureSink:
         return cls(context) if allure_report.enabled(context.config) else None
 
     def record(self, result: CaseResult, line: dict) -> None:
-        allure_report.attach_result(result)
+        # the items whose results line keeps its exchanges (--transcripts) keep them in Allure too
+        allure_report.attach_result(result, transcript=bool(line.get("transcript")))
 
     def finish(self, end: RunEnd) -> None:
         allure_report.write_environment(self.directory, end.environment())
