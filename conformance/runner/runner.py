@@ -72,9 +72,13 @@ class Runner:
         key = self.codec.registry.api(api).api_key
         with self._probing:  # items on several threads share the probe; a restart replaces it
             if self._probe is None:
-                self._probe = Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=self.timeout,
-                                      security=getattr(self.target, "security", None))
+                self._probe = self._untraced_cluster()
             return self._probe.api_versions().get(key)
+
+    def _untraced_cluster(self, timeout: float | None = None) -> Cluster:
+        """A connection to the target outside any item (its exchanges belong to no transcript)."""
+        return Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=timeout or self.timeout,
+                       security=getattr(self.target, "security", None))
 
     def close(self, *, keep_topics: bool = False) -> None:
         """Closes the probe and deletes the topics the items created, unless ``keep_topics`` (a provisioned
@@ -84,8 +88,7 @@ class Runner:
         with self._leftover_lock:
             leftover, self._leftover_topics = self._leftover_topics, []
         if leftover and not keep_topics:
-            cluster = Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=self.timeout,
-                              security=getattr(self.target, "security", None))
+            cluster = self._untraced_cluster()
             try:
                 delete_topics(cluster, leftover)
             finally:
@@ -94,8 +97,7 @@ class Runner:
     # ---------------------------------------------------------------------- liveness
     def alive(self) -> str | None:
         """None when a fresh connection gets an ApiVersions answer, else what the target did instead."""
-        cluster = Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=min(self.timeout, LIVENESS_TIMEOUT_S),
-                          security=getattr(self.target, "security", None))
+        cluster = self._untraced_cluster(timeout=min(self.timeout, LIVENESS_TIMEOUT_S))
         try:
             cluster.api_versions()
             return None
