@@ -83,6 +83,7 @@ class RunAhead:
             self._alone = ThreadPoolExecutor(max_workers=1, thread_name_prefix="alone")
             for case, version in serial:
                 self._futures[(id(case), version)] = self._alone.submit(self._run_alone, twin, case, version)
+            self._alone.submit(self._retire_twin)  # as soon as the last serial item is done, not at the run's end
 
     def result(self, case: Case, version: int | None) -> CaseResult:
         future = self._futures.get((id(case), version))
@@ -106,11 +107,16 @@ class RunAhead:
             return self.runner.run(case, version)
         return self._twin[0].run(case, version)
 
+    def _retire_twin(self) -> None:
+        """On the serial items' thread after the last of them, or from :meth:`close` once that thread is done."""
+        if self._twin:
+            twin_runner, stop = self._twin
+            self._twin = None
+            twin_runner.close(keep_topics=True)  # the twin goes with them
+            stop()
+
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
         if self._alone is not None:
             self._alone.shutdown(wait=True, cancel_futures=True)
-        if self._twin:
-            twin_runner, stop = self._twin
-            twin_runner.close(keep_topics=True)  # the twin goes with them
-            stop()
+        self._retire_twin()

@@ -6,8 +6,10 @@ Specs: ``kafka`` (the pinned :data:`DEFAULT_KAFKA_VERSION`, or the version in ``
 the spec is a cluster's, see :mod:`conformance.targets.kafka_cluster`), and by a secured listener the
 harness then reaches it through (``kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512``,
 ``kafka,security=SSL,ssl.client.auth=required``: see :mod:`conformance.targets.kafka_security`). Each started target owns a temporary folder holding server.properties, the
-logging configs, the KRaft data and ``broker.log`` (everything the JVM prints); ``stop()`` deletes it
-unless ``CONFORMANCE_KEEP_BROKER_DIR`` is set, and ``logs()`` still answers afterwards.
+logging configs, the KRaft data and ``broker.log`` (everything the JVM prints); ``stop()`` ends the
+process without a clean shutdown and deletes the folder unless ``CONFORMANCE_KEEP_BROKER_DIR`` is set (then
+it shuts down cleanly and keeps it), and ``logs()`` still answers afterwards. ``restart()`` always shuts
+down cleanly.
 
 Start-up: write the config, format the storage once (``kafka.tools.StorageTool``), launch
 ``kafka.Kafka``, then wait until the controller answers a validate-only CreateTopics. Brokers still
@@ -219,11 +221,17 @@ class KafkaTarget(Target):
                 raise
 
     def stop(self) -> None:
-        self.terminate()
+        keep = bool(os.environ.get("CONFORMANCE_KEEP_BROKER_DIR"))
+        if keep or self._archive_pending is not None:
+            self.terminate()
+        else:
+            # The data goes with the broker, so a clean shutdown (closing each of a run's thousand partitions,
+            # 2 to 3 s at a run's end) buys nothing; a JVM writing the class archive must exit by itself.
+            self.kill()
         if self.secured is not None:
             self.secured.stop()  # an OIDC provider of its own
         self._remember_log()
-        if self._directory is not None and not os.environ.get("CONFORMANCE_KEEP_BROKER_DIR"):
+        if self._directory is not None and not keep:
             shutil.rmtree(self._directory, ignore_errors=True)
         self._directory = None
 

@@ -110,3 +110,17 @@ def test_cases_waiting_on_a_broker_timer_start_first_and_are_reported_in_order()
     ahead.close()
     assert results == [f"main:c{n}" for n in range(6)]
     assert [case for _, case, *_ in sorted(log, key=lambda entry: entry[2])] == ["c5", "c0", "c1", "c2", "c3", "c4"]
+
+
+def test_the_twin_stops_once_its_last_serial_item_is_done_while_the_others_still_run():
+    log, stopped = [], threading.Event()
+    cases = [SimpleNamespace(id=f"c{n}", serial=n == 0, api=None, requires_config={}) for n in range(2)]
+    main = Recorder("main", log, pause_s=1.0)  # the concurrent item outlasts the serial one by far
+    ahead = RunAhead(main, [(case, None) for case in cases], 4,
+                     twin=lambda: (Recorder("twin", log, pause_s=0.01), stopped.set))
+    try:
+        assert stopped.wait(0.8)  # before the concurrent item ends, and before close()
+        assert not any(name == "main" for name, *_ in log)
+    finally:
+        ahead.close()
+    assert [ahead.result(case, None) for case in cases] == ["twin:c0", "main:c1"]

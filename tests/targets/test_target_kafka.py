@@ -208,6 +208,31 @@ def test_a_broker_that_cannot_start_says_why_and_leaves_nothing_behind(tmp_path,
     assert target.pid is None and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("keep", [False, True])
+def test_stop_ends_a_broker_at_once_unless_its_folder_is_kept(tmp_path, monkeypatch, keep):
+    """Its data goes with it, so nothing waits for a clean shutdown; a kept folder gets one (SIGTERM)."""
+    import signal
+    import subprocess
+    import sys
+
+    monkeypatch.setattr("conformance.targets.kafka.STOP_GRACE_SECONDS", 30.0)
+    if keep:
+        monkeypatch.setenv("CONFORMANCE_KEEP_BROKER_DIR", "1")
+    else:
+        monkeypatch.delenv("CONFORMANCE_KEEP_BROKER_DIR", raising=False)
+    # a stand-in broker that ends on SIGTERM with status 3, and says when it is ready to hear it
+    script = "import signal, sys, time; signal.signal(signal.SIGTERM, lambda *_: sys.exit(3)); print(1, flush=True); time.sleep(60)"
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    assert process.stdout.readline().strip() == b"1"
+    target = KafkaTarget("kafka")
+    target._process, target._directory = process, tmp_path / "broker"
+    target._directory.mkdir()
+    target.stop()
+    assert process.returncode == (3 if keep else -signal.SIGKILL)
+    assert target._directory is None and (tmp_path / "broker").exists() == keep
+    process.stdout.close()
+
+
 def test_known_issues_are_read_from_the_whole_broker_log_not_its_tail(tmp_path):
     target = KafkaTarget("kafka")
     assert target.known_issues() == []  # not started: no log
