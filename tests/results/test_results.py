@@ -18,6 +18,15 @@ def test_records_are_read_back_in_order_and_filtered_by_run(tmp_path):
     assert [record["number"] for record in read_results(writer.path, run_id="a")] == [0, 1]
 
 
+@pytest.mark.parametrize("run_id", ["20261127T141949Z-7c67d8", 'nightly "é" \\ run'])
+def test_a_run_is_found_among_others_however_its_id_is_spelled_in_json(tmp_path, run_id):
+    writer = ResultsWriter(tmp_path / "results.jsonl")
+    for number in range(4):
+        writer.append({"run_id": run_id if number % 2 else "20261127T000000Z-000000", "number": number,
+                       "message": "a line that mentions 20261127T141949Z-7c67d8 in its text"})
+    assert [record["number"] for record in read_results(writer.path, run_id=run_id)] == [1, 3]
+
+
 def test_a_truncated_last_line_from_a_killed_run_is_dropped_quietly(tmp_path, recwarn):
     path = tmp_path / "results.jsonl"
     path.write_text('{"run_id": "a", "number": 0}\n{"run_id": "a", "numb')
