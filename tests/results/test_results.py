@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import re
 
@@ -88,3 +89,17 @@ def test_run_ids_sort_by_start_time_and_differ():
     first, second = new_run_id(), new_run_id()
     assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{6}", first)
     assert first != second
+
+
+def test_reading_one_run_decodes_only_its_own_lines(tmp_path, monkeypatch):
+    """A results file collects every run of a day; the end of a run must not decode them all again."""
+    import conformance.report.results as results
+
+    writer = ResultsWriter(tmp_path / "results.jsonl")
+    for run in range(50):
+        for number in range(20):
+            writer.append({"run_id": f"run-{run:02d}", "number": number})
+    decoded, loads = [], json.loads
+    monkeypatch.setattr(results.json, "loads", lambda line: decoded.append(line) or loads(line))
+    assert len(read_results(writer.path, run_id="run-07")) == 20
+    assert len(decoded) == 20
