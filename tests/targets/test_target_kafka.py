@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 import socket
 import uuid
 from pathlib import Path
@@ -201,11 +202,28 @@ def test_kafka_3_9_starts_creates_a_topic_and_stops_without_leftovers():
 @pytest.mark.broker
 def test_a_broker_that_cannot_start_says_why_and_leaves_nothing_behind(tmp_path, monkeypatch):
     skip_unless_kafka_can_run()
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setenv("CONFORMANCE_BROKER_DIR", str(tmp_path))
     target = KafkaTarget("kafka", overrides={"num.network.threads": "none"})
     with pytest.raises(BrokerStartFailed, match="Invalid value none for configuration num.network.threads"):
         target.start()
     assert target.pid is None and list(tmp_path.iterdir()) == []
+
+
+def test_brokers_keep_their_folders_in_memory_where_there_is_room(monkeypatch, tmp_path):
+    from conformance.targets import kafka
+
+    monkeypatch.setenv("CONFORMANCE_BROKER_DIR", str(tmp_path))
+    assert kafka.brokers_folder() == str(tmp_path)  # the user's choice first
+    monkeypatch.delenv("CONFORMANCE_BROKER_DIR")
+    roomy_tmpfs = Path("/proc/mounts").exists() and any(
+        line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in Path("/proc/mounts").read_text().splitlines())
+    if roomy_tmpfs and shutil.disk_usage("/dev/shm").free >= kafka.MEMORY_FOLDER_MIN_FREE:
+        assert kafka.brokers_folder() == "/dev/shm"
+    monkeypatch.setattr(kafka, "MEMORY_FOLDER_MIN_FREE", 1 << 60)  # a container's small /dev/shm
+    assert kafka.brokers_folder() is None  # the temporary folder
+    monkeypatch.setattr(kafka, "MEMORY_FOLDER", str(tmp_path))  # not a tmpfs mount
+    monkeypatch.setattr(kafka, "MEMORY_FOLDER_MIN_FREE", 0)
+    assert kafka.brokers_folder() is None
 
 
 @pytest.mark.parametrize("keep", [False, True])
