@@ -12,7 +12,9 @@ a target the session found down is stopped for real, so the next session starts 
 
 from __future__ import annotations
 
+import threading
 import warnings
+from concurrent.futures import Future
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -44,6 +46,7 @@ class TargetPool:
         """Resolves every spec now so a typo is a usage error before anything is collected."""
         kinds = self._kinds = list(kinds)
         self._kept = _KEPT.get()
+        self._twins: list[Future] = []  # started by start_twin
         self._slots = {}
         for spec in dict.fromkeys(specs):
             if self._kept is not None and spec in self._kept:
@@ -89,6 +92,28 @@ class TargetPool:
             return None
         return resolve(spec, self._kinds)
 
+    def start_twin(self, spec: str) -> Future | None:
+        """A :meth:`twin` of ``spec`` starting in the background from now on: a Future of the started target,
+        or of what its start raised (None where the target has no twin). :meth:`stop_all` stops it, unless
+        whoever took it already has."""
+        twin = self.twin(spec)
+        if twin is None:
+            return None
+        started: Future = Future()
+
+        def start() -> None:
+            try:
+                twin.start()
+            except BaseException as error:  # noqa: BLE001 - handed to whoever takes the twin
+                _stop_quietly(twin)
+                started.set_exception(error)
+            else:
+                started.set_result(twin)
+
+        threading.Thread(target=start, name=f"start twin {spec}", daemon=True).start()
+        self._twins.append(started)
+        return started
+
     def discards(self, spec: str) -> bool:
         """Whether the end of this session stops the target and drops its data with it: one the harness
         provisioned (it knows its brokers), not kept for a next session (``kept_started``)."""
@@ -103,11 +128,12 @@ class TargetPool:
 
         Inside :func:`kept_started` only the targets named in ``down`` are stopped (and forgotten,
         so the next pool starts them again); the others stay up for the next session."""
+        problems = _stop_twins(self._twins)
         if self._kept is not None:
             down = set(down)
-            return _stop_slots({spec: self._kept.pop(spec) for spec in self._slots
-                                if spec in down and spec in self._kept})
-        return _stop_slots(self._slots)
+            return problems + _stop_slots({spec: self._kept.pop(spec) for spec in self._slots
+                                           if spec in down and spec in self._kept})
+        return problems + _stop_slots(self._slots)
 
 
 @contextmanager
@@ -122,6 +148,19 @@ def kept_started() -> Iterator[None]:
         _KEPT.reset(token)
         for problem in _stop_slots(kept):
             warnings.warn(problem, stacklevel=1)
+
+
+def _stop_twins(twins: list[Future]) -> list[str]:
+    """Stop the twins started in the background (a second stop of one already stopped does nothing)."""
+    problems = []
+    while twins:
+        started = twins.pop()
+        if started.exception() is None:  # waits for a start under way
+            try:
+                started.result().stop()
+            except Exception as error:  # noqa: BLE001
+                problems.append(f"stopping a twin of {started.result().spec!r} failed: {error}")
+    return problems
 
 
 def _stop_slots(slots: dict[str, _Slot]) -> list[str]:

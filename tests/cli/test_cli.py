@@ -44,6 +44,20 @@ def test_lint_prints_file_line_key_and_message_and_fails(tmp_path, capsys):
     assert line.startswith(f"{tmp_path / 'bad.yaml'}:14: cases[1].requirement: ")
 
 
+@pytest.mark.parametrize("suite, code, printed", [(GOOD_SUITE, 0, "1 suites, 2 cases OK"),
+                                                   (BAD_SUITE, 1, "bad.yaml:14: cases[1].requirement: ")])
+def test_the_command_keeps_its_exit_code_and_all_it_printed_through_its_quick_exit(tmp_path, suite, code, printed):
+    """``conformance`` (python -m conformance.cli) ends without Python's teardown: nothing printed is lost."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "bad.yaml").write_text(suite)
+    done = subprocess.run([sys.executable, "-m", "conformance.cli", "lint", str(tmp_path)], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONUNBUFFERED": ""})
+    assert done.returncode == code and printed in done.stdout and done.stdout.endswith("\n")
+
+
 def test_list_prints_every_case_with_its_versions_and_requirement(tmp_path, capsys):
     (tmp_path / "good.yaml").write_text(GOOD_SUITE)
     assert main(["list", str(tmp_path)]) == 0

@@ -7,6 +7,8 @@ import threading
 import time
 from types import SimpleNamespace
 
+import pytest
+
 from conformance.runner.parallel import RunAhead
 
 
@@ -124,3 +126,56 @@ def test_the_twin_stops_once_its_last_serial_item_is_done_while_the_others_still
     finally:
         ahead.close()
     assert [ahead.result(case, None) for case in cases] == ["twin:c0", "main:c1"]
+
+
+class SlowTarget:
+    """Takes ``start_s`` to start; counts stops."""
+
+    capabilities = frozenset({"twin"})
+
+    def __init__(self, spec: str, start_s: float = 0.3, fails: bool = False):
+        self.spec, self.start_s, self.fails, self.started, self.stops = spec, start_s, fails, False, 0
+
+    def start(self):
+        time.sleep(self.start_s)
+        if self.fails:
+            raise RuntimeError("no room for a second broker")
+        self.started = True
+
+    def stop(self):
+        self.stops += 1
+
+
+def slow_kinds(made: list, fails: bool = False):
+    from conformance.targets.registry import TargetKind
+
+    def create(spec):
+        made.append(SlowTarget(spec, fails=fails and bool(made)))  # the first is the target, the others twins
+        return made[-1]
+
+    return [TargetKind("slow", "slow to start", lambda spec: spec == "slow", create, lambda: None)]
+
+
+def test_a_twin_starts_in_the_background_and_the_end_of_the_session_stops_it():
+    from conformance.targets.pool import TargetPool
+
+    made = []
+    pool = TargetPool(["slow"], slow_kinds(made))
+    began = time.monotonic()
+    starting = pool.start_twin("slow")
+    assert time.monotonic() - began < 0.2 and not starting.done()  # the caller goes on meanwhile
+    twin = starting.result(timeout=5)
+    assert twin is made[1] and twin.started and twin is not pool.target("slow")
+    assert pool.stop_all() == [] and twin.stops == 1
+
+
+def test_a_twin_that_cannot_start_hands_its_error_to_whoever_takes_it():
+    from conformance.targets.pool import TargetPool
+
+    made = []
+    pool = TargetPool(["slow"], slow_kinds(made, fails=True))
+    starting = pool.start_twin("slow")
+    with pytest.raises(RuntimeError, match="no room for a second broker"):
+        starting.result(timeout=5)
+    assert made[1].stops == 1  # whatever it had started is gone
+    assert pool.stop_all() == [] and made[1].stops == 1
