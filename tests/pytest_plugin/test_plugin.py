@@ -35,6 +35,19 @@ def test_items_are_one_per_case_version_and_target_in_a_stable_order(suites):
     assert all(line.startswith("suites/kip98/end_txn.yaml::") for line in collected_ids(result))
 
 
+@pytest.mark.parametrize("jobs", [1, 4])
+def test_items_running_ahead_report_the_serial_ones_last(suites, jobs):
+    """A serial item waits its turn for most of a concurrent run: reported in suite order, it would hold back
+    every report after it. One after another (jobs 1), the suite's order stays."""
+    (suites.path / "suites" / "kip98" / "end_txn.yaml").write_text(SUITE.replace(
+        'under_test: {api: EndTxn, versions: "0-2"}', 'under_test: {api: EndTxn, versions: "0-2"}\n    serial: true'))
+    result = run(suites, "--target", "fake", "--conformance-jobs", str(jobs), "--collect-only", "-q")
+    names = [line.split("::", 1)[1] for line in collected_ids(result)]
+    serial = [f"{COMMIT}[fake-v0]", f"{COMMIT}[fake-v1]", f"{COMMIT}[fake-v2]"]
+    assert names == ([*serial, f"{EPOCH}[fake-v3]", f"{NO_API}[fake]"] if jobs == 1 else
+                     [f"{EPOCH}[fake-v3]", f"{NO_API}[fake]", *serial])
+
+
 def test_collection_starts_no_target(suites):
     run(suites, "--target", "fake", "--collect-only", "-q")
     assert FakeTarget.events == []

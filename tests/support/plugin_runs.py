@@ -13,6 +13,10 @@ from importlib.metadata import entry_points
 import pytest
 
 from conformance.pytest_plugin import plugin as conformance_plugin
+# pytester's in-process runs drop every module first imported during a run; PyYAML's C parser keeps the node
+# classes of the first import, so a yaml imported again could build no node ("no constructor for the tag
+# None") and a test's outcome hung on which test ran first. Imported here, yaml outlives every run.
+from conformance.suite import source as _suite_yaml  # noqa: F401
 from conformance.extension import Extensions, hookimpl
 from conformance.runner.runner import Runner
 from conformance.suite.model import CaseResult, Outcome, StepFailure
