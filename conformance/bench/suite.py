@@ -52,19 +52,22 @@ def measure(spec: str, make_target, cases, parts, workers: int) -> None:
     print(f"{spec}: ready in {start_s:.1f} s at {target.bootstrap}")
 
     def twin():
+        """Started before its mode's clock starts, as a run starts it beside the target (whose start is
+        ``start_s``)."""
         other = make_target()
         other.start()
-        return Runner(other, run_id="bench-twin", components=parts), other.stop
+        return lambda: (Runner(other, run_id="bench-twin", components=parts), other.stop)
 
     modes = [("serial", 1, None), (f"{workers} at a time", workers, None)]
     if "twin" in target.capabilities:
         modes.append((f"{workers} + twin", workers, twin))
     try:
         runs = {}
-        for number, (label, count, twin_factory) in enumerate(modes):
+        for number, (label, count, start_twin) in enumerate(modes):
             # names are made from the run id: each mode gets topics and transactional ids of its own
             runner = Runner(target, run_id=f"bench{number}{count:03d}", components=parts)
             items = items_of(runner, cases)
+            twin_factory = start_twin() if start_twin is not None else None
             begin = time.monotonic()
             ahead = RunAhead(runner, items, count, twin=twin_factory)
             try:
