@@ -23,6 +23,7 @@ import argparse
 import atexit
 import os
 import sys
+import threading
 from typing import NoReturn
 
 from . import analyze, certify, decode, diff, documents, flaky, gate, lint, listing, report, run, semantic, show, targets
@@ -52,12 +53,15 @@ def command_line() -> NoReturn:
     still run (the brokers' safety net, thread pools, logging, Spark); an exception still ends the process
     the usual way, with its traceback."""
     code = main()
+    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+           if thread is not threading.main_thread()):
+        sys.exit(code)  # work still under way: Python's own exit waits for it
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
             pass
-    atexit._run_exitfuncs()
+    atexit._run_exitfuncs()  # what the interpreter would run next, before its teardown
     os._exit(code or 0)
 
 
