@@ -117,11 +117,11 @@ def test_cases_waiting_on_a_broker_timer_start_first_and_are_reported_in_order()
 def test_the_twin_stops_once_its_last_serial_item_is_done_while_the_others_still_run():
     log, stopped = [], threading.Event()
     cases = [SimpleNamespace(id=f"c{n}", serial=n == 0, api=None, requires_config={}) for n in range(2)]
-    main = Recorder("main", log, pause_s=1.0)  # the concurrent item outlasts the serial one by far
+    main = Recorder("main", log, pause_s=2.0)  # the concurrent item outlasts the serial one by far
     ahead = RunAhead(main, [(case, None) for case in cases], 4,
                      twin=lambda: (Recorder("twin", log, pause_s=0.01), stopped.set))
     try:
-        assert stopped.wait(0.8)  # before the concurrent item ends, and before close()
+        assert stopped.wait(1.8)  # before the concurrent item ends, and before close()
         assert not any(name == "main" for name, *_ in log)
     finally:
         ahead.close()
