@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..client.cluster import Cluster
 from ..targets.base import CapabilityMissing, Target
+from .shared_restart import SharedRestart
 
 
 class Deviation(Exception):
@@ -65,6 +66,7 @@ class Context:
     principals: dict = field(default_factory=dict)  # name -> Cluster connected as that principal
     progress: Progress = field(default_factory=Progress)
     acls: list = field(default_factory=list)  # the ACL bindings the case created, removed after it
+    shared_restart: SharedRestart | None = None  # the group whose restarts the item shares (serial: restart)
 
     def under_test(self, api: str | None, version: int | None) -> bool:
         """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case
@@ -78,6 +80,13 @@ class Context:
                 self.progress.checked += 1
                 if self.under_test(api, version):
                     self.progress.tested = True
+
+    def restart_target(self) -> None:
+        """A restart step: the broker restarts once every item sharing its restarts is at one, or at once."""
+        if self.shared_restart is not None:
+            self.shared_restart.restart()
+        else:
+            self.target.restart()
 
     def cluster_as(self, principal: str | None) -> Cluster:
         """The harness's own connections, or connections authenticated as one of the target's principals."""
@@ -111,7 +120,7 @@ class Context:
         cluster.finalized_features = self.cluster.finalized_features
         return Context(cluster, self.target, self.version, self.api, self.variables, self.topic_ids,
                        self.step_kinds, self.matchers, self.sequences, self.lock, progress=self.progress,
-                       acls=self.acls)
+                       acls=self.acls, shared_restart=self.shared_restart)
 
 
 class attributed:

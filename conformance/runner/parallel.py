@@ -2,7 +2,8 @@
 
 Every item has its own connections and uniquely named topics, transactional ids and groups, so
 items do not see each other; cases marked ``serial`` (broker restarts, expiry waits that count on
-quiet housekeeping) run alone: after the others, or beside them on a twin of the target.
+quiet housekeeping) run alone: after the others, or beside them on a twin of the target, where those
+marked ``serial: restart`` run together and share their restarts (:mod:`.shared_restart`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Callable
 from ..suite.model import Case, CaseResult
 from .pacing import Slots
 from .runner import Runner
+from .shared_restart import SharedRestart
 
 log = logging.getLogger(__name__)
 # An item mostly waits on the broker (a round trip), so more items than cores work at once.
@@ -52,9 +54,10 @@ class RunAhead:
     longest items rather than the sum of its waits. ``workers`` items work at once; an item asleep on a
     timer lends its place meanwhile (:mod:`.pacing`). ``serial`` items (broker restarts, waits that count on a
     quiet broker) run one at a time: given ``twin`` (which starts another target of the same spec and
-    returns its runner and how to stop it), on that twin from the start, beside the others; without one,
-    or if it cannot start, on the target itself once every concurrent item has finished, as in a serial
-    run. Items never asked for (the run stopped) are cancelled by :meth:`close`.
+    returns its runner and how to stop it), on that twin from the start, beside the others, those that
+    share restarts first and together; without one, or if it cannot start, on the target itself once every
+    concurrent item has finished, as in a serial run. Items never asked for (the run stopped) are
+    cancelled by :meth:`close`.
     """
 
     def __init__(self, runner: Runner, items: list[tuple[Case, int | None]], workers: int,
@@ -79,10 +82,18 @@ class RunAhead:
                                                                        ticket=self._slots.ticket())
         self._concurrent = list(self._futures.values())
         serial = [(case, version) for case, version in items if case.serial]
+        self._together: list[Future] = []  # the results of the items that share restarts, once they run
         if twin is not None and serial:
             self._alone = ThreadPoolExecutor(max_workers=1, thread_name_prefix="alone")
+            together = [(case, version) for case, version in serial if case.shares_restart]
+            if together:
+                self._together = [Future() for _ in together]
+                self._futures.update(((id(case), version), future)
+                                     for (case, version), future in zip(together, self._together))
+                self._alone.submit(self._run_together, twin, together)
             for case, version in serial:
-                self._futures[(id(case), version)] = self._alone.submit(self._run_alone, twin, case, version)
+                if not case.shares_restart:
+                    self._futures[(id(case), version)] = self._alone.submit(self._run_alone, twin, case, version)
             self._alone.submit(self._retire_twin)  # as soon as the last serial item is done, not at the run's end
 
     def result(self, case: Case, version: int | None) -> CaseResult:
@@ -93,8 +104,9 @@ class RunAhead:
             wait(self._concurrent)
             return self.runner.run(case, version)
 
-    def _run_alone(self, twin, case: Case, version: int | None) -> CaseResult:
-        """On the one thread for serial items: on the twin, started by the first of them."""
+    def _on_twin(self, twin) -> Runner | None:
+        """On the one thread for serial items: the twin's runner, started by the first of them; None
+        where it cannot start (then they run as in a serial run, after every concurrent item)."""
         if self._twin is None:
             try:
                 self._twin = twin()
@@ -104,8 +116,31 @@ class RunAhead:
                 self._twin = False
         if self._twin is False:
             wait(self._concurrent)
-            return self.runner.run(case, version)
-        return self._twin[0].run(case, version)
+            return None
+        return self._twin[0]
+
+    def _run_alone(self, twin, case: Case, version: int | None) -> CaseResult:
+        return (self._on_twin(twin) or self.runner).run(case, version)
+
+    def _run_together(self, twin, items: list[tuple[Case, int | None]]) -> None:
+        """The items that share restarts, at once on the twin (one at a time on the target without one)."""
+        runner = self._on_twin(twin)
+        if runner is None:
+            for (case, version), future in zip(items, self._together):
+                _settle(future, self.runner.run, case, version)
+            return
+        shared = SharedRestart(runner.target.restart, len(items))
+
+        def run(case: Case, version: int | None, future: Future) -> None:
+            try:
+                _settle(future, runner.run, case, version, shared)
+            finally:
+                shared.leave()
+
+        # A thread each: one waiting at its restart step holds its thread until every other item gets there.
+        with ThreadPoolExecutor(max_workers=len(items), thread_name_prefix="together") as pool:
+            for (case, version), future in zip(items, self._together):
+                pool.submit(run, case, version, future)
 
     def _retire_twin(self) -> None:
         """On the serial items' thread after the last of them, or from :meth:`close` once that thread is done."""
@@ -119,4 +154,14 @@ class RunAhead:
         self._pool.shutdown(wait=True, cancel_futures=True)
         if self._alone is not None:
             self._alone.shutdown(wait=True, cancel_futures=True)
+        for future in self._together:  # never started: the run stopped first
+            future.cancel()
         self._retire_twin()
+
+
+def _settle(future: Future, work: Callable, *arguments) -> None:
+    """Gives ``future`` what ``work(*arguments)`` returns or raises."""
+    try:
+        future.set_result(work(*arguments))
+    except BaseException as error:  # noqa: BLE001 - the item's reporter raises it, as from an executor's future
+        future.set_exception(error)

@@ -20,6 +20,7 @@ from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
 from .resources import Resources, TooFewBrokers, delete_topics, replicas_needed, too_few_brokers
+from .shared_restart import SharedRestart
 from .steps import bundled
 from .under_way import UnderWay
 
@@ -131,15 +132,16 @@ class Runner:
         return self.alive() is None
 
     # ---------------------------------------------------------------------- running
-    def run(self, case: Case, version: int | None) -> CaseResult:
-        """Runs one item; after one that may have hurt the target, checks the target still answers."""
+    def run(self, case: Case, version: int | None, shared_restart: SharedRestart | None = None) -> CaseResult:
+        """Runs one item; after one that may have hurt the target, checks the target still answers. Given
+        ``shared_restart``, the item is one of a group sharing broker restarts (its restart steps wait there)."""
         if self.down is not None:
             result = self._result(case, version, Transcript(), time.monotonic())
             return self._finish(result, Outcome.ERROR, time.monotonic(), Transcript(), f"not run: {self.down}")
         where = f"{case.full_id}" + ("" if version is None else f" v{version}")
         token, restarts = self._under_way.start(where), self._restarts
         try:
-            result = self._run(case, version)
+            result = self._run(case, version, shared_restart)
         finally:
             beside = self._under_way.finish(token)
         done = result.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED, Outcome.SKIPPED)
@@ -185,7 +187,7 @@ class Runner:
         result.message = why + (f"\n{result.message}" if result.message else "")
         return result
 
-    def _run(self, case: Case, version: int | None) -> CaseResult:
+    def _run(self, case: Case, version: int | None, shared_restart: SharedRestart | None) -> CaseResult:
         started = time.monotonic()
         transcript = Transcript()
         result = self._result(case, version, transcript, started)
@@ -225,7 +227,7 @@ class Runner:
             names["topic_ids"] = {short: resources.topic_ids.get(full) for short, full in names["topics"].items()}
             context = Context(cluster, self.target, version, case.api,
                                     {**names, "version": version}, resources.topic_ids,
-                                    self.step_kinds, self.matchers)
+                                    self.step_kinds, self.matchers, shared_restart=shared_restart)
             run_steps(context, case.steps)
             unproven = vacuous(case, version, context.progress)
             if unproven:

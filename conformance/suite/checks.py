@@ -15,7 +15,7 @@ from .. import resources
 from ..protocol.errors import error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
-from . import expressions
+from . import expressions, tree
 from .components import Components
 from .kinds import Facts
 from .versioned import is_version_map
@@ -160,6 +160,19 @@ def refuse_fetch_only_expect(step: dict, report, where: list) -> None:
         if key in fetch_only:
             report([*where, "expect", key], f"unknown key for a send or produce step (its expect takes: "
                                             f"{', '.join(SEND_EXPECT_KEYS)}; {key} is for fetch steps)")
+
+
+def check_shares_restart(steps: list, report, where: list) -> None:
+    """``serial: restart`` lets the case's restarts serve other cases' too: it must restart the broker,
+    and do nothing else to the target that would reach the cases beside it (other faults)."""
+    faults = {fault.get("name") if isinstance(fault, dict) else fault
+              for key, fault in tree.entries(steps) if key == "fault"}
+    others = sorted(str(name) for name in faults - {"restart", "disconnect"})
+    if "restart" not in faults:
+        report(where, "serial: restart is for a case with a restart step (fault: restart); this one has none")
+    elif others:
+        report(where, f"serial: restart runs the case beside others, which its fault {others[0]!r} would reach: "
+                      "use serial: true")
 
 
 def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,

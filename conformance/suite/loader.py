@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..protocol.schema import MessageSpec, VersionRange
 from . import internals
-from .checks import check_matchers, check_versions, known_matchers, report_schema_errors, schema_validator, check_steps
+from .checks import (check_matchers, check_shares_restart, check_steps, check_versions, known_matchers,
+                     report_schema_errors, schema_validator)
 from .components import Components
 from .model import Case, Requirement, Suite
 from .source import SuiteError, dotted, line_of, read_yaml
@@ -86,6 +87,8 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
         if raw.get("requirement", defaults.get("requirement", "MUST")) != Requirement.IMPLEMENTATION.value:
             for at, message in internals.internals_named(raw["steps"], [*where, "steps"]):
                 report(at, message)
+        if raw.get("serial") == "restart":
+            check_shares_restart(steps, report, [*where, "serial"])
         if schema_failed:
             continue  # problems are reported; no Case is built from a file that failed the schema
         suite.cases.append(Case(
@@ -94,7 +97,7 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
             cites=raw["cites"], api=api, versions=versions or VersionRange.NONE, steps=steps,
             tags=[*suite.tags, *(raw.get("tags") or [])], draft=bool(raw.get("draft", False)),
             deviations=list(raw.get("deviations") or []), line=line_of(document, where),
-            serial=bool(raw.get("serial", False)),
+            serial=bool(raw.get("serial", False)), shares_restart=raw.get("serial") == "restart",
             requires_config=dict((raw.get("requires") or {}).get("config") or {}),
         ))
     return (None if errors else suite), errors

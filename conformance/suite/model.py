@@ -37,6 +37,8 @@ class Case:
     deviations: list[dict] = field(default_factory=list)  # documented departures from the KIP text
     line: int = 0
     serial: bool = False  # must not run alongside other cases (restarts the broker, long waits)
+    # serial only for its broker restarts: runs beside other such cases, sharing restarts (runner.shared_restart)
+    shares_restart: bool = False
     # Broker settings the case relies on: {name: matcher}; read from the target, ${config.name_with_underscores}
     requires_config: dict = field(default_factory=dict)
 

@@ -34,8 +34,13 @@ class Recorder:
         self.kept_topics = keep_topics
 
 
+def fake_case(n: int, serial: bool = False, shares_restart: bool = False) -> SimpleNamespace:
+    return SimpleNamespace(id=f"c{n}", serial=serial or shares_restart, shares_restart=shares_restart, api=None,
+                           requires_config={})
+
+
 def items():
-    cases = [SimpleNamespace(id=f"c{n}", serial=False, api=None, requires_config={}) for n in range(6)]
+    cases = [fake_case(n) for n in range(6)]
     cases[1].serial = cases[4].serial = True
     return [(case, None) for case in cases]
 
@@ -104,7 +109,7 @@ def test_only_a_target_the_harness_provisions_has_a_twin():
 def test_cases_waiting_on_a_broker_timer_start_first_and_are_reported_in_order():
     """They are a run's longest items (an expiry, a transaction timeout): started last, they would end the run."""
     log = []
-    cases = [SimpleNamespace(id=f"c{n}", serial=False, api=None, requires_config={}) for n in range(6)]
+    cases = [fake_case(n) for n in range(6)]
     cases[5].requires_config = {"transactional.id.expiration.ms": {"le": 15000}}
     work = [(case, None) for case in cases]
     ahead = RunAhead(Recorder("main", log), work, 1)
@@ -116,7 +121,7 @@ def test_cases_waiting_on_a_broker_timer_start_first_and_are_reported_in_order()
 
 def test_the_twin_stops_once_its_last_serial_item_is_done_while_the_others_still_run():
     log, stopped = [], threading.Event()
-    cases = [SimpleNamespace(id=f"c{n}", serial=n == 0, api=None, requires_config={}) for n in range(2)]
+    cases = [fake_case(n, serial=n == 0) for n in range(2)]
     main = Recorder("main", log, pause_s=2.0)  # the concurrent item outlasts the serial one by far
     ahead = RunAhead(main, [(case, None) for case in cases], 4,
                      twin=lambda: (Recorder("twin", log, pause_s=0.01), stopped.set))
@@ -179,3 +184,54 @@ def test_a_twin_that_cannot_start_hands_its_error_to_whoever_takes_it():
         starting.result(timeout=5)
     assert made[1].stops == 1  # whatever it had started is gone
     assert pool.stop_all() == [] and made[1].stops == 1
+
+
+class Restarting(Recorder):
+    """A twin whose items restart its broker halfway (through the group they share, when given one)."""
+
+    def __init__(self, log: list):
+        super().__init__("twin", log, pause_s=0.1)
+        self.restarts = 0
+        self.target = SimpleNamespace(spec="fake", restart=self._restart)
+
+    def _restart(self):
+        self.log.append(("restart", None, time.monotonic(), time.monotonic(), ""))
+        self.restarts += 1
+
+    def run(self, case, version, shared_restart=None):  # the steps: work, restart, work
+        began = time.monotonic()
+        time.sleep(self.pause_s)
+        (shared_restart.restart if shared_restart is not None else self.target.restart)()
+        time.sleep(self.pause_s)
+        self.log.append((self.name, case.id, began, time.monotonic(), threading.current_thread().name))
+        return f"{self.name}:{case.id}"
+
+
+def test_items_that_share_restarts_run_together_on_the_twin_with_one_restart_then_the_serial_ones():
+    log = []
+    twin_runner = Restarting(log)
+    cases = [fake_case(0), fake_case(1, shares_restart=True), fake_case(2, serial=True),
+             fake_case(3, shares_restart=True), fake_case(4, shares_restart=True)]
+    work = [(case, None) for case in cases]
+    ahead = RunAhead(Recorder("main", log), work, 4, twin=lambda: (twin_runner, lambda: None))
+    results = [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    assert results == ["main:c0", "twin:c1", "twin:c2", "twin:c3", "twin:c4"]
+    assert twin_runner.restarts == 2  # one for the three that share, one for the serial item
+    spans = {case: (began, end) for name, case, began, end, _ in log if name == "twin"}
+    together = [spans[case] for case in ("c1", "c3", "c4")]
+    assert max(began for began, _ in together) < min(end for _, end in together)  # at once
+    assert spans["c2"][0] >= max(end for _, end in together)  # the serial item alone, after them
+
+
+def test_without_a_twin_items_that_share_restarts_run_one_at_a_time_after_the_others():
+    log = []
+    cases = [fake_case(0), fake_case(1, shares_restart=True), fake_case(2, shares_restart=True)]
+    work = [(case, None) for case in cases]
+    ahead = RunAhead(Recorder("main", log), work, 4, twin=lambda: (_ for _ in ()).throw(RuntimeError("no room")))
+    results = [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    assert results == ["main:c0", "main:c1", "main:c2"]
+    spans = {case: (began, end) for _, case, began, end, _ in log}
+    assert spans["c1"][0] >= spans["c0"][1] and spans["c2"][0] >= spans["c1"][1]
+

@@ -139,3 +139,43 @@ cases:
         with: {txn: "${txn_ids.main}"}
         save: {first_pid: producer_id}
 """
+
+
+SHARED_RESTART_SUITE = """\
+suite: t.shared-restart
+title: t
+spec: KIP-98
+cases:
+  - id: c
+    title: c
+    cites: c
+    serial: restart
+    steps:
+      - send: ApiVersions
+      - fault: FAULT
+      - send: ApiVersions
+        expect: {error_code: NONE}
+"""
+
+
+def test_serial_restart_marks_a_case_that_shares_its_restarts(tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(SHARED_RESTART_SUITE.replace("FAULT", "restart"))
+    suites, errors = load_suites([suite], components=bundled())
+    assert errors == []
+    (case,) = suites[0].cases
+    assert case.serial and case.shares_restart
+    plain = load_suites([ROOT / "suites" / "faults"], components=bundled())[0]
+    assert all(case.serial and not case.shares_restart for suite in plain for case in suite.cases if case.serial)
+
+
+@pytest.mark.parametrize("fault, message", [
+    ("disconnect", "serial: restart is for a case with a restart step (fault: restart); this one has none"),
+    ("{name: proxy.cut_after, args: {count: 1}}",
+     "serial: restart runs the case beside others, which its fault 'proxy.cut_after' would reach: use serial: true"),
+])
+def test_serial_restart_on_a_case_that_does_more_or_less_than_restart_is_refused(tmp_path, fault, message):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(SHARED_RESTART_SUITE.replace("FAULT", fault) + "      - fault: restart\n" * (fault != "disconnect"))
+    _, errors = load_suites([suite], components=bundled())
+    assert [(error.line, error.key, error.message) for error in errors] == [(8, "cases[0].serial", message)]

@@ -15,7 +15,7 @@ def fault_step(context: Context, step: dict, index: str, name: str) -> None:
     name, arguments = (fault, {}) if isinstance(fault, str) else (fault["name"], dict(fault.get("args") or {}))
     try:
         if name == "restart":
-            context.target.restart()
+            context.restart_target()
         elif name != "disconnect":
             context.target.fault(name, **arguments)
         context.cluster.close()  # connections to a node a fault took down are dead: reopen on demand
