@@ -108,7 +108,10 @@ def test_the_kip609_benchmark_counts_round_trips_per_transaction(emulated):
 
     names = tuple(f"bench-{uuid.uuid4().hex[:8]}" for _ in range(3))
     bench = Bench(target, target.bootstrap, names, components.codec)
-    bench.create_topics()
-    adopted, preregistered = bench.run(False, 3), bench.run(True, 3)
+    try:
+        bench.create_topics()
+        adopted, preregistered = bench.run(False, 3), bench.run(True, 3)
+    finally:
+        bench.close()
     assert adopted["exchanges"] == 5 and preregistered["exchanges"] == 4   # one round trip fewer per transaction
     assert preregistered["behind_proxy"] >= 3                              # what emulating costs, reported apart

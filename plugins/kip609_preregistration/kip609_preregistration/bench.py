@@ -45,6 +45,9 @@ class Bench:
         self.cluster = Cluster(bootstrap, codec, timeout=40)
         self.out, self.source, self.group = topics
 
+    def close(self) -> None:
+        self.cluster.close()
+
     def create_topics(self) -> None:
         self.cluster.connection().request("CreateTopics", 7, {"topics": [
             {"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
@@ -147,10 +150,10 @@ def main(argv=None) -> None:
     codec = extensions.codec()
     target = resolve(f"emulate:kip609+{arguments.target}", extensions.target_kinds())
     target.start()
+    names = tuple(f"kip609-bench-{uuid.uuid4().hex[:8]}" for _ in range(3))
+    through = Bench(target, target.bootstrap, names, codec)
+    direct = Bench(target, target.inner.bootstrap, names, codec)
     try:
-        names = tuple(f"kip609-bench-{uuid.uuid4().hex[:8]}" for _ in range(3))
-        through = Bench(target, target.bootstrap, names, codec)
-        direct = Bench(target, target.inner.bootstrap, names, codec)
         through.create_topics()
         rows = {
             # Straight to Kafka: the adopted protocol as it is, CONCURRENT_TRANSACTIONS retried by the client.
@@ -159,6 +162,8 @@ def main(argv=None) -> None:
             "adopted, through the emulation": through.run(False, arguments.transactions),
             "pre-registered (v6), through the emulation": through.run(True, arguments.transactions)}
     finally:
+        for bench in (through, direct):
+            bench.close()
         target.stop()
     print(f"{arguments.transactions} back-to-back transactions each, on emulate:kip609+{arguments.target}")
     print("protocol\tclient exchanges/txn (max)\tmedian ms\tp90 ms\temulation's own exchanges/txn")
