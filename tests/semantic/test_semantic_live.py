@@ -35,12 +35,7 @@ def semantic(tmp_path, target: str, seconds: int, *extra: str) -> tuple[int, dic
 def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, target, fault):
     status, rows = semantic(tmp_path, target, 25, "--junit", str(tmp_path / "junit.xml"))
     assert set(rows) == CHECK_IDS
-    departing = {case: row for case, row in rows.items() if row["outcome"] != "passed"}
-    explained = known_kafka_bug(departing)
-    assert not departing or explained, "\n".join(  # a string: pytest prints it whole
-        f"{case}: {row['outcome']}: {row['message']}" for case, row in departing.items())
-    if explained:  # Kafka's bug, not the harness's: shown in the summary with its evidence
-        warnings.warn(f"{target}: a known Kafka bug made checks depart: {explained}", stacklevel=1)
+    departing, explained = departures_of_kafka(target, rows)
     assert status == (1 if explained else 0)
     message = rows["committed-records-visible"]["message"]
     assert not re.search(r"\b0 (faults|committed)", message), message  # the run did something, under faults
@@ -50,6 +45,18 @@ def test_apache_kafka_keeps_every_exactly_once_guarantee_under_faults(tmp_path, 
     assert all(row["suite"] == "semantic.exactly-once" and (row["verdict"] == "passed" or case in departing)
                for case, row in rows.items())
     assert (tmp_path / "junit.xml").read_text().count("<testcase") == len(CHECK_IDS)
+
+
+def departures_of_kafka(target: str, rows: dict[str, dict]) -> tuple[dict[str, dict], str]:
+    """The checks that departed, and their messages where a known Kafka bug explains them all (then shown
+    as a warning); fails the test on a departure it does not explain."""
+    departing = {case: row for case, row in rows.items() if row["outcome"] != "passed"}
+    explained = known_kafka_bug(departing)
+    assert not departing or explained, "\n".join(  # a string: pytest prints it whole
+        f"{case}: {row['outcome']}: {row['message']}" for case, row in departing.items())
+    if explained:  # Kafka's bug, not the harness's: shown in the summary with its evidence
+        warnings.warn(f"{target}: a known Kafka bug made checks depart: {explained}", stacklevel=2)
+    return departing, explained
 
 
 def known_kafka_bug(departing: dict[str, dict]) -> str:
@@ -69,9 +76,10 @@ def known_kafka_bug(departing: dict[str, dict]) -> str:
     # the proxy terminates the clients' TLS with its own certificate and opens its own TLS to Kafka
     "proxy+kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512"])
 def test_the_fault_proxy_faults_reach_the_clients_and_kafka_still_holds(tmp_path, target):
+    """The nemesis restarts Kafka behind the proxy too, so the known bug of its restarts may show here."""
     status, rows = semantic(tmp_path, target, 25)
-    assert {row["outcome"] for row in rows.values()} == {"passed"}, "\n".join(  # a string: pytest prints it whole
-        f"{case}: {row['outcome']}: {row['message']}" for case, row in rows.items() if row["outcome"] != "passed")
+    _, explained = departures_of_kafka(target, rows)
+    assert status == (1 if explained else 0)
     history = [json.loads(line) for line in Path(rows["no-duplicates"]["artifacts"]["history"]).read_text().splitlines()]
     applied = {event["value"]["fault"] for event in history if event["kind"] == "fault" and event["phase"] == "ok"}
     assert {"proxy.cut_after", "proxy.drop_response"} <= applied
