@@ -26,6 +26,8 @@ from .under_way import UnderWay
 
 
 LIVENESS_TIMEOUT_S = 5.0
+# A crashed process's connections close a moment before it can be reaped: how long to wait for how it ended.
+ENDING_WAIT_S = 1.0
 UNDER_IT = "the target stopped answering while another item ran beside this one, and the harness restarted it under this one"
 
 
@@ -109,7 +111,7 @@ class Runner:
 
     def _ending(self) -> str:
         """How the target's process ended, where the harness owns one and it has (``; ...``), else empty."""
-        ended = self.target.ended()
+        ended = self.target.ended(wait=ENDING_WAIT_S)
         return f"; {ended}" if ended else ""
 
     def _restarted(self) -> bool:

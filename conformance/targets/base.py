@@ -88,9 +88,10 @@ class Target:
         the harness provisioned: :mod:`conformance.targets.kafka_known_issues`); none by default."""
         return []
 
-    def ended(self) -> str | None:
+    def ended(self, wait: float = 0.0) -> str | None:
         """How the target's process ended, once it has ("exited with status 1"); None while it runs, and
-        where the harness owns no process."""
+        where the harness owns no process. ``wait``: seconds to give a process that may be exiting (its
+        connections close a moment before it can be reaped)."""
         return None
 
     def heal(self) -> None:

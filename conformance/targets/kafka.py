@@ -316,8 +316,12 @@ class KafkaTarget(Target):
         return (f"127.0.0.1:{self.extra_listeners['SASL_PLAINTEXT']}",
                 Security(sasl_username=name, sasl_password=PRINCIPALS[name]))
 
-    def ended(self) -> str | None:
-        if self._process is None or self._process.poll() is None:
+    def ended(self, wait: float = 0.0) -> str | None:
+        if self._process is None:
+            return None
+        try:
+            self._process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
             return None
         code = self._process.returncode
         return f"Kafka's process ended on {signal.Signals(-code).name}" if code < 0 else f"Kafka exited with status {code}"

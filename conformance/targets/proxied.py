@@ -159,8 +159,8 @@ class ProxiedTarget(Target):
     def known_issues(self) -> list[dict]:
         return self.inner.known_issues()
 
-    def ended(self) -> str | None:
-        return self.inner.ended()
+    def ended(self, wait: float = 0.0) -> str | None:
+        return self.inner.ended(wait)
 
     def offers_fault(self, name: str) -> bool:
         if name.startswith(FAULT_PREFIX):

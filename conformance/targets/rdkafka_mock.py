@@ -108,8 +108,10 @@ class RdkafkaMockTarget(Target):
         except librdkafka.LibrdkafkaMissing:
             return None
 
-    def ended(self) -> str | None:
+    def ended(self, wait: float = 0.0) -> str | None:
         process = self._process
+        if process is not None and wait:
+            process.join(wait)
         return self._ending(process) if process is not None and not process.is_alive() else None
 
     # the cluster's process ------------------------------------------------------------------

@@ -261,3 +261,18 @@ def test_known_issues_are_read_from_the_whole_broker_log_not_its_tail(tmp_path):
     (tmp_path / "broker.log").write_text(line + "INFO filler\n" * 200_000)  # far more than the tail logs() keeps
     assert [issue["issue"] for issue in target.known_issues()] == ["KAFKA-20734"]
     assert "Couldn't find leader endpoint" not in (target.logs() or "")
+
+
+def test_how_the_process_ended_is_waited_for_a_moment_when_asked():
+    """A crashed broker's connections close a moment before its process can be reaped: the runner asks
+    with a wait so that the message says how it ended."""
+    import subprocess
+
+    target = KafkaTarget("kafka")
+    target._process = subprocess.Popen(["sh", "-c", "sleep 0.5; kill -ABRT $$"])  # noqa: SLF001
+    try:
+        assert target.ended() is None  # still running, and not waited for
+        assert target.ended(wait=10) == "Kafka's process ended on SIGABRT"
+    finally:
+        target._process.kill()  # noqa: SLF001
+        target._process.wait()  # noqa: SLF001
