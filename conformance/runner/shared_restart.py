@@ -24,7 +24,6 @@ class SharedRestart:
         self._changed = threading.Condition()
         self._members = members  # items of the group that have not ended, begun or not
         self._waiting = 0  # of those, the ones waiting at a restart step
-        self._restarting = False
         self.restarts = 0  # rounds done, each one restart of the broker
         self._failure: BaseException | None = None  # why the latest round's restart failed
 
@@ -51,12 +50,9 @@ class SharedRestart:
             self._restart_once()
 
     def _due(self) -> bool:
-        """Under the lock: every item not ended waits at a restart, and no one has started it yet (then
-        the caller restarts the broker, having claimed it)."""
-        if self._restarting or not self._waiting or self._waiting < self._members:
-            return False
-        self._restarting = True
-        return True
+        """Under the lock: every item not ended waits at a restart. Then the caller restarts the broker; no
+        other can meanwhile, since every other item is waiting or has ended."""
+        return 0 < self._waiting >= self._members
 
     def _restart_once(self) -> None:
         failure = None
@@ -65,6 +61,6 @@ class SharedRestart:
         except BaseException as error:  # noqa: BLE001 - handed to every waiting item, each reports it
             failure = error
         with self._changed:
-            self._failure, self._waiting, self._restarting = failure, 0, False
+            self._failure, self._waiting = failure, 0
             self.restarts += 1
             self._changed.notify_all()
