@@ -22,6 +22,10 @@ def register(commands) -> None:
     add_run_arguments(command, results="reports/releases.jsonl", alluredir="")
     command.add_argument("--releases", default="matrix", metavar="LIST",
                          help="comma-separated releases (3.5.2,4.0.0) or 'matrix' (default)")
+    command.add_argument("--known-bugs", action="store_true",
+                         help="only the known-bugs ledger's cases, on the releases each entry is checked on (its last "
+                              "affected and its fixed release), long cases included: the evidence of "
+                              "docs/generated/known-bugs.md")
     command.add_argument("--list", action="store_true", help="print the releases and why each is run, run nothing")
     command.set_defaults(handler=command_releases)
 
@@ -38,12 +42,36 @@ def command_releases(arguments) -> int:
     except ValueError as error:
         print(f"conformance releases: {error}", file=sys.stderr)
         return 2
+    if arguments.known_bugs:
+        releases, arguments.paths, selection = known_bug_selection(arguments.paths)
+        arguments.long = True
+        arguments.pytest_arguments = [*arguments.pytest_arguments, "-k", selection]
     if arguments.list:
         reasons = kafka_releases.matrix()
         for release in releases:
             print(f"{release}\t{', '.join(reasons.get(release, ['asked for']))}")
         return 0
     return run_matrix(arguments, releases)
+
+
+def known_bug_selection(paths: list[str]) -> tuple[list[str], list[str], str]:
+    """The releases the ledger checks its entries on, the suite files holding the entries' cases (among
+    ``paths``, default the bundled suites) and a pytest ``-k`` expression choosing those cases."""
+    from .. import ledger
+    from ..report.invocation import suite_paths
+    from ..suite.loader import suite_files
+    from ..targets import kafka_releases
+
+    import yaml
+
+    checked = [bug for bug in ledger.bugs() if bug.verify]
+    releases = [release for release, why in kafka_releases.matrix().items()
+                if any(reason.endswith((" affected", " fixed")) for reason in why)]
+    suites = {case.split("::")[0] for bug in checked for case in bug.cases}
+    files = [str(path) for path in suite_files(suite_paths(paths))
+             if (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("suite") in suites]
+    cases = sorted({case.split("::")[1] for bug in checked for case in bug.cases})
+    return releases, files, " or ".join(f"{case}[" for case in cases)
 
 
 def run_matrix(arguments, releases: list[str]) -> int:
