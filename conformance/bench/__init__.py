@@ -14,6 +14,7 @@ BENCHMARKS = {
     "capture": "decoding pcaps, against tshark",
     "codec": "this codec against kio and kafka-python, encoding and decoding",
     "epochs": "the fast_forward step's re-initialisations per second, one at a time and pipelined, and the end of the space",
+    "releases": "the release matrix: a run of the default suites per Apache Kafka release, measured on a subset and extrapolated",
     "proxy": "per exchange: the harness's client and the proxy against a bare socket",
     "semantic": "the exactly-once tier's transactions per second against confluent-kafka alone",
     "site": "conformance analyze site on 100 runs of six targets grown from real results, on local[2]",
