@@ -52,9 +52,19 @@ def test_ledger_cases_fail_on_the_affected_release_and_pass_on_the_fixed_one(kaf
     suites, errors = load_suites([resources.suites()], components=bundled())
     assert errors == []
     cases = [case for suite in suites for case in suite.cases if case_id(suite.id, case.id) in wanted]
+    long = {case for bug in affected + fixed if bug.verify.get("long") for case in bug.cases}
+    names = {id(case): case_id(suite.id, case.id) for suite in suites for case in suite.cases}
     runner = Runner(kafka_release, run_id=f"selftest-ledger-{release}")
     try:
-        results = run_items(runner, items_of(runner, cases), workers=2)
+        items, seen = [], set()
+        for case, version in items_of(runner, cases):
+            # A long case first takes its producer through some 32,000 epochs: one version of it is enough.
+            if names[id(case)] in long:
+                if names[id(case)] in seen:
+                    continue
+                seen.add(names[id(case)])
+            items.append((case, version))
+        results = run_items(runner, items, workers=2)
     finally:
         runner.close()
     by_case: dict[str, list] = {}
