@@ -1,4 +1,4 @@
-"""Write the interop site: five pages and two SVG pictures into one folder, opening from disk or any web server.
+"""Write the interop site: six pages and two SVG pictures into one folder, opening from disk or any web server.
 
 Spark aggregates (:mod:`.facts`), the departures' evidence is joined in Spark (:mod:`.evidence`), and the
 driver shapes the small results into the pages' JSON (:mod:`.model`) and the pictures' geometry
@@ -21,7 +21,7 @@ from ...results.record import OUTCOME_LABELS
 from ..layout import OUTCOMES
 from . import evidence, facts, model, pictures
 
-PAGES = ["index.html", "matrix.html", "scores.html", "history.html", "compare.html"]
+PAGES = ["index.html", "matrix.html", "scores.html", "history.html", "compare.html", "releases.html"]
 PICTURES = ["matrix.svg", "history.svg"]
 
 
@@ -94,6 +94,8 @@ def write_site(out: str | Path, found: facts.Facts, shown: dict, *, grade: Calla
               history_picture=history_picture, outcomes=OUTCOMES, **common),
         write(out, "compare.html", title="Two targets side by side", current="compare.html", data=_json(matrix),
               **common),
+        write(out, "releases.html", title="Apache Kafka releases", current="releases.html", data="",
+              releases=model.releases(found.cells, columns, shown), **common),
         write(out, "matrix.svg", picture=matrix_picture, labels=labels),
         write(out, "history.svg", picture=history_picture, labels=labels),
     ]
