@@ -97,10 +97,9 @@ def run_matrix(arguments, releases: list[str]) -> int:
         worst = max(worst, int(pytest.main([*options, *arguments.pytest_arguments])))
     records = read_results(arguments.results, run_id=run_id)
     for release in releases:
-        started = [r for r in records if r.get("target") == f"kafka:{release}" and r.get("outcome") != "error"]
-        errors = [r for r in records if r.get("target") == f"kafka:{release}" and r.get("outcome") == "error"]
-        if not started and errors and "failed to start" in (errors[0].get("message") or ""):
-            unavailable[release] = kafka_releases.start_failure(errors[0]["message"])
+        why = kafka_releases.not_started(records, release)
+        if why:
+            unavailable[release] = why
     table = matrix_report.rows(records, releases, unavailable)
     print(f"\nrelease matrix, run {run_id} ({arguments.results}):")
     print(matrix_report.render(table))

@@ -76,3 +76,17 @@ def start_failure(message: str) -> str:
     first = lines[0].removesuffix("; last lines of its log:").removesuffix(":")
     telling = [line for line in lines[1:] if " ERROR " in line or " FATAL " in line or "Exception" in line]
     return f"{first} ({telling[-1][:300]})" if telling else first
+
+
+def not_started(records: list[dict], release: str) -> str | None:
+    """Why ``kafka:RELEASE`` did not run, in one line, when its records say its broker never started:
+    every item an error (or skipped) with the target's start failure as its message; else None."""
+    target = f"kafka:{release}"
+    mine = [record for record in records if record.get("target") == target]
+    errors = [record for record in mine if record.get("outcome") == "error"]
+    if not errors or any(record.get("outcome") not in ("error", "skipped") for record in mine):
+        return None
+    message = str(errors[0].get("message") or "")
+    if f"target {target!r}" not in message.splitlines()[0]:
+        return None
+    return start_failure(message)
