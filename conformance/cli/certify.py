@@ -126,7 +126,7 @@ class FingerprintCapture:
 def _ask(target, rows: list[dict]) -> tuple[dict | None, dict]:
     identity = fingerprint.identity(rows, target)
     try:
-        return fingerprint.probe(target.bootstrap, security=getattr(target, "security", None)), identity
+        return fingerprint.probe(target.bootstrap, security=target.security), identity
     except Exception as error:  # noqa: BLE001 - reported on the page; the results' copy is used instead
         identity["fingerprint_problem"] = f"asking {target.bootstrap} failed: {error}"
         return fingerprint.from_records(rows), identity
@@ -164,10 +164,10 @@ def _start_and_ask(arguments, records: list[dict], spec: str | None = None) -> t
     rows = [row for row in records if row.get("target") == spec]
     pool = TargetPool([spec], Extensions.for_run().target_kinds())
     try:
-        if arguments.client_config and hasattr(pool.target(spec), "use_client_config"):
+        if arguments.client_config and pool.target(spec) in pool.configurable():
             from ..targets.kafka_config import read_properties
 
-            pool.target(spec).use_client_config(read_properties(arguments.client_config))
+            pool.target(spec).configure(client_config=read_properties(arguments.client_config))
         return _ask(pool.acquire(spec), rows)
     except Exception as error:  # noqa: BLE001 - reported on the page; the results' copy is used instead
         identity = fingerprint.identity(rows)

@@ -65,9 +65,8 @@ def command_semantic(arguments) -> int:
         from ..targets.kafka_config import read_properties
 
         client_config = read_properties(Path(arguments.client_config))
-        for spec in specs:
-            if hasattr(pool.target(spec), "use_client_config"):
-                pool.target(spec).use_client_config(client_config)
+        for target in pool.configurable():
+            target.configure(client_config=client_config)
     settings = Settings(duration_s=arguments.duration, faults=not arguments.no_faults,
                         fault_interval_s=arguments.fault_interval, producers=arguments.producers,
                         processors=arguments.processors, seed=arguments.seed, client_config=client_config,

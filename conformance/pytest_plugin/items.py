@@ -26,7 +26,7 @@ from ..report import text
 from ..suite.loader import SuiteError, load_suites
 from ..suite.model import Case, CaseResult, Outcome
 from ..runner.parallel import RunAhead
-from ..targets.base import TargetUnavailable
+from ..targets.base import Capability, TargetUnavailable
 from .verdicts import binding
 from ..targets.pool import TargetStartFailed
 
@@ -240,7 +240,7 @@ class CaseItem(pytest.Item):
     def twin_factory(self):
         """How to start a second target of this spec for the serial items, where the harness provisions it
         (None for a broker it only attaches to)."""
-        if "twin" not in self.state.pool.target(self.target_spec).capabilities:
+        if Capability.TWIN not in self.state.pool.target(self.target_spec).capabilities:
             return None
 
         def start_twin():

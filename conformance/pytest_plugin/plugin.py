@@ -222,11 +222,11 @@ def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir
     from ..targets.kafka_config import read_properties
 
     settings = read_properties(invocation_dir / option)
-    attached = [pool.target(spec) for spec in pool.specs if hasattr(pool.target(spec), "use_client_config")]
+    attached = pool.configurable()
     if not attached:
         raise ValueError("--client-config is for HOST:PORT targets (the harness configures the brokers it starts)")
     for target in attached:
-        target.use_client_config(settings)
+        target.configure(client_config=settings)
 
 
 def _apply_principals(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
@@ -237,12 +237,12 @@ def _apply_principals(config: pytest.Config, pool: TargetPool, invocation_dir: P
     from ..targets.principals import read_principals
 
     principals = read_principals(options, invocation_dir)
-    attached = [pool.target(spec) for spec in pool.specs if hasattr(pool.target(spec), "use_principals")]
+    attached = pool.configurable()
     if not attached:
         raise ValueError("--principal is for HOST:PORT targets (the harness makes the principals of the brokers "
                          "it starts)")
     for target in attached:
-        target.use_principals(principals)
+        target.configure(principals=principals)
 
 
 def _requested_targets(config: pytest.Config) -> list[str]:

@@ -13,7 +13,7 @@ from ..client.transcript import Transcript
 from ..protocol.codec import Codec
 from ..protocol.errors import error_name
 from ..protocol.exceptions import ProtocolError
-from ..targets.base import CapabilityMissing, Target
+from ..targets.base import Capability, CapabilityMissing, Target
 from ..suite.components import Components
 from ..suite.model import STOPPED_ANSWERING, Case, CaseResult, Outcome, Requirement, StepFailure
 from . import broker_config
@@ -81,7 +81,7 @@ class Runner:
     def _untraced_cluster(self, timeout: float | None = None) -> Cluster:
         """A connection to the target outside any item (its exchanges belong to no transcript)."""
         return Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=timeout or self.timeout,
-                       security=getattr(self.target, "security", None))
+                       security=self.target.security)
 
     def close(self, *, keep_topics: bool = False) -> None:
         """Closes the probe and deletes the topics the items created, unless ``keep_topics`` (a provisioned
@@ -118,9 +118,9 @@ class Runner:
         """Brings a provisioned target back: restarted where it can be (its data kept), else started afresh
         where it can be (``revive``: the mock); False where it cannot or did not come back."""
         try:
-            if "restart" in self.target.capabilities:
+            if Capability.RESTART in self.target.capabilities:
                 self.target.restart()
-            elif "revive" in self.target.capabilities:
+            elif Capability.REVIVE in self.target.capabilities:
                 self.target.revive()
             else:
                 return False
@@ -214,7 +214,7 @@ class Runner:
 
         cluster = Cluster(self.target.bootstrap, self.codec, transcript, timeout=self.timeout,
                           client_id=f"kafka-conformance-{self.run_id[:8]}",
-                          security=getattr(self.target, "security", None))
+                          security=self.target.security)
         resources = Resources(cluster, case, f"{self.run_id[:8]}-{next(self._counter)}", self.target)
         context: Context | None = None
         try:
@@ -275,7 +275,7 @@ class Runner:
         would skip for anyway, after creating its topics and running its first steps."""
         target = self.target
         for name in case.faults:
-            if name == "restart" and "restart" not in target.capabilities:
+            if name == "restart" and Capability.RESTART not in target.capabilities:
                 return f"target {target.spec!r} cannot restart its broker"
             if name not in ("restart", "disconnect") and not target.offers_fault(name):
                 return f"target {target.spec!r} has no fault {name!r}"

@@ -91,14 +91,13 @@ def _client_logger(run: SemanticRun, name: str) -> logging.Logger:
 def run_on(target: Target, settings: Settings) -> SemanticRun:
     began = time.monotonic()
     run = SemanticRun(target.spec, target.version, History())
-    security = getattr(target, "security", None)
     name = secrets.token_hex(3)
     client_config = settings.client_config
-    if not client_config and hasattr(target, "client_config"):  # a secured target the harness provisioned
+    if not client_config:  # a secured target the harness provisioned has settings of its own
         client_config = {key: value for key, value in target.client_config().items() if key != "bootstrap.servers"}
     plan = Plan(target.bootstrap, run=name, logger=_client_logger(run, name), partitions=settings.partitions,
                 producers=settings.producers, processors=settings.processors, client_config=client_config,
-                security=security, seed=settings.seed if settings.seed is not None else secrets.randbits(32),
+                security=target.security, seed=settings.seed if settings.seed is not None else secrets.randbits(32),
                 group_protocol=settings.group_protocol)
     run.group_protocol = settings.group_protocol
     run.stats["seed"] = plan.seed

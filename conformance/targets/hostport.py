@@ -7,10 +7,14 @@ Matches any ``host:port`` with a numeric port, so it must be tried after every o
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..client.security import Security
-from .base import CapabilityMissing, Target, TargetInfo, TargetRefused, TargetUnavailable, wait_for_port
+from .base import Capability, CapabilityMissing, Target, TargetInfo, TargetRefused, TargetUnavailable, wait_for_port
 from .registry import TargetKind
+
+if TYPE_CHECKING:
+    from .principals import Principal
 
 _SPEC = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
 CONNECT_TIMEOUT = 5.0
@@ -30,6 +34,7 @@ def parse(spec: str) -> tuple[str, int] | None:
 
 class HostPortTarget(Target):
     kind = "host:port"
+    capabilities = frozenset({Capability.CONFIGURE})
 
     def __init__(self, spec: str, security: dict[str, str] | None = None, connect_timeout: float = CONNECT_TIMEOUT):
         """``security`` holds client settings for SASL (PLAIN, SCRAM) and TLS (client certificates too), e.g.
@@ -41,19 +46,24 @@ class HostPortTarget(Target):
             raise ValueError(f"not a HOST:PORT spec: {spec!r}")
         self.host, self.port = address
         self.connect_timeout = connect_timeout
-        self.principals: dict = {}
+        self.principals: dict[str, Principal] = {}
         self._take(security or {})
 
-    def use_client_config(self, settings: dict[str, str]) -> None:
-        """Take a client config's security settings; a setting the raw client cannot honour (or a file,
-        key or password it cannot read) raises now, naming the key."""
-        self._take(settings)
-        self.security.check()
+    def configure(self, *, client_config: dict[str, str] | None = None,
+                  principals: dict[str, Principal] | None = None) -> None:
+        """``client_config``: a client config's security settings; a setting the raw client cannot honour (or
+        a file, key or password it cannot read) raises now, naming the key. ``principals``: those the
+        authorization cases run as (``--principal guest=FILE``), name -> :class:`Principal`, each with its own
+        client config."""
+        if client_config is not None:
+            self._take(client_config)
+            self._client_security.check()
+        if principals is not None:
+            self.principals = dict(principals)
 
-    def use_principals(self, principals: dict) -> None:
-        """The principals authorization cases run as (``--principal guest=FILE``): name ->
-        :class:`conformance.targets.principals.Principal`, each with its own client config."""
-        self.principals = dict(principals)
+    @property
+    def security(self) -> Security:
+        return self._client_security
 
     def principal(self, name: str) -> tuple[str, Security]:
         if name not in self.principals:
@@ -67,7 +77,7 @@ class HostPortTarget(Target):
         return found.kafka_principal if found is not None else None
 
     def _take(self, settings: dict[str, str]) -> None:
-        self.security = Security.from_client_config(settings)
+        self._client_security = Security.from_client_config(settings)
         self._security = dict(settings)
 
     def start(self) -> None:
