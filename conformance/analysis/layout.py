@@ -73,7 +73,7 @@ import dataclasses
 
 from pyspark.sql import types as T
 
-from ..results.record import OUTCOME_ORDER, ResultRecord
+from ..results.record import COUNTED_LEVELS, OUTCOME_ORDER, Outcome, ResultRecord
 
 PARTITIONS = ["target", "date"]
 ITEMS, EXCHANGES = "items", "exchanges"
@@ -157,5 +157,5 @@ EXCHANGE_COLUMNS = [field.name for field in EXCHANGES_SCHEMA.fields]
 
 # Every outcome is counted apart, in the order every report lists them; only "passed" is a pass.
 OUTCOMES = list(OUTCOME_ORDER)
-NO_VERDICT = {"unsupported", "skipped"}  # the item did not test the target: out of every rate's denominator
-CONFORMANCE_LEVELS = ["MUST", "SHOULD", "MAY"]  # IMPLEMENTATION items never count towards a level
+NO_VERDICT = {outcome.value for outcome in Outcome if not outcome.tested}  # out of every rate's denominator
+CONFORMANCE_LEVELS = list(COUNTED_LEVELS)  # IMPLEMENTATION items never count towards a level

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ..report import known_failures
-from ..report.results import new_run_id, read_results
+from ..results.store import new_run_id, read_lines
 from ..report.certify import certificate, fingerprint, levels
 from ..report.invocation import SUITE_PATHS_HELP
 from ..defaults import CERTIFICATION_OUTPUT
@@ -51,7 +51,7 @@ def command_certify(arguments) -> int:
     level_list = levels.load_levels(arguments.levels)
     waivers = known_failures.load(arguments.known_failures)
     if arguments.results:
-        records = [row for path in arguments.results for row in read_results(path)]
+        records = [row for path in arguments.results for row in read_lines(path)]
         sources, probes = list(arguments.results), {}
     else:
         records, sources, probes = run_suites(arguments)
@@ -119,7 +119,7 @@ class FingerprintCapture:
         if state is None:
             return
         for target in state.pool.started():
-            records = read_results(state.results_path, run_id=state.run_id)
+            records = read_lines(state.results_path, run_id=state.run_id)
             self.found[target.spec] = _ask(target, [row for row in records if row.get("target") == target.spec])
 
 
@@ -148,7 +148,7 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
         options += ["--client-config", arguments.client_config]
     capture = FingerprintCapture()
     pytest.main(options, plugins=[capture])
-    records = read_results(results, run_id=run_id)
+    records = read_lines(results, run_id=run_id)
     if arguments.target not in capture.found and records:
         capture.found[arguments.target] = _start_and_ask(arguments, records)
     return records, [str(results)], capture.found

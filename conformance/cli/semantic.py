@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, SEMANTIC_HISTORIES
-from ..report.results import ResultsWriter, new_run_id
+from ..results.store import ResultsWriter, new_run_id
 from ..results import provenance
 
 
@@ -99,7 +99,7 @@ def _run_target(pool, spec: str, settings, run_id: str, histories: Path):
     from ..report.console import print_table
     from ..semantic.session import SemanticRun, results, run_on
     from ..semantic.history import History
-    from ..suite.model import Outcome
+    from ..results.record import Outcome
 
     try:
         run = run_on(pool.acquire(spec), settings)

@@ -24,7 +24,8 @@ import pytest
 from ..report import allure as allure_report
 from ..report import text
 from ..suite.loader import SuiteError, load_suites
-from ..suite.model import Case, CaseResult, Outcome
+from ..suite.model import Case, CaseResult
+from ..results.record import Outcome
 from ..runner.parallel import RunAhead
 from ..targets.base import Capability, TargetUnavailable
 from .verdicts import binding
@@ -273,13 +274,8 @@ class CaseItem(pytest.Item):
             target_version = target.version
         except Exception:  # noqa: BLE001 - a version is nice to have in a result, never worth a crash
             target_version = None
-        case = self.case
-        return CaseResult(
-            case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
-            version=self.version, target=self.target_spec, target_version=target_version, outcome=outcome,
-            requirement=case.requirement, cites=case.cites, duration_s=0.0, message=message, tags=list(case.tags),
-            draft=case.draft, run_id=self.state.run_id, path=case.suite.path,
-        )
+        return CaseResult.for_case(self.case, self.version, target=self.target_spec, target_version=target_version,
+                                   outcome=outcome, run_id=self.state.run_id, message=message)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (ConformanceFailure, HarnessError)):

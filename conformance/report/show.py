@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..suite.model import OUTCOME_LABELS
+from ..results.record import OUTCOME_LABELS
 from .itemref import label, latest, reproduce
 
 LISTED = 20  # an ambiguous ITEM lists this many of the items it names

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pprint
 
 from ..results.ids import case_id
-from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER, CaseResult, Outcome
+from ..suite.model import CaseResult
+from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER, Outcome
 
 LABEL_WIDTH = 10
 

@@ -15,7 +15,8 @@ from ..protocol.errors import error_name
 from ..protocol.exceptions import ProtocolError
 from ..targets.base import Capability, CapabilityMissing, Target
 from ..suite.components import Components
-from ..suite.model import STOPPED_ANSWERING, Case, CaseResult, Outcome, Requirement, StepFailure
+from ..suite.model import Case, CaseResult, StepFailure
+from ..results.record import STOPPED_ANSWERING, Outcome, Requirement
 from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
@@ -146,7 +147,7 @@ class Runner:
             result = self._run(case, version, shared_restart)
         finally:
             beside = self._under_way.finish(token)
-        done = result.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED, Outcome.SKIPPED)
+        done = result.outcome.uneventful
         if self._restarts != restarts and not done:  # another item's crash: the restart, not this case, did it
             return self._no_verdict(result, f"no verdict: {UNDER_IT}")
         if done and not case.rough:
@@ -311,11 +312,8 @@ class Runner:
             raise Skip(str(unmet)) from None
 
     def _result(self, case: Case, version, transcript: Transcript, started: float) -> CaseResult:
-        return CaseResult(
-            case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
-            version=version, target=self.target.spec, target_version=self.target.version,
-            outcome=Outcome.ERROR, requirement=case.requirement, cites=case.cites, duration_s=0.0,
-            tags=list(case.tags), draft=case.draft, run_id=self.run_id, path=case.suite.path)
+        return CaseResult.for_case(case, version, target=self.target.spec, target_version=self.target.version,
+                                   outcome=Outcome.ERROR, run_id=self.run_id)
 
     @staticmethod
     def _finish(result: CaseResult, outcome: Outcome, started: float, transcript: Transcript,

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from ..client.cluster import Cluster
-from ..suite.model import CaseResult, Outcome, Requirement, StepFailure
+from ..suite.model import CaseResult, StepFailure
+from ..results.record import Outcome, Requirement
 from ..targets.base import Target
 from .checks import CHECKS, SHOWN_ANOMALIES, Check, Verdict, judge
 from .epoch_space import fast_forward_all, where_they_ended

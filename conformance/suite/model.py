@@ -8,11 +8,9 @@ from dataclasses import dataclass, field
 
 from ..protocol.schema import VersionRange
 from . import tree
-# The outcome and requirement vocabulary belongs to the results record; named here too, where suites
-# and runners have always found it.
-from ..results.record import (ITEM_FIELDS, OUTCOME_LABELS, OUTCOME_ORDER, STOPPED_ANSWERING,  # noqa: F401
-                              Outcome, Requirement, ResultRecord, outcome_of)
-from ..results.record import SCHEMA_VERSION as RESULTS_SCHEMA_VERSION  # noqa: F401
+# The outcome and requirement vocabulary belongs to the results record (conformance.results.record): import it
+# from there; this module names only what a loaded suite is and what running a case gives.
+from ..results.record import ITEM_FIELDS, Outcome, Requirement, ResultRecord
 
 LONG_TAG = "long"
 
@@ -132,6 +130,17 @@ class CaseResult:
     run_id: str = ""
     path: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> file (pcaps, logs)
+
+    @classmethod
+    def for_case(cls, case: Case, version: int | None, *, target: str, target_version: str | None,
+                 outcome: Outcome, run_id: str, message: str = "") -> "CaseResult":
+        """The result of ``case`` at ``version`` on ``target``, before any step ran: what the case says of itself
+        (ids, title, KIP, requirement, citation, tags, file), ``outcome`` and ``message`` until a run says more."""
+        return cls(
+            case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
+            version=version, target=target, target_version=target_version, outcome=outcome,
+            requirement=case.requirement, cites=case.cites, duration_s=0.0, message=message, tags=list(case.tags),
+            draft=case.draft, run_id=run_id, path=case.suite.path)
 
     def rendered_transcript(self) -> str:
         if not self.transcript_text and self.transcript_source is not None:
