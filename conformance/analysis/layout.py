@@ -124,7 +124,7 @@ def _column_type(spec) -> T.DataType:
 RESULTS_LINE = T.StructType([T.StructField(spec.name, _column_type(spec))
                              for spec in dataclasses.fields(ResultRecord) if spec.name not in NOT_READ])
 
-ITEM_COLUMNS = ["run_id", "target", "target_version", "harness_version", "suite", "case", "item", "title", "kip",
+ITEM_COLUMNS = ["run_id", "target", "target_version", "target_name", "harness_version", "suite", "case", "item", "title", "kip",
                 "api", "api_version", "outcome", "requirement", "draft", "strict", "tags", "duration_s", "message",
                 "step", "step_label", "step_role", "step_api", "verdict", "nodeid", "worker", "recorded_at", "pcap",
                 "exchanges", "source_file", "date"]

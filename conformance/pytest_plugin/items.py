@@ -274,8 +274,10 @@ class CaseItem(pytest.Item):
             target_version = target.version
         except Exception:  # noqa: BLE001 - a version is nice to have in a result, never worth a crash
             target_version = None
+        target_name = target.name
         return CaseResult.for_case(self.case, self.version, target=self.target_spec, target_version=target_version,
-                                   outcome=outcome, run_id=self.state.run_id, message=message)
+                                   outcome=outcome, run_id=self.state.run_id, message=message,
+                                   target_name=target_name)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (ConformanceFailure, HarnessError)):

@@ -67,8 +67,9 @@ def make_runner(target, *, run_id: str, strict: bool, components=None):
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "Kafka transaction protocol conformance")
     group.addoption("--target", action="append", default=[], metavar="SPEC", dest="conformance_targets",
-                    help="target to test: kafka, kafka:VERSION, tansu, rdkafka-mock, container:IMAGE, HOST:PORT; "
-                         "repeat for a matrix (`conformance targets` lists the kinds)")
+                    help="target to test: kafka, kafka:VERSION, tansu, rdkafka-mock, container:IMAGE, HOST:PORT "
+                         "(PRODUCT[:VERSION]@HOST:PORT names the product); repeat for a matrix (`conformance targets` "
+                         "lists the kinds)")
     group.addoption("--client-config", metavar="FILE", default=None, dest="conformance_client_config",
                     help="Kafka client properties (security.protocol, sasl.*, ssl.*) for HOST:PORT targets: "
                          "TLS (client certificates too) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")

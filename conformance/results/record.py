@@ -22,7 +22,8 @@ from dataclasses import dataclass, field, fields
 # Version 2 adds the BLOCKED outcome, the IMPLEMENTATION requirement level and step_role/step_api.
 # Version 3 adds the DIFFERS outcome: an IMPLEMENTATION item whose step under test departs is
 # ``differs``, no longer ``failed`` (see :func:`outcome_of`, which reads older records the same way).
-SCHEMA_VERSION = 3
+# Version 4 adds target_name: the product a user named a target it attaches to (PRODUCT[:VERSION]@HOST:PORT).
+SCHEMA_VERSION = 4
 
 
 class Requirement(str, enum.Enum):
@@ -132,6 +133,7 @@ class ResultRecord:
     run_id: str = _field(_STRING, default="")
     target: str = _field(_STRING, default="")
     target_version: str | None = _field(_nullable(_STRING))
+    target_name: str | None = _field(_nullable(_STRING))
     suite: str = _field(_STRING, default="")
     case: str = _field(_STRING, default="")
     title: str = _field(_STRING, default="")

@@ -313,7 +313,7 @@ class Runner:
 
     def _result(self, case: Case, version, transcript: Transcript, started: float) -> CaseResult:
         return CaseResult.for_case(case, version, target=self.target.spec, target_version=self.target.version,
-                                   outcome=Outcome.ERROR, run_id=self.run_id)
+                                   target_name=self.target.name, outcome=Outcome.ERROR, run_id=self.run_id)
 
     @staticmethod
     def _finish(result: CaseResult, outcome: Outcome, started: float, transcript: Transcript,

@@ -53,6 +53,7 @@ class TargetInfo:
     spec: str
     version: str | None = None
     bootstrap: str | None = None
+    name: str | None = None  # the product the user named it (Target.name)
     extra: dict = field(default_factory=dict)
 
 
@@ -90,8 +91,15 @@ class Target:
     def version(self) -> str | None:
         return None
 
+    @property
+    def name(self) -> str | None:
+        """The product the user named this target (``PRODUCT[:VERSION]@HOST:PORT``), for reports and the results'
+        ``target_name``; None where the spec itself says what runs (``kafka:4.4.0``) or nothing was named."""
+        return None
+
     def info(self) -> TargetInfo:
-        return TargetInfo(kind=self.kind, spec=self.spec, version=self.version, bootstrap=self.bootstrap)
+        return TargetInfo(kind=self.kind, spec=self.spec, version=self.version, bootstrap=self.bootstrap,
+                          name=self.name)
 
     # how clients reach the broker ---------------------------------------------------------------
     @property

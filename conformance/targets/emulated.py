@@ -47,7 +47,7 @@ class EmulatedTarget(ProxiedTarget):
         info = super().info()
         inner_kind = info.kind.removeprefix("proxy+")
         return TargetInfo(kind=f"{PREFIX}{self.draft}+{inner_kind}", spec=info.spec, version=info.version,
-                          bootstrap=info.bootstrap, extra={**info.extra, "emulates": self.draft})
+                          bootstrap=info.bootstrap, name=info.name, extra={**info.extra, "emulates": self.draft})
 
 
 def parse(spec: str) -> tuple[str, str] | None:

@@ -133,9 +133,13 @@ class ProxiedTarget(Target):
     def version(self) -> str | None:
         return self.inner.version
 
+    @property
+    def name(self) -> str | None:
+        return self.inner.name
+
     def info(self) -> TargetInfo:
         inner = self.inner.info()
-        return TargetInfo(kind=f"{PREFIX}{inner.kind}", spec=self.spec, version=inner.version,
+        return TargetInfo(kind=f"{PREFIX}{inner.kind}", spec=self.spec, version=inner.version, name=inner.name,
                           bootstrap=self.bootstrap if self.server else None,
                           extra={**inner.extra, "upstream": inner.bootstrap})
 
