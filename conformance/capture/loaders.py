@@ -50,10 +50,6 @@ def load_run(path: str | Path, *, ports: list[int] | None = None, target: str | 
     return load_results(path, target=target, codec=codec)
 
 
-def load_groups(path: str | Path, **options) -> dict[str, list]:
-    return load_run(path, **options).groups
-
-
 def load_results(path: str | Path, *, target: str | None = None, codec: Codec | None = None) -> Run:
     from ..results.store import read_lines
 
