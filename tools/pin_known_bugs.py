@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from conformance.report.known_bugs import evidence_lines  # noqa: E402
-from conformance.report.results import read_results  # noqa: E402
+from conformance.results.store import read_lines as read_results  # noqa: E402
 
 EVIDENCE = ROOT / "fixtures" / "known-bugs" / "evidence.jsonl"
 

@@ -79,7 +79,8 @@ def run_matrix(arguments, releases: list[str]) -> int:
     import pytest
 
     from ..report import releases as matrix_report
-    from ..report.results import new_run_id, read_results
+    from ..results.store import new_run_id
+    from ..results.store import read_lines as read_results
     from ..targets import kafka_releases
     from .run_options import pytest_options
 
