@@ -146,3 +146,17 @@ def test_a_release_whose_broker_never_started_is_one_line():
     assert kafka_releases.not_started(records, "4.2.2") == ("target 'kafka:4.2.2' cannot run here: Kafka 4.2.2 was "
                                                              "not ready after 60 s")
     assert kafka_releases.not_started(records, "4.1.2") is None
+
+
+def test_the_certification_page_names_the_bug(tmp_path):
+    import json
+
+    from conformance.cli import main
+
+    record = dict(_departure(), path="suites/kip890/transaction-v2.yaml", kip="KIP-890", title="t", tags=[],
+                  draft=False, transcript=[], schema_version=4)
+    results = tmp_path / "r.jsonl"
+    results.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    main(["certify", "--results", str(results), "-o", str(tmp_path / "cert")])
+    html = next((tmp_path / "cert").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "Known Apache Kafka bug: KAFKA-14402, fixed in 3.6.0" in html

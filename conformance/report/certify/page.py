@@ -82,7 +82,7 @@ def _departures(records: list[dict]) -> list[dict]:
                       "cites": str(first.get("cites") or ""), "step": str(first.get("step")),
                       "step_role": str(first.get("step_role") or "under_test"),
                       "step_api": str(first.get("step_api") or ""), "message": message,
-                      "known_bug": bug or "", "known_bug_link": ledger.jira_link(bug) or "",
+                      "known_bug": bug or "",
                       "items": [_item(row) for row in rows]})
     return cases
 
