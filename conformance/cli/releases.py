@@ -66,7 +66,7 @@ def known_bug_selection(paths: list[str]) -> tuple[list[str], list[str], str]:
 
     checked = [bug for bug in ledger.bugs() if bug.verify]
     releases = [release for release, why in kafka_releases.matrix().items()
-                if any(reason.endswith((" affected", " fixed")) for reason in why)]
+                if any(" affected" in reason or " fixed" in reason for reason in why)]
     suites = {case.split("::")[0] for bug in checked for case in bug.cases}
     files = [str(path) for path in suite_files(suite_paths(paths))
              if (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("suite") in suites]
@@ -78,6 +78,7 @@ def run_matrix(arguments, releases: list[str]) -> int:
     """Each release in turn under one run id; then the summary. Exit 1 if any release departed or did not run."""
     import pytest
 
+    from .. import ledger
     from ..report import releases as matrix_report
     from ..results.store import new_run_id
     from ..results.store import read_lines as read_results
@@ -94,6 +95,10 @@ def run_matrix(arguments, releases: list[str]) -> int:
             unavailable[release] = problem
             continue
         arguments.target = [f"kafka:{release}"]
+        if arguments.known_bugs:  # entries whose cases need the fault proxy run on proxy+kafka:RELEASE beside it
+            arguments.target += sorted({bug.verify_target(role) for bug in ledger.bugs() if bug.verify
+                                        for role in ("affected", "fixed") if bug.verify[role] == release} - {
+                                           f"kafka:{release}"})
         options = pytest_options(arguments, run_id, clean_alluredir=number == 1)
         worst = max(worst, int(pytest.main([*options, *arguments.pytest_arguments])))
     records = read_results(arguments.results, run_id=run_id)
@@ -101,7 +106,9 @@ def run_matrix(arguments, releases: list[str]) -> int:
         why = kafka_releases.not_started(records, release)
         if why:
             unavailable[release] = why
-    table = matrix_report.rows(records, releases, unavailable)
+    targets = list(dict.fromkeys(f"kafka:{release}" for release in releases))
+    targets += sorted({record["target"] for record in records if record.get("target") not in targets})
+    table = matrix_report.rows(records, targets, {f"kafka:{release}": why for release, why in unavailable.items()})
     print(f"\nrelease matrix, run {run_id} ({arguments.results}):")
     print(matrix_report.render(table))
     if worst not in (0, 1):

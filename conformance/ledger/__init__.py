@@ -93,6 +93,13 @@ class Bug:
         """``KAFKA-14402, fixed in 3.6.0`` (``..., not fixed yet`` for an open bug)."""
         return f"{self.key}, {'fixed in ' + self.fixed_in if self.fixed_in else 'not fixed yet'}"
 
+    def verify_target(self, role: str) -> str | None:
+        """The target spec the entry's cases run on for ``role`` (``affected`` or ``fixed``): ``kafka:3.5.2``,
+        ``proxy+kafka:3.9.2``; None without ``verify``."""
+        if not self.verify:
+            return None
+        return f"{self.verify.get('target', 'kafka')}:{self.verify[role]}"
+
     def affected_text(self) -> str:
         return ", ".join(map(str, self.affected))
 

@@ -22,18 +22,18 @@ def evidence_lines(records: list[dict], entries: tuple[ledger.Bug, ...] | None =
     """The records of the ledger's cases on the releases each entry names (``verify``), slimmed to
     :data:`EVIDENCE_FIELDS`, the latest run of each release only, in a stable order."""
     entries = ledger.bugs() if entries is None else entries
-    wanted = {(case, release) for bug in entries if bug.verify for case in bug.cases
-              for release in (bug.verify["affected"], bug.verify["fixed"])}
+    wanted = {(case, bug.verify_target(role)) for bug in entries if bug.verify for case in bug.cases
+              for role in ("affected", "fixed")}
     latest: dict[str, str] = {}
     chosen = []
     for record in records:
-        if (case_id(record.get("suite"), record.get("case")), record.get("target_version")) in wanted \
-                and record.get("target") == f"kafka:{record.get('target_version')}":
+        if (case_id(record.get("suite"), record.get("case")), record.get("target")) in wanted:
             latest[record["target"]] = max(latest.get(record["target"], ""), record.get("run_id") or "")
             chosen.append(record)
     kept = [{name: record.get(name) for name in EVIDENCE_FIELDS} for record in chosen
             if (record.get("run_id") or "") == latest[record["target"]]]
-    return sorted(kept, key=lambda line: (ledger.release_key(line["target_version"]), line["suite"], line["case"],
+    return sorted(kept, key=lambda line: (ledger.release_key(line["target_version"]), line["target"], line["suite"],
+                                          line["case"],
                                           -1 if line["api_version"] is None else line["api_version"]))
 
 
@@ -44,8 +44,8 @@ def verdicts(bug: ledger.Bug, evidence: list[dict]) -> dict[str, dict]:
     if not bug.verify:
         return found
     for role in ("affected", "fixed"):
-        release = bug.verify[role]
-        rows = [line for line in evidence if line["target_version"] == release
+        release, target = bug.verify[role], bug.verify_target(role)
+        rows = [line for line in evidence if line["target"] == target
                 and case_id(line["suite"], line["case"]) in bug.cases]
         if not rows:
             continue
@@ -53,7 +53,7 @@ def verdicts(bug: ledger.Bug, evidence: list[dict]) -> dict[str, dict]:
         departed_cases = {case_id(line["suite"], line["case"]) for line in rows if line["outcome"] in DEPARTED}
         ran_cases = {case_id(line["suite"], line["case"]) for line in rows}
         holds = departed_cases == ran_cases if role == "affected" else not departed_cases
-        found[role] = {"release": release, "outcomes": outcomes, "holds": holds,
+        found[role] = {"release": release, "target": target, "outcomes": outcomes, "holds": holds,
                        "runs": sorted({line["run_id"] for line in rows})}
     return found
 
@@ -68,7 +68,8 @@ def _result(found: dict | None, role: str) -> str:
     counts = ", ".join(f"{count} {outcome}" for outcome, count in sorted(found["outcomes"].items()))
     verdict = ("fails" if found["holds"] else "DOES NOT FAIL") if role == "affected" else \
         ("passes" if found["holds"] else "DOES NOT PASS")
-    return f"**{found['release']}** {verdict} ({counts})"
+    behind = "" if found["target"].startswith("kafka:") else f" as {found['target']}"
+    return f"**{found['release']}**{behind} {verdict} ({counts})"
 
 
 def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | None = None) -> str:

@@ -14,7 +14,7 @@ DEPARTING = ("failed", "error")  # what a release's row lists case by case ("dif
 
 @dataclass
 class ReleaseRow:
-    release: str
+    target: str  # kafka:3.5.2, proxy+kafka:3.9.2
     counts: Counter = field(default_factory=Counter)
     departures: dict[str, dict] = field(default_factory=dict)  # suite::case -> {outcome, versions, bug}
     unavailable: str | None = None  # why the release did not run, one line
@@ -25,14 +25,13 @@ class ReleaseRow:
         return [case for case, found in self.departures.items() if not found["bug"]]
 
 
-def rows(records: list[dict], releases: list[str], unavailable: dict[str, str] | None = None) -> list[ReleaseRow]:
-    """One row per release, from the records of targets ``kafka:RELEASE``."""
-    by_release = {release: ReleaseRow(release) for release in releases}
-    for release, why in (unavailable or {}).items():
-        by_release.setdefault(release, ReleaseRow(release)).unavailable = why
+def rows(records: list[dict], targets: list[str], unavailable: dict[str, str] | None = None) -> list[ReleaseRow]:
+    """One row per target spec (``kafka:RELEASE``, ``proxy+kafka:RELEASE``), from its records."""
+    by_target = {target: ReleaseRow(target) for target in targets}
+    for target, why in (unavailable or {}).items():
+        by_target.setdefault(target, ReleaseRow(target)).unavailable = why
     for record in records:
-        release = str(record.get("target") or "").removeprefix("kafka:")
-        row = by_release.get(release)
+        row = by_target.get(str(record.get("target") or ""))
         if row is None:
             continue
         outcome = record.get("outcome") or "?"
@@ -43,7 +42,7 @@ def rows(records: list[dict], releases: list[str], unavailable: dict[str, str] |
                                                      "message": record.get("message") or ""})
             found["versions"].append(record.get("api_version"))
             found["bug"] = found["bug"] or ledger.known_bug(record)
-    return list(by_release.values())
+    return list(by_target.values())
 
 
 def render(table: list[ReleaseRow]) -> str:
@@ -51,10 +50,10 @@ def render(table: list[ReleaseRow]) -> str:
     lines = []
     for row in table:
         if row.unavailable:
-            lines.append(f"kafka:{row.release}  did not run: {row.unavailable}")
+            lines.append(f"{row.target}  did not run: {row.unavailable}")
             continue
         counts = ", ".join(f"{row.counts[outcome]} {outcome}" for outcome in OUTCOME_ORDER if row.counts[outcome])
-        lines.append(f"kafka:{row.release}  {counts or 'no items'}")
+        lines.append(f"{row.target}  {counts or 'no items'}")
         for case, found in sorted(row.departures.items()):
             why = found["bug"] or "no known bug: a finding"
             versions = ",".join(f"v{version}" for version in found["versions"] if version is not None)

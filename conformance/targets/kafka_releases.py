@@ -42,8 +42,9 @@ def matrix(entries=None) -> dict[str, list[str]]:
         reasons.setdefault(release, []).append(f"latest {'.'.join(release.split('.')[:2])}")
     for bug in ledger.bugs() if entries is None else entries:
         if bug.verify:
-            reasons.setdefault(bug.verify["affected"], []).append(f"{bug.key} affected")
-            reasons.setdefault(bug.verify["fixed"], []).append(f"{bug.key} fixed")
+            behind = " (behind the fault proxy)" if bug.verify.get("target", "kafka") != "kafka" else ""
+            reasons.setdefault(bug.verify["affected"], []).append(f"{bug.key} affected{behind}")
+            reasons.setdefault(bug.verify["fixed"], []).append(f"{bug.key} fixed{behind}")
     return dict(sorted(reasons.items(), key=lambda item: ledger.release_key(item[0])))
 
 
