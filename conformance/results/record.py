@@ -20,6 +20,8 @@ import enum
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .ids import item_id
+
 # Version 2 adds the BLOCKED outcome, the IMPLEMENTATION requirement level and step_role/step_api.
 # Version 3 adds the DIFFERS outcome: an IMPLEMENTATION item whose step under test departs is
 # ``differs``, no longer ``failed`` (see :func:`outcome_of`, which reads older records the same way).
@@ -170,6 +172,11 @@ class ResultRecord:
         line["tags"], line["transcript"] = list(self.tags), list(self.transcript)
         line["artifacts"] = dict(self.artifacts or {})
         return line
+
+    @property
+    def item_id(self) -> str:
+        """The item's id, ``suite::case@vN`` (:mod:`.ids`)."""
+        return item_id(self.suite, self.case, self.api_version)
 
     @classmethod
     def from_line(cls, line: dict[str, Any]) -> "ResultRecord":
