@@ -96,9 +96,9 @@ def run_matrix(arguments, releases: list[str]) -> int:
             continue
         arguments.target = [f"kafka:{release}"]
         if arguments.known_bugs:  # entries whose cases need the fault proxy run on proxy+kafka:RELEASE beside it
-            arguments.target += sorted({bug.verify_target(role) for bug in ledger.bugs() if bug.verify
-                                        for role in ("affected", "fixed") if bug.verify[role] == release} - {
-                                           f"kafka:{release}"})
+            needed = {str(bug.verify_target(role)) for bug in ledger.bugs() if bug.verify
+                      for role in ("affected", "fixed") if bug.verify[role] == release}
+            arguments.target += sorted(needed - {f"kafka:{release}"})
         options = pytest_options(arguments, run_id, clean_alluredir=number == 1)
         worst = max(worst, int(pytest.main([*options, *arguments.pytest_arguments])))
     records = read_results(arguments.results, run_id=run_id)

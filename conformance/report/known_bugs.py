@@ -89,7 +89,7 @@ def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | 
              "(every case departs on the first, none on the second).", "",
              "| Bug | What went wrong | KIP | Affected releases | Fixed in | Cases | Failed on | Passed on |",
              "|---|---|---|---|---|---|---|---|"]
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for bug in entries:
         found = verdicts(bug, evidence)
         cases = "<br>".join(f"`{case}`" for case in bug.cases) or "none: see below"

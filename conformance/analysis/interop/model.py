@@ -176,13 +176,13 @@ def releases(cells: list, column_list: list[dict], evidence: dict) -> dict:
             cells_of_kip.append({**found, "departures": departures})
         rows.append({"kip": kip, "cells": cells_of_kip})
     bugs = []
-    for bug in ledger.bugs():
-        if not bug.cases:
+    for entry in ledger.bugs():
+        if not entry.cases:
             continue
         states = []
         for slot, column in enumerate(kafka):
-            outcomes = set().union(*(ran.get((case, slot), set()) for case in bug.cases))
-            if outcomes & set(RELEASE_DEPARTURES) and bug.affects(column["version"]):
+            outcomes = set().union(*(ran.get((case, slot), set()) for case in entry.cases))
+            if outcomes & set(RELEASE_DEPARTURES) and entry.affects(column["version"]):
                 states.append("found")
             elif outcomes & set(RELEASE_DEPARTURES):
                 states.append("departs")
@@ -190,7 +190,7 @@ def releases(cells: list, column_list: list[dict], evidence: dict) -> dict:
                 states.append("passes")
             else:
                 states.append("not run")
-        bugs.append({"key": bug.key, "jira": bug.link, "title": bug.title, "fixed_in": bug.fixed_in or "not fixed",
-                     "affected": bug.affected_text(), "states": states})
+        bugs.append({"key": entry.key, "jira": entry.link, "title": entry.title, "fixed_in": entry.fixed_in or "not fixed",
+                     "affected": entry.affected_text(), "states": states})
     return {"columns": [{"label": column["label"], "release": column["version"]} for column in kafka],
             "rows": rows, "bugs": bugs}
