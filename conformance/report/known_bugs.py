@@ -92,7 +92,7 @@ def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | 
     counts: Counter[str] = Counter()
     for bug in entries:
         found = verdicts(bug, evidence)
-        cases = "<br>".join(f"`{case}`" for case in bug.cases) or "none: see below"
+        cases = ", ".join(f"`{case}`" for case in bug.cases) or "none: see below"
         lines.append(f"| [{bug.key}]({bug.link}) | {_cell(bug.title)} | {bug.kip or ''} | {bug.affected_text()} | "
                      f"{bug.fixed_in or 'not fixed'} | {cases} | "
                      f"{_result(found.get('affected'), 'affected') if bug.verify else '-'} | "
