@@ -48,6 +48,7 @@ class Step:
     error: str = ""
     departures: list = field(default_factory=list)
     attempts: int = 1
+    outcome: str = ""  # what the model's rule allowed: accept, refuse or either
 
     def line(self) -> str:
         got = self.error or ("NONE" if not self.answer or not self.answer.get("error")
@@ -225,7 +226,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
     class Exploration(RuleBasedStateMachine):
         def __init__(self):
             super().__init__()
-            self.names = target.new_names()
+            self.names = None  # created with the first request: an example the budget cut short creates nothing
             self.model = Model(TOPICS, PARTITIONS)
             self.history: list[Step] = []
             self.stopped = False
@@ -236,9 +237,11 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                 return  # the budget is spent, or the history can no longer be judged: the rest sends nothing
             if not self.model.can(op):
                 return
+            if self.names is None:
+                self.names = target.new_names()
             resolved = self.model.resolve(op, self.names)
             resolved.names.update({("txn", index): self.names.txn(index) for index in range(TRANSACTIONAL_IDS)})
-            step = Step(op, resolved)
+            step = Step(op, resolved, outcome=self.model.expect(op, resolved).outcome)
             self.history.append(step)
             got, problem, step.attempts = target.send(op, self.names, resolved)
             collector.requests += step.attempts

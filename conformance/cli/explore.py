@@ -1,0 +1,78 @@
+"""``conformance explore``: generated histories of transaction-protocol requests, every answer judged by a model
+of the KIPs; each departure comes back shrunk, as a case ``conformance run`` reproduces.
+
+The target is started (or attached to), histories are generated and sent until the budget is spent (or a
+departure is found, unless ``--keep-going``), progress goes to the console after every round, each departure's
+case is written to ``--cases`` and its history to the results file. Exit code: 0 when no answer departed, 1 when
+one did, 2 for a usage error or a target that cannot be explored.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from pathlib import Path
+
+from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, EXPLORED
+
+
+def register(commands) -> None:
+    explore = commands.add_parser(
+        "explore", help="generated request histories judged against a model of the KIPs; departures become cases")
+    explore.add_argument("--target", default=DEFAULT_TARGET, metavar="SPEC",
+                         help=f"target spec (default: {DEFAULT_TARGET})")
+    explore.add_argument("--budget", default="60s", metavar="TIME|N",
+                         help="how long to explore: a time (60s, 5m) or a number of histories (default: 60s)")
+    explore.add_argument("--seed", type=int, help="seed of the generated histories (default: random, printed)")
+    explore.add_argument("--keep-going", action="store_true",
+                         help="after a departure, keep exploring for departures of other rules until the budget ends")
+    explore.add_argument("--cases", default=EXPLORED, metavar="DIR",
+                         help=f"where each departure's case is written (default: {EXPLORED})")
+    explore.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
+    explore.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
+    explore.set_defaults(handler=command_explore)
+
+
+def command_explore(arguments) -> int:
+    from ..explore.session import Budget, explore, print_progress, results
+    from ..extension import Extensions
+    from ..pytest_plugin.run_state import result_line
+    from ..report.results import ResultsWriter, new_run_id
+    from ..results import provenance
+    from ..targets.pool import TargetPool
+
+    try:
+        budget = Budget.parse(arguments.budget)
+        pool = TargetPool([arguments.target], Extensions.for_run().target_kinds())
+    except ValueError as error:
+        print(f"explore: {error}", file=sys.stderr)
+        return 2
+    seed = arguments.seed if arguments.seed is not None else secrets.randbits(24)
+    run_id = arguments.run_id or new_run_id()
+    print(f"explore {arguments.target}: budget {arguments.budget}, --seed {seed}", flush=True)
+    try:
+        target = pool.acquire(arguments.target)
+        exploration = explore(target.bootstrap, target=arguments.target, budget=budget, seed=seed,
+                              cases_dir=Path(arguments.cases), security=getattr(target, "security", None),
+                              keep_going=arguments.keep_going, progress=print_progress, run=f"explore-{run_id}")
+        version = target.version
+    except Exception as error:  # noqa: BLE001 - a target that cannot be explored: said in one line
+        print(f"explore: {arguments.target}: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    finally:
+        for problem in pool.stop_all():
+            print(problem, file=sys.stderr)
+    writer, harness = ResultsWriter(arguments.results), provenance().harness_version
+    made = results(exploration, run_id=run_id, target_version=version, histories=Path(arguments.cases) / "histories")
+    for result in made:
+        writer.append(result_line(result, nodeid=f"explore::{result.case_id}[{arguments.target}]", strict=False,
+                                  harness_version=harness, transcripts="none"))
+    print_progress(exploration)
+    for found in exploration.found:
+        print(f"DEPARTURE {found.rule_id}: {found.message}")
+        for number, step in enumerate(found.history, 1):
+            print(f"  {number}. {step.line()}")
+        if found.case_path is not None:
+            print(f"  case: {found.case_path} (python -m conformance run --target {arguments.target} {found.case_path})")
+    print(f"results: {arguments.results} (run {run_id})")
+    return 1 if exploration.found else 0

@@ -1,0 +1,186 @@
+"""One exploration of one target: a budget of time or examples, a seed, progress on the console, and for each
+departure its shrunk history written as a case and as a result.
+
+Hypothesis runs the state machine in rounds of a few examples, each round seeded from the exploration's seed, so
+an exploration is the same sequence of histories for the same seed and target, and a time budget ends it at a
+round's end (the round in flight stops sending when the time is up). A round that finds a departure shrinks it
+before the next starts; a rule already found is not searched again unless ``keep_going`` asks for every rule.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, seed as hypothesis_seed, settings
+from hypothesis.errors import Flaky, HypothesisException
+from hypothesis.stateful import run_state_machine_as_test
+
+from ..suite.model import CaseResult, Outcome, Requirement, StepFailure
+from .cases import write_case
+from .driver import Collector, DepartureFound, Target, machine_for
+
+EXAMPLES_PER_ROUND = 10
+STEPS_PER_EXAMPLE = 30
+
+
+@dataclass
+class Budget:
+    """``seconds`` of exploration or ``examples`` histories, whichever is given (both: the first reached)."""
+
+    seconds: float | None = None
+    examples: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Budget":
+        """``60s``, ``5m`` or ``1h``: a time; a bare number: that many examples."""
+        text = text.strip().lower()
+        units = {"s": 1, "m": 60, "h": 3600}
+        try:
+            if text and text[-1] in units:
+                seconds = float(text[:-1]) * units[text[-1]]
+                if seconds <= 0:
+                    raise ValueError
+                return cls(seconds=seconds)
+            examples = int(text)
+            if examples <= 0:
+                raise ValueError
+            return cls(examples=examples)
+        except ValueError:
+            raise ValueError(f"budget {text!r}: give a time (60s, 5m, 1h) or a number of examples (200)") from None
+
+
+@dataclass
+class Found:
+    """A departure: its rule, its shrunk history, and the case written for it (None: no suite form)."""
+
+    rule_id: str
+    message: str
+    history: list
+    case_path: Path | None
+
+
+@dataclass
+class Exploration:
+    target: str
+    seed: int
+    collector: Collector
+    elapsed_s: float = 0.0
+    found: list[Found] = field(default_factory=list)
+    problem: str | None = None
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.collector.requests / self.elapsed_s if self.elapsed_s else 0.0
+
+
+def explore(bootstrap: str, *, target: str, budget: Budget, seed: int, cases_dir: Path, security=None,
+            keep_going: bool = False, progress=None, run: str | None = None) -> Exploration:
+    """Explore the target at ``bootstrap``; departures' cases go to ``cases_dir``. ``progress(exploration)`` is
+    called after every round."""
+    began = time.monotonic()
+    deadline = began + budget.seconds if budget.seconds else None
+    collector = Collector()
+    result = Exploration(target, seed, collector)
+    driver = Target(bootstrap, security=security, run=run or f"explore-{seed}-{int(time.time())}")
+    machine = machine_for(driver, collector, deadline=deadline)
+    rounds = 0
+    try:
+        while True:
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            if budget.examples is not None and collector.examples >= budget.examples:
+                break
+            known = set(collector.found)
+            examples = EXAMPLES_PER_ROUND if budget.examples is None else min(
+                EXAMPLES_PER_ROUND, budget.examples - collector.examples)
+            _round(machine, seed * 100_003 + rounds, examples)
+            rounds += 1
+            result.elapsed_s = time.monotonic() - began
+            if progress is not None:
+                progress(result)
+            if set(collector.found) - known and not keep_going:
+                break
+    finally:
+        driver.close()
+    result.elapsed_s = time.monotonic() - began
+    for rule_id, (history, departure) in collector.found.items():
+        path = write_case(history, cases_dir, target=target, seed=seed)
+        result.found.append(Found(rule_id, departure.message, history, path))
+    return result
+
+
+def _round(machine, round_seed: int, examples: int) -> None:
+    """``examples`` histories from ``round_seed``; a departure found is shrunk before this returns."""
+    options = settings(max_examples=examples, stateful_step_count=STEPS_PER_EXAMPLE, deadline=None, database=None,
+                       suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
+                       derandomize=False, print_blob=False, report_multiple_bugs=False)
+    try:
+        run_state_machine_as_test(hypothesis_seed(round_seed)(machine), settings=options)
+    except (DepartureFound, Flaky):
+        pass  # the collector kept the shortest departing history; a replay that answered otherwise is flaky
+    except HypothesisException:
+        pass  # hypothesis gave up on a round (its own limits): the next round starts afresh
+    except ExceptionGroup as group:  # several departures in one round (hypothesis groups them)
+        if not all(isinstance(error, (DepartureFound, Flaky)) for error in group.exceptions):
+            raise
+
+
+def progress_line(exploration: Exploration) -> str:
+    collector = exploration.collector
+    return (f"explore {exploration.target}: {collector.examples} examples, {collector.requests} requests "
+            f"({exploration.requests_per_s:.0f}/s), {len(collector.found)} departures, "
+            f"{collector.inconclusive} inconclusive, {exploration.elapsed_s:.0f} s")
+
+
+def print_progress(exploration: Exploration, stream=None) -> None:
+    print(progress_line(exploration), file=stream or sys.stdout, flush=True)
+
+
+def results(exploration: Exploration, *, run_id: str, target_version: str | None,
+            histories: Path) -> list[CaseResult]:
+    """One failed result per departure (its history in the message and in a file), and a passed result for the
+    exploration itself when it found none."""
+    made = []
+    histories.mkdir(parents=True, exist_ok=True)
+    for found in exploration.found:
+        last = found.history[-1]
+        departure = last.departures[0]
+        history_file = histories / f"{run_id}-{found.rule_id}.json"
+        history_file.write_text(json.dumps([_step_json(step) for step in found.history], indent=1))
+        lines = "; ".join(f"{number}. {step.line()}" for number, step in enumerate(found.history, 1))
+        case = found.case_path.name if found.case_path else "no suite form: the history is the evidence"
+        made.append(CaseResult(
+            case_id=f"{found.rule_id}", suite_id="explore", title=departure.rule.summary, kip=departure.rule.kip,
+            api=last.op.kind, version=last.op.version, target=exploration.target, target_version=target_version,
+            outcome=Outcome.FAILED, requirement=Requirement.MUST, cites=departure.rule.cites,
+            duration_s=exploration.elapsed_s, message=f"{found.message} (history: {lines}; case: {case})",
+            failure=StepFailure(step=len(found.history), step_label=last.op.describe(), expected=departure.expect,
+                                actual=last.answer, message=found.message, api=last.op.kind),
+            tags=["explored"], run_id=run_id, path="conformance/explore/model.py",
+            artifacts={"history": str(history_file), **({"case": str(found.case_path)} if found.case_path else {})}))
+    if not exploration.found:
+        collector = exploration.collector
+        outcome, message = Outcome.PASSED, (
+            f"no departure in {collector.examples} histories, {collector.requests} requests "
+            f"({exploration.requests_per_s:.0f}/s), seed {exploration.seed}")
+        if exploration.problem:
+            outcome, message = Outcome.ERROR, exploration.problem
+        made.append(CaseResult(
+            case_id="exploration", suite_id="explore", title="every answer of generated histories as the KIPs allow",
+            kip="KIP-98", api=None, version=None, target=exploration.target, target_version=target_version,
+            outcome=outcome, requirement=Requirement.MUST, cites="the rules of conformance/explore/rules.py",
+            duration_s=exploration.elapsed_s, message=message, tags=["explored"], run_id=run_id,
+            path="conformance/explore/model.py"))
+    return made
+
+
+def _step_json(step) -> dict:
+    return {"request": step.op.describe(), "op": {key: value for key, value in step.op.__dict__.items()},
+            "values": list(step.resolved.values), "producer_id": step.resolved.producer_id,
+            "producer_epoch": step.resolved.producer_epoch, "base_sequence": step.resolved.base_sequence,
+            "answer": step.answer, "error": step.error, "allowed": step.outcome,
+            "departures": [{"rule": departure.rule.id, "message": departure.message} for departure in step.departures]}
