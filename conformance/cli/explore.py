@@ -21,7 +21,7 @@ def register(commands) -> None:
         "explore", help="generated request histories judged against a model of the KIPs; departures become cases")
     explore.add_argument("--target", default=DEFAULT_TARGET, metavar="SPEC",
                          help=f"target spec (default: {DEFAULT_TARGET})")
-    explore.add_argument("--budget", default="60s", metavar="TIME|N",
+    explore.add_argument("--budget", default="60s", metavar="BUDGET",
                          help="how long to explore: a time (60s, 5m) or a number of histories (default: 60s)")
     explore.add_argument("--seed", type=int, help="seed of the generated histories (default: random, printed)")
     explore.add_argument("--keep-going", action="store_true",
@@ -34,7 +34,7 @@ def register(commands) -> None:
 
 
 def command_explore(arguments) -> int:
-    from ..explore.session import Budget, explore, print_progress, results
+    from ..explore.session import Budget, answers_line, explore, printer, progress_line, results
     from ..extension import Extensions
     from ..pytest_plugin.run_state import result_line
     from ..report.results import ResultsWriter, new_run_id
@@ -54,7 +54,7 @@ def command_explore(arguments) -> int:
         target = pool.acquire(arguments.target)
         exploration = explore(target.bootstrap, target=arguments.target, budget=budget, seed=seed,
                               cases_dir=Path(arguments.cases), security=getattr(target, "security", None),
-                              keep_going=arguments.keep_going, progress=print_progress, run=f"explore-{run_id}")
+                              keep_going=arguments.keep_going, progress=printer(), run=f"explore-{run_id}")
         version = target.version
     except Exception as error:  # noqa: BLE001 - a target that cannot be explored: said in one line
         print(f"explore: {arguments.target}: {type(error).__name__}: {error}", file=sys.stderr)
@@ -67,7 +67,8 @@ def command_explore(arguments) -> int:
     for result in made:
         writer.append(result_line(result, nodeid=f"explore::{result.case_id}[{arguments.target}]", strict=False,
                                   harness_version=harness, transcripts="none"))
-    print_progress(exploration)
+    print(progress_line(exploration))
+    print(answers_line(exploration))
     for found in exploration.found:
         print(f"DEPARTURE {found.rule_id}: {found.message}")
         for number, step in enumerate(found.history, 1):

@@ -136,8 +136,23 @@ def progress_line(exploration: Exploration) -> str:
             f"{collector.inconclusive} inconclusive, {exploration.elapsed_s:.0f} s")
 
 
-def print_progress(exploration: Exploration, stream=None) -> None:
-    print(progress_line(exploration), file=stream or sys.stdout, flush=True)
+def printer(every_s: float = 5.0, stream=None):
+    """A progress callback printing at most one line every ``every_s`` seconds (and each new departure)."""
+    last = {"at": float("-inf"), "found": 0}
+
+    def show(exploration: Exploration) -> None:
+        now = time.monotonic()
+        if now - last["at"] >= every_s or len(exploration.collector.found) != last["found"]:
+            last["at"], last["found"] = now, len(exploration.collector.found)
+            print(progress_line(exploration), file=stream or sys.stdout, flush=True)
+
+    return show
+
+
+def answers_line(exploration: Exploration) -> str:
+    """How often each API got each answer: what the histories reached."""
+    counts = exploration.collector.answers
+    return "answers: " + ", ".join(f"{api} {error} {count}" for (api, error), count in sorted(counts.items()))
 
 
 def results(exploration: Exploration, *, run_id: str, target_version: str | None,
