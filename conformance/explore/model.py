@@ -42,7 +42,8 @@ class Departure:
 
     rule: Rule
     message: str
-    expect: dict  # the departing step's expectation in the suite format
+    # the departing step's expectation in the suite format, one the answer seen fails; {} where the format has none
+    expect: dict
 
 
 @dataclass(frozen=True)
@@ -303,10 +304,10 @@ class Model:
         previous_owner = self.producer_ids.get(pid)
         if op.txn is None and previous_owner is not None:
             return [Departure(expectation.rule, f"{op.describe()} answered producer id {pid}, already {previous_owner}'s",
-                              {"error_code": "NONE"})]
+                              {})]
         if op.txn is not None and previous_owner not in (None, owner):
             return [Departure(expectation.rule, f"{op.describe()} answered producer id {pid}, already {previous_owner}'s",
-                              {"error_code": "NONE"})]
+                              {})]
         self.producer_ids[pid] = owner
         table = self.transactional if op.txn is not None else self.idempotent
         producer = table.setdefault(op.txn if op.txn is not None else op.producer, Producer())
@@ -316,7 +317,7 @@ class Model:
             if pid == old_pid and epoch <= old_epoch:
                 departures.append(Departure(rule("init.fences-older-generation"),
                                             f"{op.describe()} answered epoch {epoch} of producer id {pid}, not above {old_epoch}",
-                                            {"error_code": "NONE"}))
+                                            {}))
         if producer.transaction is not None and producer.transaction.outcome is None:
             self._end(producer.transaction, "abort")  # init.aborts-pending-transaction
         producer.generations.append((pid, epoch))
@@ -345,7 +346,7 @@ class Model:
         if answer["base_offset"] < where.end:
             departures.append(Departure(rule("read.known-records"),
                                         f"{op.describe()} was written at offset {answer['base_offset']}, below "
-                                        f"{where.end} where an earlier write ended", {"error_code": "NONE"}))
+                                        f"{where.end} where an earlier write ended", {}))
         producer = self._producer(op)
         transaction = producer.transaction if op.txn is not None else None
         late = expectation.outcome == EITHER  # joined a transaction that was ending

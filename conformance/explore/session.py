@@ -78,14 +78,15 @@ class Exploration:
 
 
 def explore(bootstrap: str, *, target: str, budget: Budget, seed: int, cases_dir: Path, security=None,
-            keep_going: bool = False, progress=None, run: str | None = None) -> Exploration:
+            keep_going: bool = False, progress=None, run: str | None = None, create_topic=None) -> Exploration:
     """Explore the target at ``bootstrap``; departures' cases go to ``cases_dir``. ``progress(exploration)`` is
     called after every round."""
     began = time.monotonic()
     deadline = began + budget.seconds if budget.seconds else None
     collector = Collector()
     result = Exploration(target, seed, collector)
-    driver = Target(bootstrap, security=security, run=run or f"explore-{seed}-{int(time.time())}")
+    driver = Target(bootstrap, security=security, run=run or f"explore-{seed}-{int(time.time())}",
+                    create_topic=create_topic)
     machine = machine_for(driver, collector, deadline=deadline)
     rounds = 0
     try:
