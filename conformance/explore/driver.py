@@ -66,9 +66,12 @@ class Collector:
         self.inconclusive = 0
         self.departing_examples = 0
         self.found: dict[str, tuple[list[Step], Departure]] = {}
+        self.settled: set[str] = set()  # rules found and shrunk in a round before this one
         self.first_departure_s: float | None = None
         self.started = time.monotonic()
         self.answers: Counter = Counter()  # (API, error name): how often, to show what the histories reached
+        self.judged = 0  # answers the model judged, and the time it took (the benchmark compares it with the broker's)
+        self.judging_s = 0.0
 
     def departed(self, history: list[Step], departure: Departure) -> None:
         self.departing_examples += 1
@@ -263,6 +266,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                 return
             step.answer = got
             collector.answers[(op.kind, error_name(got.get("error", 0)))] += 1
+            judging = time.perf_counter()
             try:
                 step.departures = self.model.step(op, resolved, got)
             except Inconclusive as why:
@@ -270,8 +274,14 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                 collector.inconclusive += 1
                 self.stopped = True
                 return
+            finally:
+                collector.judged += 1
+                collector.judging_s += time.perf_counter() - judging
             if step.departures:
                 collector.departed(self.history, step.departures[0])
+                if step.departures[0].rule.id in collector.settled:
+                    self.stopped = True  # found and shrunk in an earlier round: this history adds nothing
+                    return
                 raise DepartureFound(f"{step.departures[0].rule.id}: {step.departures[0].message}")
 
         @rule(txn=txn, version=version("InitProducerId"))

@@ -95,7 +95,7 @@ def explore(bootstrap: str, *, target: str, budget: Budget, seed: int, cases_dir
                 break
             if budget.examples is not None and collector.examples >= budget.examples:
                 break
-            known = set(collector.found)
+            known = collector.settled = set(collector.found)
             examples = EXAMPLES_PER_ROUND if budget.examples is None else min(
                 EXAMPLES_PER_ROUND, budget.examples - collector.examples)
             _round(machine, seed * 100_003 + rounds, examples)
