@@ -198,7 +198,10 @@ class Target:
                     api, version, body, step=op.kind).response
             except (ClientError, ClusterError) as error:
                 return None, f"{type(error).__name__}: {error}", attempts
-            got = answer(op, resolved, response)
+            try:
+                got = answer(op, resolved, response)
+            except (KeyError, IndexError, TypeError) as error:  # no entry for what was asked: nothing to judge
+                return None, f"the answer lacks what the request asked for ({type(error).__name__}: {error})", attempts
             if got.get("error") not in RETRIABLE or time.monotonic() > deadline:
                 return got, "", attempts
             time.sleep(pause)
