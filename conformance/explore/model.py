@@ -192,7 +192,7 @@ class Model:
                             group=names.group(op.group) if op.group is not None else "",
                             names={names.topic(index): index for index in range(names.topics)})
         producer = self._producer(op)
-        if producer is not None and producer.current is not None:
+        if producer is not None and producer.current is not None and op.kind != "InitProducerId":
             resolved.producer_id, resolved.producer_epoch = producer.generations[-2 if op.stale else -1]
         if op.kind == "Produce":
             key = (resolved.producer_id, resolved.producer_epoch, op.topic, op.partition)
