@@ -24,6 +24,12 @@ def register(commands) -> None:
     explore.add_argument("--budget", default="60s", metavar="BUDGET",
                          help="how long to explore: a time (60s, 5m) or a number of histories (default: 60s)")
     explore.add_argument("--seed", type=int, help="seed of the generated histories (default: random, printed)")
+    explore.add_argument("--workers", type=int, default=1, metavar="N",
+                         help="explore N seeds (--seed, --seed + 1, ...) at once, one process each, against the one "
+                              "target; departures merged by shrunk case (default: 1)")
+    explore.add_argument("--spark", nargs="?", const="local[*]", metavar="MASTER",
+                         help="run the N seeds of --workers as Spark tasks on MASTER instead (default: local[*]; "
+                              "spark://HOST:PORT for a cluster); needs the analysis extra")
     explore.add_argument("--keep-going", action="store_true",
                          help="after a departure, keep exploring for departures of other rules until the budget ends")
     explore.add_argument("--cases", default=EXPLORED, metavar="DIR",
@@ -47,16 +53,22 @@ def command_explore(arguments) -> int:
     except ValueError as error:
         print(f"explore: {error}", file=sys.stderr)
         return 2
+    if arguments.workers < 1:
+        print("explore: --workers must be at least 1", file=sys.stderr)
+        return 2
     seed = arguments.seed if arguments.seed is not None else secrets.randbits(24)
     run_id = arguments.run_id or new_run_id()
     print(f"explore {arguments.target}: budget {arguments.budget}, --seed {seed}", flush=True)
     try:
         target = pool.acquire(arguments.target)
-        exploration = explore(target.bootstrap, target=arguments.target, budget=budget, seed=seed,
-                              cases_dir=Path(arguments.cases), security=getattr(target, "security", None),
-                              keep_going=arguments.keep_going, progress=printer(), run=f"explore-{run_id}",
-                              create_topic=lambda name, partitions: target.fault(
-                                  "topic_create", topic=name, partitions=partitions, replication=1))
+        if arguments.workers > 1 or arguments.spark:
+            exploration = _fanned_out(arguments, target.bootstrap, budget, seed)
+        else:
+            exploration = explore(target.bootstrap, target=arguments.target, budget=budget, seed=seed,
+                                  cases_dir=Path(arguments.cases), security=getattr(target, "security", None),
+                                  keep_going=arguments.keep_going, progress=printer(), run=f"explore-{run_id}",
+                                  create_topic=lambda name, partitions: target.fault(
+                                      "topic_create", topic=name, partitions=partitions, replication=1))
         version = target.version
     except Exception as error:  # noqa: BLE001 - a target that cannot be explored: said in one line
         print(f"explore: {arguments.target}: {type(error).__name__}: {error}", file=sys.stderr)
@@ -79,3 +91,21 @@ def command_explore(arguments) -> int:
             print(f"  case: {found.case_path} (python -m conformance run --target {arguments.target} {found.case_path})")
     print(f"results: {arguments.results} (run {run_id})")
     return 1 if exploration.found else 0
+
+
+def _fanned_out(arguments, bootstrap: str, budget, seed: int):
+    """The seeds of ``--workers`` explored in worker processes or Spark tasks, merged, their cases written."""
+    from ..explore.fanout import on_spark, seeds_from, with_workers
+    from ..explore.session import write_found
+
+    seeds = seeds_from(seed, max(arguments.workers, 1))
+    where = f"Spark tasks on {arguments.spark}" if arguments.spark else f"{len(seeds)} worker processes"
+    print(f"explore {arguments.target}: seeds {seeds[0]}-{seeds[-1]} as {where}", flush=True)
+    if arguments.spark:
+        exploration = on_spark(bootstrap, target=arguments.target, budget=budget, seeds=seeds,
+                               master=arguments.spark, keep_going=arguments.keep_going)
+    else:
+        exploration = with_workers(bootstrap, target=arguments.target, budget=budget, seeds=seeds,
+                                   workers=len(seeds), keep_going=arguments.keep_going)
+    write_found(exploration, Path(arguments.cases))
+    return exploration

@@ -61,6 +61,7 @@ class Found:
     message: str
     history: list
     case_path: Path | None
+    seed: int | None = None  # the seed of the exploration that found it, where several were merged
 
 
 @dataclass
@@ -81,6 +82,15 @@ def explore(bootstrap: str, *, target: str, budget: Budget, seed: int, cases_dir
             keep_going: bool = False, progress=None, run: str | None = None, create_topic=None) -> Exploration:
     """Explore the target at ``bootstrap``; departures' cases go to ``cases_dir``. ``progress(exploration)`` is
     called after every round."""
+    result = search(bootstrap, target=target, budget=budget, seed=seed, security=security, keep_going=keep_going,
+                    progress=progress, run=run, create_topic=create_topic)
+    write_found(result, cases_dir)
+    return result
+
+
+def search(bootstrap: str, *, target: str, budget: Budget, seed: int, security=None, keep_going: bool = False,
+           progress=None, run: str | None = None, create_topic=None) -> Exploration:
+    """The exploration itself: departures found (``found``, their cases not written yet)."""
     began = time.monotonic()
     deadline = began + budget.seconds if budget.seconds else None
     collector = Collector()
@@ -108,10 +118,16 @@ def explore(bootstrap: str, *, target: str, budget: Budget, seed: int, cases_dir
     finally:
         driver.close()
     result.elapsed_s = time.monotonic() - began
-    for rule_id, (history, departure) in collector.found.items():
-        path = write_case(history, cases_dir, target=target, seed=seed)
-        result.found.append(Found(rule_id, departure.message, history, path))
+    result.found = [Found(rule_id, departure.message, history, None)
+                    for rule_id, (history, departure) in collector.found.items()]
     return result
+
+
+def write_found(exploration: Exploration, cases_dir: Path) -> None:
+    """Write each departure's case into ``cases_dir`` (``case_path`` stays None where it has no suite form)."""
+    for found in exploration.found:
+        found.case_path = write_case(found.history, cases_dir, target=exploration.target, seed=found.seed
+                                     if found.seed is not None else exploration.seed)
 
 
 def _round(machine, round_seed: int, examples: int) -> None:
@@ -132,8 +148,9 @@ def _round(machine, round_seed: int, examples: int) -> None:
 
 def progress_line(exploration: Exploration) -> str:
     collector = exploration.collector
+    departures = len(exploration.found) or len(collector.found)  # merged explorations keep theirs in found
     return (f"explore {exploration.target}: {collector.examples} examples, {collector.requests} requests "
-            f"({exploration.requests_per_s:.0f}/s), {len(collector.found)} departures, "
+            f"({exploration.requests_per_s:.0f}/s), {departures} departures, "
             f"{collector.inconclusive} inconclusive, {exploration.elapsed_s:.0f} s")
 
 
@@ -162,15 +179,19 @@ def results(exploration: Exploration, *, run_id: str, target_version: str | None
     exploration itself when it found none."""
     made = []
     histories.mkdir(parents=True, exist_ok=True)
+    rules = [found.rule_id for found in exploration.found]
     for found in exploration.found:
         last = found.history[-1]
         departure = last.departures[0]
-        history_file = histories / f"{run_id}-{found.rule_id}.json"
+        # a rule found by two seeds with two different shrunk cases: each result is named by its case too
+        name = found.rule_id if rules.count(found.rule_id) == 1 or found.case_path is None else (
+            f"{found.rule_id}-{found.case_path.stem.rsplit('.', 1)[-1]}")
+        history_file = histories / f"{run_id}-{name}.json"
         history_file.write_text(json.dumps([_step_json(step) for step in found.history], indent=1))
         lines = "; ".join(f"{number}. {step.line()}" for number, step in enumerate(found.history, 1))
         case = found.case_path.name if found.case_path else "no suite form: the history is the evidence"
         made.append(CaseResult(
-            case_id=f"{found.rule_id}", suite_id="explore", title=departure.rule.summary, kip=departure.rule.kip,
+            case_id=name, suite_id="explore", title=departure.rule.summary, kip=departure.rule.kip,
             api=last.op.kind, version=last.op.version, target=exploration.target, target_version=target_version,
             outcome=Outcome.FAILED, requirement=Requirement.MUST, cites=departure.rule.cites,
             duration_s=exploration.elapsed_s, message=f"{found.message} (history: {lines}; case: {case})",
