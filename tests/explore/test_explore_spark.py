@@ -27,15 +27,17 @@ def departures(results: Path) -> set[str]:
     return {Path(row["artifacts"]["case"]).name for row in read_results(results) if row["outcome"] == "failed"}
 
 
-def test_spark_tasks_on_a_standalone_cluster_find_what_local_workers_find(tmp_path):
+def test_spark_tasks_on_a_standalone_cluster_find_what_local_workers_find(tmp_path, monkeypatch):
     if not cached_libs("3.5.2").is_dir():
         pytest.skip("Kafka 3.5.2 jars are not cached: python -m conformance.targets.kafka_jars 3.5.2")
     local = tmp_path / "local.jsonl"
     assert main(["explore", *EXPLORATION, "--cases", str(tmp_path / "local"), "--results", str(local)]) == 1
     # The command in a child process, as a user types it: one JVM holds one Spark context, and the executors
     # import this checkout of the package.
+    # The daemons pass their environment on to the executors' Python workers: set before the cluster starts.
     root = str(Path(conformance.__file__).resolve().parents[1])
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    environment = dict(os.environ)
     cluster = StandaloneCluster(cores=1, memory="1g")
     with cluster:
         completed = subprocess.run(
