@@ -16,7 +16,7 @@ import yaml
 
 from .driver import PARTITIONS, TOPICS, TRANSACTIONAL_IDS, GROUPS, Step
 from .model import ACCEPT, REFUSE
-from .ops import TRANSACTION_TIMEOUT_MS, Op
+from .ops import TRANSACTION_TIMEOUT_MS
 
 RETRY = {"on": ["COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR",
                 "CONCURRENT_TRANSACTIONS", "NOT_ENOUGH_REPLICAS", "NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION"],
@@ -114,7 +114,7 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
     pid, epoch = f"${{pid_{generation}}}", f"${{epoch_{generation}}}"
     version = {} if under_test else {"version": op.version}
     if op.kind == "InitProducerId":
-        out = {"send": op.kind, **version,
+        out: dict = {"send": op.kind, **version,
                "fields": {"transactional_id": txn, "transaction_timeout_ms": TRANSACTION_TIMEOUT_MS,
                           "producer_id": -1, "producer_epoch": -1},
                "retry": RETRY, "expect": expect}
@@ -123,7 +123,7 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
             out["save"] = {f"pid_{saved}": "producer_id", f"epoch_{saved}": "producer_epoch"}
         return out
     if op.kind == "Produce":
-        produce = {"topic": f"${{topics.t{op.topic}}}", "partition": op.partition, "producer_id": pid,
+        produce: dict = {"topic": f"${{topics.t{op.topic}}}", "partition": op.partition, "producer_id": pid,
                    "producer_epoch": epoch, "base_sequence": resolved.base_sequence, "records": list(resolved.values),
                    "compression": op.compression}
         if txn is not None:
@@ -132,12 +132,12 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
             produce["version"] = op.version
         return {"produce": produce, "retry": RETRY, "expect": expect}
     if op.kind == "AddPartitionsToTxn":
-        topics: dict[str, list[int]] = {}
+        added: dict[str, list[int]] = {}
         for topic, partition in op.partitions:
-            topics.setdefault(f"${{topics.t{topic}}}", []).append(partition)
-        fields = {"v3_and_below_transactional_id": txn, "v3_and_below_producer_id": pid,
+            added.setdefault(f"${{topics.t{topic}}}", []).append(partition)
+        fields: dict = {"v3_and_below_transactional_id": txn, "v3_and_below_producer_id": pid,
                   "v3_and_below_producer_epoch": epoch,
-                  "v3_and_below_topics": [{"name": name, "partitions": parts} for name, parts in topics.items()]}
+                  "v3_and_below_topics": [{"name": name, "partitions": parts} for name, parts in added.items()]}
         return {"send": op.kind, **version, "fields": fields, "retry": RETRY, "expect": expect}
     if op.kind == "AddOffsetsToTxn":
         fields = {"transactional_id": txn, "producer_id": pid, "producer_epoch": epoch,
@@ -166,10 +166,10 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
                                                                     "partition": op.partition}},
                 "retry": RETRY, "expect": expect}
     if op.kind == "OffsetFetch":
-        topics = [{"name": f"${{topics.t{t}}}", "partition_indexes": [p]} for t, p in _fetched(resolved)]
+        asked = [{"name": f"${{topics.t{t}}}", "partition_indexes": [p]} for t, p in _fetched(resolved)]
         group = f"${{groups.group{op.group}}}"
-        fields = {"group_id": group, "topics": topics, "require_stable": op.require_stable,
-                  "groups": [{"group_id": group, "topics": topics}]}
+        fields = {"group_id": group, "topics": asked, "require_stable": op.require_stable,
+                  "groups": [{"group_id": group, "topics": asked}]}
         return {"send": op.kind, "fields": fields, "to": {"coordinator": {"group": group}}, "retry": RETRY,
                 "expect": expect}
     if op.kind == "DescribeTransactions":
@@ -218,5 +218,3 @@ def write_case(history: list[Step], folder, *, target: str, seed: int | None):
     path.write_text(render(document, history, target=target, seed=seed))
     return path
 
-
-__all__ = ["case_for", "render", "write_case", "Op"]

@@ -22,7 +22,7 @@ from ..client.connection import ClientError
 from ..protocol.compression import Compression, compress
 from ..protocol.errors import error_name
 from .model import RETRIABLE, Departure, Inconclusive, Model, Names
-from .ops import READ_COMMITTED, READ_UNCOMMITTED, Op, answer, request
+from .ops import READ_COMMITTED, READ_UNCOMMITTED, Op, Resolved, answer, request
 
 TOPICS, PARTITIONS, TRANSACTIONAL_IDS, PRODUCERS, GROUPS = 2, 2, 2, 2, 2
 RETRY_FOR_S = 8.0
@@ -44,7 +44,7 @@ class Step:
     """One operation of a history, what was sent and what came back."""
 
     op: Op
-    resolved: object
+    resolved: Resolved
     answer: dict | None = None
     error: str = ""
     departures: list = field(default_factory=list)

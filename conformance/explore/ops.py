@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..protocol import records
+from ..runner.steps.fetch import visible_records
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 LATEST = -1
@@ -126,9 +127,9 @@ def request(op: Op, resolved: Resolved) -> tuple[str, int, dict]:
             "topics": [{"name": r.topic, "partitions": [{"partition_index": op.partition, "current_leader_epoch": -1,
                                                          "timestamp": LATEST}]}]}
     if op.kind == "OffsetFetch":
-        topics = [{"name": name, "partition_indexes": [partition]} for name, partition in r.partitions]
-        return op.kind, op.version, {"group_id": r.group, "topics": topics, "require_stable": op.require_stable,
-                                     "groups": [{"group_id": r.group, "topics": topics}]}
+        asked = [{"name": name, "partition_indexes": [partition]} for name, partition in r.partitions]
+        return op.kind, op.version, {"group_id": r.group, "topics": asked, "require_stable": op.require_stable,
+                                     "groups": [{"group_id": r.group, "topics": asked}]}
     if op.kind == "DescribeTransactions":
         return op.kind, op.version, {"transactional_ids": [r.transactional_id]}
     if op.kind == "ListTransactions":
@@ -153,8 +154,6 @@ def answer(op: Op, resolved: Resolved, response: dict) -> dict:
     if kind == "TxnOffsetCommit":
         return {"error": response["topics"][0]["partitions"][0]["error_code"]}
     if kind == "Fetch":
-        from ..runner.steps.fetch import visible_records
-
         partition = response["responses"][0]["partitions"][0]
         batches = list(records.decode_batches(partition.get("records") or b""))
         seen = visible_records(batches, partition.get("aborted_transactions") or [], op.isolation)
