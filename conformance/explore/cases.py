@@ -153,7 +153,14 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
                 "retry": RETRY, "expect": expect}
     if op.kind == "EndTxn":
         fields = {"transactional_id": txn, "producer_id": pid, "producer_epoch": epoch, "committed": op.commit}
-        return {"send": op.kind, **version, "fields": fields, "retry": RETRY, "expect": expect}
+        out = {"send": op.kind, **version, "fields": fields, "retry": RETRY, "expect": expect}
+        answer = step.answer or {}
+        bumped = (answer.get("producer_id"), answer.get("producer_epoch"))
+        if op.version >= 5 and not answer.get("error") and None not in bumped and min(bumped) >= 0 \
+                and bumped != (resolved.producer_id, resolved.producer_epoch):
+            saved = generations.new(who)  # transaction version 2: the generation the producer continues with
+            out["save"] = {f"pid_{saved}": "producer_id", f"epoch_{saved}": "producer_epoch"}
+        return out
     if op.kind == "Fetch":
         fetch = {"topic": f"${{topics.t{op.topic}}}", "partition": op.partition,
                  "isolation": "read_committed" if op.isolation else "read_uncommitted"}

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from ..client.cluster import Cluster, ClusterError
 from ..client.connection import ClientError
@@ -31,6 +31,7 @@ MAX_INITS = 6  # InitProducerId requests in one history
 # name topics by id only are left out (the model names them); AddPartitionsToTxn v4+ is for brokers.
 CAPS = {"Produce": 11, "EndTxn": 4, "TxnOffsetCommit": 4, "AddPartitionsToTxn": 3, "OffsetFetch": 9,
         "InitProducerId": 99}
+TV2_VERSIONS = {"Produce": 12, "EndTxn": 5, "TxnOffsetCommit": 5}  # what a client of transaction version 2 sends
 FLOORS = {"Produce": 3, "Fetch": 4, "ListOffsets": 2}  # the first versions with transactions / isolation
 REQUIRED = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "Produce", "Fetch")
 
@@ -103,6 +104,10 @@ class Target:
             low, high = max(found[0], FLOORS.get(api, 0)), min(found[1], CAPS.get(api, found[1]))
             if low <= high:
                 self.versions[api] = (low, high)
+        # Transaction version 2 (KIP-890 part 2) where the target finalizes it and has the versions that speak it
+        self.tv2 = self.cluster.finalized_features.get("transaction.version", 0) >= 2 and all(
+            (found := self.cluster.version_range(api)) is not None and found[0] <= version <= found[1]
+            for api, version in TV2_VERSIONS.items())
         missing = [api for api in REQUIRED if api not in self.versions]
         if missing:
             raise ClusterError(f"the target advertises no usable version of {', '.join(missing)}")
@@ -247,9 +252,19 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             self.stopped = False
             collector.examples += 1
 
+        @initialize(tv2=st.booleans() if target.tv2 else st.just(False))
+        def transaction_version(self, tv2):
+            """Each history speaks one transaction version: 1, or 2 where the target finalizes it."""
+            self.model.tv2 = tv2
+
         def run(self, op: Op) -> None:
             if self.stopped or (deadline is not None and time.monotonic() > deadline):
                 return  # the budget is spent, or the history can no longer be judged: the rest sends nothing
+            if self.model.tv2 and op.txn is not None:
+                if op.kind in ("AddPartitionsToTxn", "AddOffsetsToTxn"):
+                    return  # a client of transaction version 2 lets Produce and TxnOffsetCommit add them
+                if op.kind in TV2_VERSIONS:
+                    op = Op(**{**op.__dict__, "version": TV2_VERSIONS[op.kind]})
             if not self.model.can(op):
                 return
             if op.kind == "InitProducerId" and sum(step.op.kind == op.kind for step in self.history) >= MAX_INITS:

@@ -72,6 +72,7 @@ class Producer:
 
     generations: list = field(default_factory=list)
     transaction: Transaction | None = None
+    ended: tuple | None = None  # transaction version 2: (generation before the bump, commit) of the last EndTxn
 
     @property
     def current(self) -> tuple[int, int] | None:
@@ -116,18 +117,24 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
     "AddOffsetsToTxn": [("stale", REFUSE, "fenced.refused"),
                         ("always", ACCEPT, "add-offsets.accepted")],
     "Produce": [("stale", REFUSE, "fenced.refused"),
+                ("tv2_sequence_gap", REFUSE, "produce.sequence"),
+                ("tv2_repeat", EITHER, "produce.exactly-once"),
+                ("tv2", ACCEPT, "produce.added-implicitly"),
                 ("late", EITHER, "produce.partition-in-transaction"),
                 ("outside_transaction", REFUSE, "produce.partition-in-transaction"),
                 ("sequence_gap", REFUSE, "produce.sequence"),
                 ("repeat", EITHER, "produce.exactly-once"),
                 ("always", ACCEPT, "produce.accepted")],
     "TxnOffsetCommit": [("stale", REFUSE, "fenced.refused"),
+                        ("tv2", ACCEPT, "txn-offset-commit.added-implicitly"),
                         ("late_group", EITHER, "txn-offset-commit.after-add-offsets"),
                         ("no_offsets_added", REFUSE, "txn-offset-commit.after-add-offsets"),
                         ("group_not_added", EITHER, "txn-offset-commit.after-add-offsets"),
                         ("always", ACCEPT, "txn-offset-commit.after-add-offsets")],
-    "EndTxn": [("stale", REFUSE, "fenced.refused"),
+    "EndTxn": [("end_retry", EITHER, "end-txn.bumps-epoch"),
+               ("stale", REFUSE, "fenced.refused"),
                ("no_open_transaction", EITHER, "end-txn.accepted"),
+               ("tv2", ACCEPT, "end-txn.bumps-epoch"),
                ("always", ACCEPT, "end-txn.accepted")],
     "Fetch": [("always", ACCEPT, "read.known-records")],
     "ListOffsets": [("always", ACCEPT, "read.known-records")],
@@ -141,7 +148,10 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
 class Model:
     """The state a history established, and the judge of its next answer."""
 
-    def __init__(self, topics: int = 2, partitions: int = 2):
+    def __init__(self, topics: int = 2, partitions: int = 2, *, tv2: bool = False):
+        """``tv2``: the history speaks transaction version 2 (KIP-890 part 2): EndTxn v5 bumps the epoch, Produce
+        v12 and TxnOffsetCommit v5 add their partition to the transaction themselves."""
+        self.tv2 = tv2
         self.transactional: dict[int, Producer] = {}
         self.idempotent: dict[int, Producer] = {}
         self.partitions = {(t, p): Partition() for t in range(topics) for p in range(partitions)}
@@ -251,6 +261,12 @@ class Model:
                 holds.add("group_not_added")
         if op.kind == "EndTxn" and not open_:
             holds.add("no_open_transaction")
+        if self.tv2 and op.kind == "EndTxn" and op.stale and producer is not None and producer.ended == (
+                producer.generations[-2], op.commit):
+            holds.add("end_retry")  # the same EndTxn again at the epoch before its bump: a retry, not a zombie
+        if self.tv2 and op.txn is not None and op.kind in ("Produce", "TxnOffsetCommit", "EndTxn"):
+            holds.add("tv2")
+            holds |= {f"tv2_{name}" for name in ("sequence_gap", "repeat") if name in holds}
         if op.kind == "OffsetFetch" and op.require_stable and self._pending_offsets(op.group):
             holds.add("require_stable_pending")
         return holds
@@ -348,6 +364,8 @@ class Model:
                                         f"{op.describe()} was written at offset {answer['base_offset']}, below "
                                         f"{where.end} where an earlier write ended", {}))
         producer = self._producer(op)
+        if self.tv2 and op.txn is not None:
+            self._open_transaction(op).partitions.add((op.topic, op.partition))  # Produce v12 adds it itself
         transaction = producer.transaction if op.txn is not None else None
         late = expectation.outcome == EITHER  # joined a transaction that was ending
         self._record_write(op, resolved, answer, transaction=transaction, fate_known=not late)
@@ -367,6 +385,8 @@ class Model:
             where.end = max(where.end, write.base_offset + len(resolved.values))
 
     def _apply_TxnOffsetCommit(self, op, resolved, answer, expectation):
+        if self.tv2:
+            self._open_transaction(op).groups.add(op.group)  # TxnOffsetCommit v5 adds the offsets itself
         transaction = self.transactional[op.txn].transaction
         key = (op.group, op.topic, op.partition)
         if expectation.outcome == EITHER and (transaction is None or transaction.outcome is not None):
@@ -376,9 +396,21 @@ class Model:
 
     def _apply_EndTxn(self, op, resolved, answer, expectation):
         producer = self.transactional[op.txn]
+        departures = []
+        if self.tv2:  # EndTxn v5 answers the generation the producer continues with
+            bumped = (answer.get("producer_id", -1), answer.get("producer_epoch", -1))
+            if expectation.outcome == EITHER and op.stale:
+                return []  # a retry of the EndTxn that bumped: no new generation, no effect
+            if bumped[0] is not None and bumped[0] >= 0 and (bumped[1] or 0) >= 0 and bumped != producer.current:
+                producer.ended = (producer.current, op.commit)
+                producer.generations.append(bumped)
+            elif expectation.outcome == ACCEPT:
+                departures.append(Departure(expectation.rule, f"{op.describe()} answered producer id {bumped[0]} "
+                                            f"epoch {bumped[1]}, not a new generation", {}))
         if expectation.outcome == EITHER or producer.transaction is None:
-            return  # no open transaction: the text ties no effect to it
+            return departures  # no open transaction: the text ties no effect to it
         self._end(producer.transaction, "commit" if op.commit else "abort")
+        return departures
 
     def _end(self, transaction: Transaction, outcome: str) -> None:
         transaction.outcome = outcome

@@ -58,6 +58,19 @@ RULES = _rules(
          "writing",
          "a transactional write to a partition not added to the producer's ongoing transaction is refused "
          "(before Produce v12, where the partition is added implicitly)"),
+    Rule("produce.added-implicitly", "KIP-890",
+         "the partition leader verifies with the coordinator that the partition is in the transaction; with Produce "
+         "v12 the partition is added implicitly",
+         "with transaction version 2, a transactional write in sequence by the current producer is accepted and "
+         "its partition joins the transaction"),
+    Rule("txn-offset-commit.added-implicitly", "KIP-890",
+         "TxnOffsetCommit v5 adds the offsets partition implicitly",
+         "with transaction version 2, TxnOffsetCommit by the current producer is accepted without AddOffsetsToTxn"),
+    Rule("end-txn.bumps-epoch", "KIP-890",
+         "the producer epoch is bumped at the end of every transaction; EndTxn v5 returns the new producer id and "
+         "epoch",
+         "with transaction version 2, EndTxn ends the open transaction and answers a new generation; the same "
+         "EndTxn again at the epoch before the bump is a retry, not an older generation"),
     Rule("produce.accepted", "KIP-98",
          "For a given PID, sequence numbers will start from zero and be monotonically increasing, with one sequence "
          "number per topic partition produced to.",

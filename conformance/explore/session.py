@@ -219,5 +219,14 @@ def _step_json(step) -> dict:
     return {"request": step.op.describe(), "op": {key: value for key, value in step.op.__dict__.items()},
             "values": list(step.resolved.values), "producer_id": step.resolved.producer_id,
             "producer_epoch": step.resolved.producer_epoch, "base_sequence": step.resolved.base_sequence,
-            "answer": step.answer, "error": step.error, "allowed": step.outcome,
+            "answer": _plain(step.answer), "error": step.error, "allowed": step.outcome,
             "departures": [{"rule": departure.rule.id, "message": departure.message} for departure in step.departures]}
+
+
+def _plain(value):
+    """``value`` with JSON's kinds of keys: an OffsetFetch answer is keyed by (topic, partition)."""
+    if isinstance(value, dict):
+        return {(f"t{key[0]}-{key[1]}" if isinstance(key, tuple) else key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)

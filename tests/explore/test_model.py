@@ -158,3 +158,32 @@ def test_a_write_while_the_transaction_ends_may_be_accepted_or_refused():
         history.do(Op("AddPartitionsToTxn", 3, txn=0, partitions=((0, 0),)))
         history.do(Op("EndTxn", 3, txn=0, commit=True))
         assert history.produce(0, error=error) == []
+
+
+def test_transaction_version_2_adds_partitions_itself_and_bumps_the_epoch_at_the_end():
+    history = History()
+    history.model.tv2 = True
+    history.init(pid=9, epoch=0)
+    assert history.do(Op("Produce", 12, txn=0), base_offset=0) == []  # no AddPartitionsToTxn: added implicitly
+    written = history.last.values
+    assert history.fetch([], hw=1, lso=1) == ["lso.below-open-transaction"]  # the write opened a transaction
+    assert history.do(Op("EndTxn", 5, txn=0, commit=True), producer_id=9, producer_epoch=0) == ["end-txn.bumps-epoch"]
+    history = History()
+    history.model.tv2 = True
+    history.init(pid=9, epoch=0)
+    history.do(Op("Produce", 12, txn=0), base_offset=0)
+    written = history.last.values
+    assert history.do(Op("EndTxn", 5, txn=0, commit=False), producer_id=9, producer_epoch=1) == []
+    assert history.fetch(written, hw=2, lso=2, offsets={written[0]: 0}) == ["read-committed.committed-only"]
+    assert history.produce(3, stale=True) == ["fenced.refused"]  # the epoch before the bump is an older generation
+
+
+def test_transaction_version_2_the_same_end_txn_again_at_the_epoch_before_its_bump_is_a_retry():
+    history = History()
+    history.model.tv2 = True
+    history.init(pid=9, epoch=0)
+    history.do(Op("Produce", 12, txn=0), base_offset=0)
+    assert history.do(Op("EndTxn", 5, txn=0, commit=True), producer_id=9, producer_epoch=1) == []
+    assert history.do(Op("EndTxn", 5, txn=0, commit=True, stale=True), producer_id=9, producer_epoch=1) == []
+    assert history.model.transactional[0].current == (9, 1)
+    assert history.do(Op("EndTxn", 5, txn=0, commit=False, stale=True)) == ["fenced.refused"]  # not the same EndTxn

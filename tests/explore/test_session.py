@@ -55,3 +55,11 @@ def test_a_departure_is_a_failed_result_with_its_history(tmp_path):
     assert (tmp_path / "r-produce.partition-in-transaction.json").is_file()
     [quiet] = results(exploration(1), run_id="r", target_version="3.5.2", histories=tmp_path)
     assert quiet.outcome.value == "passed" and "no departure in 2 histories, 10 requests" in quiet.message
+
+
+def test_a_history_with_an_offset_fetch_is_written_as_json(tmp_path):
+    found = hanging(10)
+    read = Op("OffsetFetch", 8, group=0)
+    found.history.insert(1, Step(read, found.history[0].resolved, answer={"error": 0, "partitions": {(0, 0): (0, -1)}}))
+    results(exploration(1, found), run_id="r", target_version=None, histories=tmp_path)
+    assert '"t0-0"' in (tmp_path / "r-produce.partition-in-transaction.json").read_text()
