@@ -7,6 +7,9 @@ import pytest
 from conformance.explore.model import TABLE, Inconclusive, Model, Names
 from conformance.explore.ops import READ_COMMITTED, READ_UNCOMMITTED, Op
 from conformance.explore.rules import RULES
+from conformance.resources import suites
+
+SUITES = suites()
 
 NONE, INVALID_TXN_STATE, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS, UNSTABLE = 0, 48, 90, 51, 88
 
@@ -41,6 +44,13 @@ def test_every_rule_the_table_names_is_written_with_its_kip_sentence():
     used = {rule_id for rows in TABLE.values() for _, _, rule_id in rows}
     assert used <= set(RULES)
     assert all(rule.kip.startswith("KIP-") and rule.text and rule.summary for rule in RULES.values())
+
+
+def test_the_kip_890_and_kip_664_sentences_are_the_ones_the_bundled_suites_quote():
+    suites = " ".join(" ".join(path.read_text(encoding="utf-8").split()) for path in SUITES.rglob("*.yaml"))
+    for rule in RULES.values():
+        if rule.kip in ("KIP-890", "KIP-664"):
+            assert " ".join(rule.text.split()) in suites, rule.id
 
 
 def test_a_transactional_write_to_a_partition_not_added_must_be_refused():
