@@ -116,7 +116,10 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
                            ("always", ACCEPT, "add-partitions.accepted")],
     "AddOffsetsToTxn": [("stale", REFUSE, "fenced.refused"),
                         ("always", ACCEPT, "add-offsets.accepted")],
-    "Produce": [("stale", REFUSE, "fenced.refused"),
+    # Kafka's documented deviation (rules.DEVIATIONS): a write at the epoch EndTxn v5 just bumped from, to a
+    # partition of the transaction it ended, may still be accepted while the markers are written
+    "Produce": [("tv2_just_bumped", EITHER, "fenced.refused"),
+                ("stale", REFUSE, "fenced.refused"),
                 ("tv2_sequence_gap", REFUSE, "produce.sequence"),
                 ("tv2_repeat", EITHER, "produce.exactly-once"),
                 ("tv2", ACCEPT, "produce.added-implicitly"),
@@ -264,6 +267,10 @@ class Model:
         if self.tv2 and op.kind == "EndTxn" and op.stale and producer is not None and producer.ended == (
                 producer.generations[-2], op.commit):
             holds.add("end_retry")  # the same EndTxn again at the epoch before its bump: a retry, not a zombie
+        if self.tv2 and op.kind == "Produce" and op.stale and producer is not None and producer.ended is not None \
+                and producer.ended[0] == producer.generations[-2] and transaction is not None \
+                and transaction.outcome is not None and (op.topic, op.partition) in transaction.partitions:
+            holds.add("tv2_just_bumped")
         if self.tv2 and op.txn is not None and op.kind in ("Produce", "TxnOffsetCommit", "EndTxn"):
             holds.add("tv2")
             holds |= {f"tv2_{name}" for name in ("sequence_gap", "repeat") if name in holds}

@@ -6,7 +6,7 @@ import pytest
 
 from conformance.explore.model import TABLE, Inconclusive, Model, Names
 from conformance.explore.ops import READ_COMMITTED, READ_UNCOMMITTED, Op
-from conformance.explore.rules import RULES
+from conformance.explore.rules import DEVIATIONS, RULES
 from conformance.resources import suites
 
 SUITES = suites()
@@ -185,7 +185,7 @@ def test_transaction_version_2_adds_partitions_itself_and_bumps_the_epoch_at_the
     written = history.last.values
     assert history.do(Op("EndTxn", 5, txn=0, commit=False), producer_id=9, producer_epoch=1) == []
     assert history.fetch(written, hw=2, lso=2, offsets={written[0]: 0}) == ["read-committed.committed-only"]
-    assert history.produce(3, stale=True) == ["fenced.refused"]  # the epoch before the bump is an older generation
+    assert history.produce(0, topic=1, stale=True) == ["fenced.refused"]  # the epoch before the bump: an older generation
 
 
 def test_transaction_version_2_the_same_end_txn_again_at_the_epoch_before_its_bump_is_a_retry():
@@ -197,3 +197,15 @@ def test_transaction_version_2_the_same_end_txn_again_at_the_epoch_before_its_bu
     assert history.do(Op("EndTxn", 5, txn=0, commit=True, stale=True), producer_id=9, producer_epoch=1) == []
     assert history.model.transactional[0].current == (9, 1)
     assert history.do(Op("EndTxn", 5, txn=0, commit=False, stale=True)) == ["fenced.refused"]  # not the same EndTxn
+
+
+def test_transaction_version_2_a_write_at_the_epoch_just_bumped_from_may_join_the_ending_transaction():
+    """Kafka's documented deviation: its partition leader still holds the transaction open until the marker."""
+    history = History()
+    history.model.tv2 = True
+    history.init(pid=9, epoch=0)
+    history.do(Op("Produce", 12, txn=0, topic=1, partition=1), base_offset=0)
+    assert history.do(Op("EndTxn", 5, txn=0, commit=False), producer_id=9, producer_epoch=1) == []
+    assert history.do(Op("Produce", 12, txn=0, topic=1, partition=1, stale=True), base_offset=1) == []
+    assert history.do(Op("Produce", 12, txn=0, topic=0, partition=0, stale=True), base_offset=0) == ["fenced.refused"]
+    assert "fenced.refused" in {deviation.rule for deviation in DEVIATIONS}
