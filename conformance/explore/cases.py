@@ -118,7 +118,7 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
                "fields": {"transactional_id": txn, "transaction_timeout_ms": TRANSACTION_TIMEOUT_MS,
                           "producer_id": -1, "producer_epoch": -1},
                "retry": RETRY, "expect": expect}
-        if not step.answer.get("error"):
+        if not (step.answer or {}).get("error"):
             saved = generations.new(who)
             out["save"] = {f"pid_{saved}": "producer_id", f"epoch_{saved}": "producer_epoch"}
         return out
@@ -156,8 +156,9 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
         out = {"send": op.kind, **version, "fields": fields, "retry": RETRY, "expect": expect}
         answer = step.answer or {}
         bumped = (answer.get("producer_id"), answer.get("producer_epoch"))
-        if op.version >= 5 and not answer.get("error") and None not in bumped and min(bumped) >= 0 \
-                and bumped != (resolved.producer_id, resolved.producer_epoch):
+        valid = all(isinstance(value, int) and value >= 0 for value in bumped)
+        if op.version >= 5 and not answer.get("error") and valid and bumped != (resolved.producer_id,
+                                                                                resolved.producer_epoch):
             saved = generations.new(who)  # transaction version 2: the generation the producer continues with
             out["save"] = {f"pid_{saved}": "producer_id", f"epoch_{saved}": "producer_epoch"}
         return out

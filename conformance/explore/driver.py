@@ -133,7 +133,8 @@ class Target:
             body = {"topics": [{"name": name, "num_partitions": PARTITIONS, "replication_factor": 1,
                                 "assignments": [], "configs": []} for name in wanted],
                     "timeout_ms": 30_000, "validate_only": False}
-            response = self.cluster.connection().request("CreateTopics", version, body, step="setup", timeout=35).response
+            response = _answered(self.cluster.connection().request("CreateTopics", version, body, step="setup",
+                                                                   timeout=35))
             for result in response["topics"]:
                 if result["error_code"] not in (0, 36):
                     raise ClusterError(f"creating {result['name']} failed: {error_name(result['error_code'])}")
@@ -166,7 +167,7 @@ class Target:
                 body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 1000, "topics": [
                     {"name": name, "partitions": [{"partition_index": partition, "current_leader_epoch": -1,
                                                    "timestamp": -1}]}]}
-                response = self.cluster.connection(leader).request("ListOffsets", version, body, step="setup").response
+                response = _answered(self.cluster.connection(leader).request("ListOffsets", version, body, step="setup"))
                 if response["topics"][0]["partitions"][0]["error_code"]:
                     return False
         return True
@@ -199,8 +200,8 @@ class Target:
         while True:
             attempts += 1
             try:
-                response = self.cluster.connection(self.destination(op, names, resolved)).request(
-                    api, version, body, step=op.kind).response
+                response = _answered(self.cluster.connection(self.destination(op, names, resolved)).request(
+                    api, version, body, step=op.kind))
             except (ClientError, ClusterError) as error:
                 return None, f"{type(error).__name__}: {error}", attempts
             try:
@@ -211,6 +212,13 @@ class Target:
                 return got, "", attempts
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
+
+
+def _answered(exchange) -> dict:
+    """The decoded answer of an exchange the client completed (it raises when there is none)."""
+    if exchange.response is None:
+        raise ClusterError(f"{exchange.api} v{exchange.version}: no answer")
+    return exchange.response
 
 
 def _works(name: str) -> bool:

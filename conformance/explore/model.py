@@ -195,6 +195,7 @@ class Model:
 
     def _sequence_key(self, op: Op) -> tuple:
         producer = self._producer(op)
+        assert producer is not None  # can() asks only of operations whose producer exists
         pid, epoch = producer.generations[-2 if op.stale else -1]
         return (pid, epoch, op.topic, op.partition)
 
@@ -238,12 +239,12 @@ class Model:
             holds.add("stale")
         producer = self._producer(op)
         transaction = producer.transaction if producer is not None else None
-        open_ = transaction is not None and transaction.outcome is None
+        open_ = transaction if transaction is not None and transaction.outcome is None else None
         if op.kind == "Produce" and op.txn is not None:
             where = (op.topic, op.partition)
             if transaction is not None and transaction.outcome is not None and where in transaction.partitions:
                 holds.add("late")
-            if not open_ or where not in transaction.partitions:
+            if open_ is None or where not in open_.partitions:
                 holds.add("outside_transaction")
         if op.kind == "Produce" and not op.stale:
             key = (resolved.producer_id, resolved.producer_epoch, op.topic, op.partition)
@@ -256,13 +257,13 @@ class Model:
         if op.kind == "TxnOffsetCommit":
             if transaction is not None and transaction.outcome is not None and op.group in transaction.groups:
                 holds.add("late_group")
-            if not open_ or not transaction.groups:
+            if open_ is None or not open_.groups:
                 holds.add("no_offsets_added")
-            elif op.group not in transaction.groups:
+            elif op.group not in open_.groups:
                 # the text ties AddOffsetsToTxn to a group but says nothing of another group's offsets in the same
                 # transaction (Kafka checks the offsets partition, which two groups may share): either answer
                 holds.add("group_not_added")
-        if op.kind == "EndTxn" and not open_:
+        if op.kind == "EndTxn" and open_ is None:
             holds.add("no_open_transaction")
         if self.tv2 and op.kind == "EndTxn" and op.stale and producer is not None and producer.ended == (
                 producer.generations[-2], op.commit):

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..protocol import records
+from ..protocol.compression import Compression
 from ..runner.steps.fetch import visible_records
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
@@ -79,7 +80,7 @@ def batch_bytes(resolved: Resolved, op: Op) -> bytes:
         base_timestamp=int(time.time() * 1000), producer_id=resolved.producer_id,
         producer_epoch=resolved.producer_epoch, base_sequence=resolved.base_sequence,
         records=[records.Record(offset_delta=index, value=value.encode()) for index, value in enumerate(resolved.values)])
-    return records.encode_batch(batch, compression=records.Compression[op.compression.upper()])
+    return records.encode_batch(batch, compression=Compression[op.compression.upper()])
 
 
 def request(op: Op, resolved: Resolved) -> tuple[str, int, dict]:
