@@ -21,6 +21,7 @@ from ..targets.registry import resolve
 
 
 def measure(bootstrap: str, spec: str, seeds: list[int], budget: Budget) -> list[dict]:
+    """One exploration per seed on the target at ``bootstrap``; a row of measurements each, printed."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-explore-") as cases:
         for seed in seeds:
@@ -46,6 +47,7 @@ def measure(bootstrap: str, spec: str, seeds: list[int], budget: Budget) -> list
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The benchmark on each target named."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.explore")
     parser.add_argument("specs", nargs="*", default=["kafka:3.5.2"])
     parser.add_argument("--seeds", default="1,2,3", help="comma-separated seeds, one exploration each")

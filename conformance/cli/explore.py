@@ -17,6 +17,7 @@ from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, EXPLORED
 
 
 def register(commands) -> None:
+    """Add ``conformance explore`` to ``commands``."""
     explore = commands.add_parser(
         "explore", help="generated request histories judged against a model of the KIPs; departures become cases")
     explore.add_argument("--target", default=DEFAULT_TARGET, metavar="SPEC",
@@ -40,6 +41,7 @@ def register(commands) -> None:
 
 
 def command_explore(arguments) -> int:
+    """Explore one target; the exit code says whether an answer departed."""
     from ..explore.session import Budget, answers_line, explore, printer, progress_line, results
     from ..extension import Extensions
     from ..pytest_plugin.run_state import result_line

@@ -25,6 +25,7 @@ READS = ("Fetch", "ListOffsets", "OffsetFetch", "DescribeTransactions", "ListTra
 
 
 def slug(text: str) -> str:
+    """``text`` as a suite or case id may spell it."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
@@ -35,11 +36,13 @@ class _Generations:
         self.saved: dict[tuple, list[str]] = {}
 
     def new(self, who: tuple) -> str:
+        """The variables' suffix of a new generation of ``who``."""
         names = self.saved.setdefault(who, [])
         names.append(f"{who[0]}{who[1]}_g{len(names) + 1}")
         return names[-1]
 
     def of(self, who: tuple, stale: bool) -> str:
+        """The suffix of the generation an operation speaks for."""
         names = self.saved.get(who) or ["none"]
         return names[-2] if stale and len(names) > 1 else names[-1]
 
@@ -94,6 +97,7 @@ class _Plain(yaml.SafeDumper):
     """Every step spelt out: no anchors and aliases for the retry every step shares."""
 
     def ignore_aliases(self, data) -> bool:
+        """Never an alias."""
         return True
 
 

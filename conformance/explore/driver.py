@@ -53,6 +53,7 @@ class Step:
     outcome: str = ""  # what the model's rule allowed: accept, refuse or either
 
     def line(self) -> str:
+        """The request and its answer, in one line."""
         got = self.error or ("NONE" if not self.answer or not self.answer.get("error")
                              else error_name(self.answer["error"]))
         return f"{self.op.describe()} -> {got}"
@@ -75,6 +76,7 @@ class Collector:
         self.judging_s = 0.0
 
     def departed(self, history: list[Step], departure: Departure) -> None:
+        """Keep ``history`` if it is the shortest departing one of its rule so far."""
         self.departing_examples += 1
         if self.first_departure_s is None:
             self.first_departure_s = time.monotonic() - self.started
@@ -114,6 +116,7 @@ class Target:
         self.compressions = [name for name in ("none", "gzip", "snappy", "lz4", "zstd") if _works(name)]
 
     def close(self) -> None:
+        """Delete the topics still listed and close the connections."""
         self.delete_topics()
         self.cluster.close()
 
@@ -173,6 +176,7 @@ class Target:
         return True
 
     def delete_topics(self) -> None:
+        """Delete the topics earlier histories created, in one request."""
         names, self.created = self.created, []
         if not names or self.cluster.version_range("DeleteTopics") is None:
             return
@@ -184,6 +188,7 @@ class Target:
             pass  # names never collide: a topic left behind harms nothing
 
     def destination(self, op: Op, names: Names, resolved) -> int | str:
+        """The broker ``op`` goes to: the partition's leader, the group's or transaction's coordinator."""
         if op.kind in ("Produce", "Fetch", "ListOffsets"):
             return self.cluster.leaders.get((resolved.topic, op.partition)) or self.cluster.leader(resolved.topic, op.partition)
         if op.kind in ("TxnOffsetCommit", "OffsetFetch"):
@@ -234,6 +239,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
     versions = target.versions
 
     def version(api: str):
+        """The versions of ``api`` to draw from."""
         low, high = versions[api]
         return st.integers(low, high)
 
@@ -252,6 +258,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
              if api in versions]
 
     class Exploration(RuleBasedStateMachine):
+        """One history: the rules are the operations hypothesis draws, in any order."""
         def __init__(self):
             super().__init__()
             self.names = None  # created with the first request: an example the budget cut short creates nothing
@@ -266,6 +273,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             self.model.tv2 = tv2
 
         def run(self, op: Op) -> None:
+            """Send ``op`` (when it makes sense now), judge the answer, fail the example on a departure."""
             if self.stopped or (deadline is not None and time.monotonic() > deadline):
                 return  # the budget is spent, or the history can no longer be judged: the rest sends nothing
             if self.model.tv2 and op.txn is not None:
@@ -312,15 +320,18 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
 
         @rule(txn=txn, version=version("InitProducerId"))
         def init_transactional(self, txn, version):
+            """InitProducerId for a transactional id."""
             self.run(Op("InitProducerId", version, txn=txn))
 
         @rule(producer=producer, version=version("InitProducerId"))
         def init_idempotent(self, producer, version):
+            """InitProducerId for an idempotent producer."""
             self.run(Op("InitProducerId", version, producer=producer))
 
         @rule(txn=txn, partitions=st.lists(where, min_size=1, max_size=2, unique=True), stale=mostly_not,
               version=version("AddPartitionsToTxn"))
         def add_partitions(self, txn, partitions, stale, version):
+            """AddPartitionsToTxn (transaction version 1)."""
             self.run(Op("AddPartitionsToTxn", version, txn=txn, partitions=tuple(sorted(partitions)), stale=stale))
 
         @rule(txn=txn, pick=st.integers(0, 3), sequence=sequences, compression=compressions, count=counts,
@@ -343,26 +354,31 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
         @rule(producer=producer, where=where, sequence=sequences, compression=compressions, count=counts,
               version=version("Produce"))
         def produce_idempotent(self, producer, where, sequence, compression, count, version):
+            """An idempotent write, in sequence or not."""
             self.produce(Op("Produce", version, producer=producer, topic=where[0], partition=where[1],
                             sequence=sequence, compression=compression, count=count))
 
         def produce(self, op: Op) -> None:
+            """Send a Produce whose compression its version can carry."""
             if op.compression == "zstd" and op.version < 7:  # zstd needs Produce v7 (KIP-110)
                 op = Op(**{**op.__dict__, "compression": "none"})
             self.run(op)
 
         @rule(txn=txn, commit=st.booleans(), stale=mostly_not, version=version("EndTxn"))
         def end_transaction(self, txn, commit, stale, version):
+            """EndTxn, commit or abort."""
             self.run(Op("EndTxn", version, txn=txn, commit=commit, stale=stale))
 
         if "AddOffsetsToTxn" in versions and "TxnOffsetCommit" in versions:
             @rule(txn=txn, group=group, stale=mostly_not, version=version("AddOffsetsToTxn"))
             def add_offsets(self, txn, group, stale, version):
+                """AddOffsetsToTxn (transaction version 1)."""
                 self.run(Op("AddOffsetsToTxn", version, txn=txn, group=group, stale=stale))
 
             @rule(txn=txn, group=group, where=where, offset=st.integers(0, 20), stale=mostly_not,
                   version=version("TxnOffsetCommit"))
             def txn_offset_commit(self, txn, group, where, offset, stale, version):
+                """TxnOffsetCommit of one partition's offset."""
                 self.run(Op("TxnOffsetCommit", version, txn=txn, group=group, topic=where[0], partition=where[1],
                             offset=offset, stale=stale))
 

@@ -76,6 +76,7 @@ class Producer:
 
     @property
     def current(self) -> tuple[int, int] | None:
+        """The newest generation: (producer id, epoch)."""
         return self.generations[-1] if self.generations else None
 
 
@@ -93,6 +94,7 @@ class Write:
 
 @dataclass
 class Partition:
+    """What the history wrote to one partition, and what was refused."""
     writes: list = field(default_factory=list)
     by_value: dict = field(default_factory=dict)
     refused: set = field(default_factory=set)
@@ -544,10 +546,13 @@ class Names:
         self.topic_ids = topic_ids or {}
 
     def topic(self, index: int) -> str:
+        """The name of topic ``index``."""
         return f"{self.prefix}-t{index}"
 
     def txn(self, index: int) -> str:
+        """The name of transactional id ``index``."""
         return f"{self.prefix}-txn{index}"
 
     def group(self, index: int) -> str:
+        """The name of group ``index``."""
         return f"{self.prefix}-group{index}"

@@ -66,6 +66,7 @@ class Found:
 
 @dataclass
 class Exploration:
+    """One exploration's counts, duration and departures."""
     target: str
     seed: int
     collector: Collector
@@ -75,6 +76,7 @@ class Exploration:
 
     @property
     def requests_per_s(self) -> float:
+        """Requests sent per second of the exploration."""
         return self.collector.requests / self.elapsed_s if self.elapsed_s else 0.0
 
 
@@ -147,6 +149,7 @@ def _round(machine, round_seed: int, examples: int) -> None:
 
 
 def progress_line(exploration: Exploration) -> str:
+    """The console's progress line."""
     collector = exploration.collector
     departures = len(exploration.found) or len(collector.found)  # merged explorations keep theirs in found
     return (f"explore {exploration.target}: {collector.examples} examples, {collector.requests} requests "
@@ -159,6 +162,7 @@ def printer(every_s: float = 5.0, stream=None):
     last = {"at": float("-inf"), "found": 0}
 
     def show(exploration: Exploration) -> None:
+        """Print the progress line when it is due."""
         now = time.monotonic()
         if now - last["at"] >= every_s or len(exploration.collector.found) != last["found"]:
             last["at"], last["found"] = now, len(exploration.collector.found)
