@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
 import threading
 import time
 import traceback
+from typing import Callable
 
 from ..client.cluster import Cluster, ClusterError
 from ..client.connection import ClientError
@@ -22,13 +24,34 @@ from .dispatch import run_steps
 from .resources import Resources, TooFewBrokers, delete_topics, replicas_needed, too_few_brokers
 from .shared_restart import SharedRestart
 from .steps import bundled
-from .under_way import UnderWay
+from .under_way import UnderWay, last_request, replayable
 
 
 LIVENESS_TIMEOUT_S = 5.0
 # A crashed process's connections close a moment before it can be reaped: how long to wait for how it ended.
 ENDING_WAIT_S = 1.0
 UNDER_IT = "the target stopped answering while another item ran beside this one, and the harness restarted it under this one"
+# How long a target brought back by the user's command (``--restart-command``) may take to answer again.
+BRING_BACK_WAIT_S = 60.0
+NOT_KNOWN = ("which took it down is not known: rerun them with --jobs 1, or let the harness bring the target back "
+             "(--restart-command for a HOST:PORT target) and it reruns them one at a time")
+
+
+class RerunAlone(Exception):
+    """From :meth:`Runner.run` given ``rerun_alone``: the target stopped answering while this item ran beside
+    others, and the harness brought it back. Which of them took it down is not known, so this item has no
+    verdict yet: it is to be run again, alone (:mod:`.parallel` does so once the others are done)."""
+
+
+def command_restart(command: str, timeout_s: float = 300.0) -> Callable[[], None]:
+    """How the user's supervisor brings an attached target back (``--restart-command``): a shell command that
+    returns once the broker is starting; :meth:`Runner._restarted` then waits for it to answer."""
+    def bring_back() -> None:
+        done = subprocess.run(command, shell=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"the restart command exited with status {done.returncode}")
+    return bring_back
 
 
 class Runner:
@@ -56,6 +79,8 @@ class Runner:
         self._under_way = UnderWay()  # several threads may run items (parallel.RunAhead)
         self._restarts = 0  # how often the harness brought the target back after it stopped answering
         self._recovering = threading.Lock()
+        # Brings back a target the harness cannot restart itself (an attached HOST:PORT): ``--restart-command``.
+        self.bring_back: Callable[[], None] | None = None
         self._probing = threading.Lock()
         # Topics the items created, deleted when the runner closes rather than after each item: deleting a
         # topic while other items run disturbs them on some brokers (Kafka 3.9's group coordinator forgets
@@ -122,6 +147,8 @@ class Runner:
                 self.target.restart()
             elif "revive" in self.target.capabilities:
                 self.target.revive()
+            elif self.bring_back is not None:
+                self.bring_back()
             else:
                 return False
         except Exception:  # noqa: BLE001 - a failed restart leaves the target down, which is what gets reported
@@ -131,23 +158,34 @@ class Runner:
             if self._probe is not None:
                 self._probe.close()
                 self._probe = None
-        return self.alive() is None
+        deadline = time.monotonic() + BRING_BACK_WAIT_S  # a supervisor's command may return before it listens
+        while self.alive() is not None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        return True
 
     # ---------------------------------------------------------------------- running
-    def run(self, case: Case, version: int | None, shared_restart: SharedRestart | None = None) -> CaseResult:
+    def run(self, case: Case, version: int | None, shared_restart: SharedRestart | None = None, *,
+            rerun_alone: bool = False) -> CaseResult:
         """Runs one item; after one that may have hurt the target, checks the target still answers. Given
-        ``shared_restart``, the item is one of a group sharing broker restarts (its restart steps wait there)."""
+        ``shared_restart``, the item is one of a group sharing broker restarts (its restart steps wait there).
+        Given ``rerun_alone`` (items running beside each other, :mod:`.parallel`), an item whose verdict a
+        crash left unknown, the target being back, raises :class:`RerunAlone` instead of ending without one."""
         if self.down is not None:
             result = self._result(case, version, Transcript(), time.monotonic())
             return self._finish(result, Outcome.ERROR, time.monotonic(), Transcript(), f"not run: {self.down}")
         where = f"{case.full_id}" + ("" if version is None else f" v{version}")
-        token, restarts = self._under_way.start(where), self._restarts
+        transcript = Transcript()
+        token, restarts = self._under_way.start(where, transcript), self._restarts
         try:
-            result = self._run(case, version, shared_restart)
+            result = self._run(case, version, shared_restart, transcript)
         finally:
             beside = self._under_way.finish(token)
         done = result.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED, Outcome.SKIPPED)
         if self._restarts != restarts and not done:  # another item's crash: the restart, not this case, did it
+            if rerun_alone:
+                raise RerunAlone(where)
             return self._no_verdict(result, f"no verdict: {UNDER_IT}")
         if done and not case.rough:
             self._answered = True
@@ -163,24 +201,30 @@ class Runner:
         problem += self._ending()
         with self._recovering:  # items that notice together: one restart
             if self._restarts != restarts:
+                if rerun_alone:
+                    raise RerunAlone(where)
                 return self._no_verdict(result, f"no verdict: {UNDER_IT} ({problem})")
+            under_way = self._under_way.now()  # the others still under way, before a restart ends them
             restarted = self.down is None and self._restarted()
         then = "; the harness restarted it" if restarted else ""
         if beside:  # in a parallel run any item under way may have taken it down: the one that noticed is not blamed
+            if restarted and rerun_alone:
+                raise RerunAlone(where)
             others = ", ".join(beside[:3]) + (", ..." if len(beside) > 3 else "")
             if not restarted:
+                named = "; ".join([f"{where} (last sent: {last_request(transcript)})", *under_way])
                 self.down = self.down or (f"target {self.target.spec} stopped answering while {len(beside) + 1} "
-                                          f"items ran at once: {problem}")
+                                          f"items ran at once: {problem}; under way then: {named}")
             return self._no_verdict(result, f"no verdict: the target stopped answering while this item and "
-                                            f"{len(beside)} others ran at once ({others}): {problem}{then}; which "
-                                            "took it down is not known: rerun them with --jobs 1")
+                                            f"{len(beside)} others ran at once ({others}): {problem}{then}; this "
+                                            f"item last sent {last_request(transcript)}; {NOT_KNOWN}")
         if not restarted:
             self.down = self.down or f"target {self.target.spec} stopped answering after {where}: {problem}"
         # A crash is never a pass: the case that took the target down fails, whatever its steps saw
         # and whatever its requirement level (an IMPLEMENTATION case that differed too).
         result.outcome = Outcome.FAILED
-        result.message = (f"{STOPPED_ANSWERING} ({problem}){then}" if restarted else f"{STOPPED_ANSWERING}: {problem}") \
-            + (f"\n{result.message}" if result.message else "")
+        result.message = (f"{STOPPED_ANSWERING}: it took the target down ({problem}){then}; {replayable(transcript)}"
+                          + (f"\n{result.message}" if result.message else ""))
         return result
 
     @staticmethod
@@ -189,9 +233,9 @@ class Runner:
         result.message = why + (f"\n{result.message}" if result.message else "")
         return result
 
-    def _run(self, case: Case, version: int | None, shared_restart: SharedRestart | None) -> CaseResult:
+    def _run(self, case: Case, version: int | None, shared_restart: SharedRestart | None,
+             transcript: Transcript) -> CaseResult:
         started = time.monotonic()
-        transcript = Transcript()
         result = self._result(case, version, transcript, started)
         try:
             if case.api is not None and version is not None:

@@ -20,7 +20,7 @@ class Recorder:
         self.target = SimpleNamespace(spec="fake")
         self.closed = False
 
-    def run(self, case, version):
+    def run(self, case, version, rerun_alone=False):
         began = time.monotonic()
         time.sleep(self.pause_s)
         self.log.append((self.name, case.id, began, time.monotonic(), threading.current_thread().name))
@@ -34,9 +34,9 @@ class Recorder:
         self.kept_topics = keep_topics
 
 
-def fake_case(n: int, serial: bool = False, shares_restart: bool = False) -> SimpleNamespace:
+def fake_case(n: int, serial: bool = False, shares_restart: bool = False, hazardous: bool = False) -> SimpleNamespace:
     return SimpleNamespace(id=f"c{n}", serial=serial or shares_restart, shares_restart=shares_restart, api=None,
-                           requires_config={})
+                           requires_config={}, hazardous=hazardous)
 
 
 def items():
