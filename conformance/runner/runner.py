@@ -142,18 +142,20 @@ class Runner:
     def _restarted(self) -> bool:
         """Brings a provisioned target back: restarted where it can be (its data kept), else started afresh
         where it can be (``revive``: the mock); False where it cannot or did not come back."""
+        if "restart" in self.target.capabilities:
+            bring_back = self.target.restart
+        elif "revive" in self.target.capabilities:
+            bring_back = self.target.revive
+        elif self.bring_back is not None:
+            bring_back = self.bring_back
+        else:
+            return False
+        # Counted before it happens: an item that finds the target answering again must know it was restarted.
+        self._restarts += 1
         try:
-            if "restart" in self.target.capabilities:
-                self.target.restart()
-            elif "revive" in self.target.capabilities:
-                self.target.revive()
-            elif self.bring_back is not None:
-                self.bring_back()
-            else:
-                return False
+            bring_back()
         except Exception:  # noqa: BLE001 - a failed restart leaves the target down, which is what gets reported
             return False
-        self._restarts += 1
         with self._probing:
             if self._probe is not None:
                 self._probe.close()
@@ -172,16 +174,24 @@ class Runner:
         ``shared_restart``, the item is one of a group sharing broker restarts (its restart steps wait there).
         Given ``rerun_alone`` (items running beside each other, :mod:`.parallel`), an item whose verdict a
         crash left unknown, the target being back, raises :class:`RerunAlone` instead of ending without one."""
+        with self._recovering:  # never while the target is being brought back: then on the life it comes back to
+            restarts = self._restarts
         if self.down is not None:
             result = self._result(case, version, Transcript(), time.monotonic())
             return self._finish(result, Outcome.ERROR, time.monotonic(), Transcript(), f"not run: {self.down}")
         where = f"{case.full_id}" + ("" if version is None else f" v{version}")
         transcript = Transcript()
-        token, restarts = self._under_way.start(where, transcript), self._restarts
-        try:
+        token = self._under_way.start(where, transcript)
+        try:  # under way until judged: a crash names the items still being judged too
             result = self._run(case, version, shared_restart, transcript)
+            return self._judged(case, where, transcript, result, self._under_way.beside(token), restarts,
+                                rerun_alone, token)
         finally:
-            beside = self._under_way.finish(token)
+            self._under_way.finish(token)
+
+    def _judged(self, case: Case, where: str, transcript: Transcript, result: CaseResult, beside: list[str],
+                restarts: int, rerun_alone: bool, token: int) -> CaseResult:
+        """The item's result once the target's health is known (see :meth:`run`)."""
         done = result.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED, Outcome.SKIPPED)
         if self._restarts != restarts and not done:  # another item's crash: the restart, not this case, did it
             if rerun_alone:
@@ -191,6 +201,10 @@ class Runner:
             self._answered = True
             return result
         problem = self.alive()
+        if problem is None and self._restarts != restarts and not done:  # it answers again: restarted meanwhile
+            if rerun_alone:
+                raise RerunAlone(where)
+            return self._no_verdict(result, f"no verdict: {UNDER_IT}")
         if problem is None:
             self._answered = True
             return result
@@ -204,22 +218,21 @@ class Runner:
                 if rerun_alone:
                     raise RerunAlone(where)
                 return self._no_verdict(result, f"no verdict: {UNDER_IT} ({problem})")
-            under_way = self._under_way.now()  # the others still under way, before a restart ends them
             restarted = self.down is None and self._restarted()
+            if not restarted and beside:  # set before any other item goes on: those after it are not run
+                named = "; ".join([f"{where} (last sent: {last_request(transcript)})", *self._under_way.now(but=token)])
+                self.down = self.down or (f"target {self.target.spec} stopped answering while {len(beside) + 1} "
+                                          f"items ran at once: {problem}; under way then: {named}")
+            elif not restarted:
+                self.down = self.down or f"target {self.target.spec} stopped answering after {where}: {problem}"
         then = "; the harness restarted it" if restarted else ""
         if beside:  # in a parallel run any item under way may have taken it down: the one that noticed is not blamed
             if restarted and rerun_alone:
                 raise RerunAlone(where)
             others = ", ".join(beside[:3]) + (", ..." if len(beside) > 3 else "")
-            if not restarted:
-                named = "; ".join([f"{where} (last sent: {last_request(transcript)})", *under_way])
-                self.down = self.down or (f"target {self.target.spec} stopped answering while {len(beside) + 1} "
-                                          f"items ran at once: {problem}; under way then: {named}")
             return self._no_verdict(result, f"no verdict: the target stopped answering while this item and "
                                             f"{len(beside)} others ran at once ({others}): {problem}{then}; this "
                                             f"item last sent {last_request(transcript)}; {NOT_KNOWN}")
-        if not restarted:
-            self.down = self.down or f"target {self.target.spec} stopped answering after {where}: {problem}"
         # A crash is never a pass: the case that took the target down fails, whatever its steps saw
         # and whatever its requirement level (an IMPLEMENTATION case that differed too).
         result.outcome = Outcome.FAILED

@@ -30,27 +30,31 @@ class UnderWay:
             self._transcripts[token] = transcript
             return token
 
-    def finish(self, token: int) -> list[str]:
-        """The items that ran, for some of the time, beside this one (none in a serial run)."""
+    def beside(self, token: int) -> list[str]:
+        """The items that ran, for some of the time so far, beside this one (none in a serial run)."""
+        with self._lock:
+            return sorted(self._beside[token])
+
+    def finish(self, token: int) -> None:
         with self._lock:
             del self._labels[token]
             self._transcripts.pop(token, None)
-            return sorted(self._beside.pop(token))
+            self._beside.pop(token)
 
-    def now(self) -> list[str]:
-        """Every item under way at this moment, each with the last request it sent."""
+    def now(self, but: int | None = None) -> list[str]:
+        """Every item under way at this moment but the one of token ``but``, each with the last request it sent."""
         with self._lock:
-            under_way = [(self._labels[token], self._transcripts.get(token)) for token in self._labels]
+            under_way = [(label, self._transcripts.get(token)) for token, label in self._labels.items() if token != but]
         return sorted(f"{label} (last sent: {last_request(transcript)})" for label, transcript in under_way)
 
 
 def last_request(transcript) -> str:
-    """``Metadata v12 at step 1``: the last request in a transcript, or that it sent none."""
+    """``Metadata v12, step '1 send Metadata'``: the last request in a transcript, or that it sent none."""
     exchanges = list(getattr(transcript, "exchanges", None) or [])
     if not exchanges:
         return "no request yet"
     last = exchanges[-1]
-    return f"{last.api} v{last.version}" + (f" at step {last.step}" if last.step else "")
+    return f"{last.api} v{last.version}" + (f", step '{last.step}'" if last.step else "")
 
 
 def replayable(transcript, limit: int = 512) -> str:
