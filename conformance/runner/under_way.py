@@ -13,7 +13,7 @@ import threading
 
 
 class UnderWay:
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tokens = itertools.count()
         self._labels: dict[int, str] = {}
