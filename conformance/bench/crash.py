@@ -26,7 +26,7 @@ from ..proxy.server import ProxyServer
 from ..runner.parallel import DEFAULT_JOBS, RunAhead, items_of
 from ..runner.runner import Runner
 from ..suite.loader import load_suites
-from ..targets.base import Target
+from ..targets.base import Capability, Target
 from ..targets.registry import resolve
 
 
@@ -70,7 +70,7 @@ class CrashingFront(Target):
     def __init__(self, inner: Target, server: ProxyServer, crash: CrashOnUnknownKey, revivable: bool):
         super().__init__(f"crashing {inner.spec}")
         self.inner, self.server, self.crash = inner, server, crash
-        self.capabilities = frozenset({"revive"} if revivable else ())
+        self.capabilities = frozenset({Capability.REVIVE} if revivable else ())
 
     @property
     def bootstrap(self) -> str:

@@ -15,6 +15,7 @@ import pytest
 from ..extension import Extensions
 from ..report.sinks import Sink
 from ..suite.components import Components
+from ..targets.base import Capability
 from ..targets.pool import TargetPool
 from .verdicts import verdict
 
@@ -130,9 +131,9 @@ def keeps_transcript(mode: str, result: "CaseResult") -> bool:
         return True
     if mode == "none":
         return False
-    return result.outcome.value not in ("passed", "unsupported", "skipped")
+    return not result.outcome.uneventful
 
 
 def brings_itself_back(target) -> bool:
     """Whether the harness can bring the target back itself after a crash (it started it): restart or revive."""
-    return bool({"restart", "revive"} & set(target.capabilities))
+    return bool({Capability.RESTART, Capability.REVIVE} & set(target.capabilities))

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from conformance.suite.model import STOPPED_ANSWERING
+from conformance.results import STOPPED_ANSWERING
 
 from fake_kafka import DIE, FakeKafka
 from plugin_runs import plugin_arguments

@@ -13,7 +13,7 @@ from conformance.runner.parallel import RunAhead
 from conformance.runner.runner import Runner
 from conformance.runner.steps import bundled
 from conformance.suite.loader import load_suite_file
-from conformance.suite.model import STOPPED_ANSWERING, Outcome
+from conformance.results import STOPPED_ANSWERING, Outcome
 from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import CLOSE, DIE, FakeKafka
