@@ -141,8 +141,9 @@ class Runner:
         return f"; {ended}" if ended else ""
 
     def _restarted(self) -> bool:
-        """Brings a provisioned target back: restarted where it can be (its data kept), else started afresh
-        where it can be (``revive``: the mock); False where it cannot or did not come back."""
+        """Brings the target back: restarted where it can be (its data kept), else started afresh where it can
+        be (``revive``: the mock), else by the user's command (:attr:`bring_back`); False where it cannot or did
+        not come back."""
         if Capability.RESTART in self.target.capabilities:
             bring_back = self.target.restart
         elif Capability.REVIVE in self.target.capabilities:
