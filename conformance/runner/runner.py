@@ -162,7 +162,8 @@ class Runner:
             if self._probe is not None:
                 self._probe.close()
                 self._probe = None
-        deadline = time.monotonic() + BRING_BACK_WAIT_S  # a supervisor's command may return before it listens
+        # A supervisor's command may return before the broker listens; restart() and revive() return once it does.
+        deadline = time.monotonic() + (BRING_BACK_WAIT_S if bring_back is self.bring_back else 0.0)
         while self.alive() is not None:
             if time.monotonic() > deadline:
                 return False
