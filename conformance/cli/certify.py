@@ -16,6 +16,7 @@ import pytest
 from ..report import known_failures
 from ..report.results import new_run_id, read_results
 from ..report.certify import certificate, fingerprint, levels
+from ..report.certify import claims as claim_checks
 from ..report.invocation import SUITE_PATHS_HELP
 from ..defaults import CERTIFICATION_OUTPUT
 
@@ -41,15 +42,29 @@ def register(commands) -> None:
                          help=f"where the certification folder is created (default: {CERTIFICATION_OUTPUT})")
     certify.add_argument("--require", action="append", default=[], metavar="LEVEL",
                          help="exit 1 unless this level (id) is reached (repeatable)")
+    certify.add_argument("--claims", metavar="FILE.yaml",
+                         help="the vendor's capabilities file: what it does not claim is graded 'not claimed', "
+                              "and every claim is checked (see --init)")
+    certify.add_argument("--init", nargs="?", const="capabilities.yaml", metavar="FILE.yaml",
+                         help="write a capabilities file to fill in (default: capabilities.yaml) and exit")
     certify.set_defaults(handler=command_certify)
 
 
 def command_certify(arguments) -> int:
+    if arguments.init:
+        return _write_template(Path(arguments.init))
+    claims = None
+    if arguments.claims:
+        try:
+            claims = claim_checks.load(arguments.claims)
+        except claim_checks.ClaimsError as error:
+            print(f"certify: {error}", file=sys.stderr)
+            return 2
     if not arguments.results and not arguments.target:
         print("certify: give --target SPEC (to run the suites) or --results FILE", file=sys.stderr)
         return 2
     level_list = levels.load_levels(arguments.levels)
-    waivers = known_failures.load(arguments.known_failures)
+    waivers = known_failures.load(arguments.known_failures) + list(claims.deviations if claims else ())
     if arguments.results:
         records = [row for path in arguments.results for row in read_results(path)]
         sources, probes = list(arguments.results), {}
@@ -65,17 +80,32 @@ def command_certify(arguments) -> int:
             continue
         print_found, identity = _fingerprint_for(target, rows, probes, arguments)
         features = None if print_found is None else print_found.get("finalized_features", {})
-        grades = levels.grade(level_list, rows, features, waivers, known_suites=_suite_ids(arguments.paths))
+        grades = levels.grade(level_list, rows, features, waivers, known_suites=_suite_ids(arguments.paths),
+                              claims=claims)
         facts = certificate.build(target, rows, grades, fingerprint=print_found, identity=identity, sources=sources,
-                                  levels_file=arguments.levels or "bundled levels.yaml")
+                                  levels_file=arguments.levels or "bundled levels.yaml", claims=claims)
         folder = certificate.write(facts, grades, rows, Path(arguments.output))
         print(f"{target}: " + ", ".join(f"{grade.level.name}: {grade.label}" for grade in grades))
         print(f"wrote {folder / 'index.html'} and certification.json")
+        if claims is not None:
+            false_claims = [row for row in facts["claims"]["checks"] if row["status"] in claim_checks.FALSE_CLAIMS]
+            print(f"claims ({claims.path}): {len(facts['claims']['checks']) - len(false_claims)} checks, "
+                  f"{len(false_claims)} false claims" + "".join(f"\n  {row['claim']}: {row['status']} ({row['detail']})"
+                                                              for row in false_claims))
         for required in arguments.require:
             if not any(grade.level.id == required and grade.status == levels.REACHED for grade in grades):
                 print(f"certify: {target} did not reach the required level {required!r}", file=sys.stderr)
                 status = status or 1
     return status
+
+
+def _write_template(path: Path) -> int:
+    if path.exists():
+        print(f"certify: {path} exists; not overwritten", file=sys.stderr)
+        return 2
+    path.write_text(claim_checks.template(), encoding="utf-8")
+    print(f"wrote {path}: fill it in, then conformance certify --claims {path} ...")
+    return 0
 
 
 def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments) -> tuple[dict | None, dict]:
