@@ -8,6 +8,7 @@ xdist workers), certify starts the target once more just to ask it.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from ..report import known_failures
 from ..report.results import new_run_id, read_results
 from ..report.certify import certificate, fingerprint, levels
+from ..report.certify import bundle
 from ..report.certify import claims as claim_checks
 from ..report.invocation import SUITE_PATHS_HELP
 from ..defaults import CERTIFICATION_OUTPUT
@@ -48,6 +50,43 @@ def register(commands) -> None:
     certify.add_argument("--init", nargs="?", const="capabilities.yaml", metavar="FILE.yaml",
                          help="write a capabilities file to fill in (default: capabilities.yaml) and exit")
     certify.set_defaults(handler=command_certify)
+    certify.nested_commands = nested_commands()  # certify verify, certify register: parsed on their own
+
+
+NESTED = ("verify", "register")
+
+
+def nested_commands() -> argparse._SubParsersAction:
+    """``conformance certify verify`` and ``certify register``: parsed apart from ``certify``, whose first
+    positional arguments are suite paths (:func:`conformance.cli.dispatch` sends them here)."""
+    holder = argparse.ArgumentParser(prog="conformance certify")
+    nested = holder.add_subparsers(dest="certify_action", required=True)
+    verify = nested.add_parser("verify", help="re-grade certification bundles offline and say 'verified' or what "
+                                              "differs (exit 1 on any difference)")
+    verify.add_argument("bundles", nargs="+", metavar="BUNDLE", help="certification folders")
+    verify.set_defaults(handler=command_verify)
+    return nested
+
+
+def dispatch_nested(argv: list[str]) -> int:
+    """Run ``conformance certify ACTION ...`` (``argv`` starts with the action)."""
+    nested = nested_commands()
+    arguments = nested.choices[argv[0]].parse_args(argv[1:])
+    return arguments.handler(arguments)
+
+
+def command_verify(arguments) -> int:
+    status = 0
+    for folder in arguments.bundles:
+        problems = bundle.verify(Path(folder))
+        if problems:
+            status = 1
+            print(f"{folder}: NOT verified ({len(problems)} difference{'s' if len(problems) != 1 else ''})")
+            for problem in problems:
+                print(f"  - {problem}")
+        else:
+            print(f"{folder}: verified (manifest sha256 {bundle.manifest_digest(Path(folder))})")
+    return status
 
 
 def command_certify(arguments) -> int:
@@ -72,6 +111,7 @@ def command_certify(arguments) -> int:
         records, sources, probes = run_suites(arguments)
     targets = [arguments.target] if arguments.target else list(dict.fromkeys(row.get("target") for row in records))
     status = 0
+    known_suites = _suite_ids(arguments.paths)
     for target in targets:
         rows = [row for row in records if row.get("target") == target]
         if not rows:
@@ -80,11 +120,12 @@ def command_certify(arguments) -> int:
             continue
         print_found, identity = _fingerprint_for(target, rows, probes, arguments)
         features = None if print_found is None else print_found.get("finalized_features", {})
-        grades = levels.grade(level_list, rows, features, waivers, known_suites=_suite_ids(arguments.paths),
-                              claims=claims)
+        grades = levels.grade(level_list, rows, features, waivers, known_suites=known_suites, claims=claims)
         facts = certificate.build(target, rows, grades, fingerprint=print_found, identity=identity, sources=sources,
                                   levels_file=arguments.levels or "bundled levels.yaml", claims=claims)
         folder = certificate.write(facts, grades, rows, Path(arguments.output))
+        bundle.write(folder, rows, levels_path=arguments.levels, claims_path=arguments.claims,
+                     known_failure_paths=arguments.known_failures, known_suites=known_suites)
         print(f"{target}: " + ", ".join(f"{grade.level.name}: {grade.label}" for grade in grades))
         print(f"wrote {folder / 'index.html'} and certification.json")
         if claims is not None:
