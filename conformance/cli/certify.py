@@ -18,9 +18,10 @@ from ..report import known_failures
 from ..report.results import new_run_id, read_results
 from ..report.certify import certificate, fingerprint, levels
 from ..report.certify import bundle
+from ..report.certify import register as register_page
 from ..report.certify import claims as claim_checks
 from ..report.invocation import SUITE_PATHS_HELP
-from ..defaults import CERTIFICATION_OUTPUT
+from ..defaults import CERTIFICATION_OUTPUT, REGISTER_OUTPUT
 
 
 def register(commands) -> None:
@@ -65,6 +66,12 @@ def nested_commands() -> argparse._SubParsersAction:
                                               "differs (exit 1 on any difference)")
     verify.add_argument("bundles", nargs="+", metavar="BUNDLE", help="certification folders")
     verify.set_defaults(handler=command_verify)
+    listing = nested.add_parser("register", help="verify bundles and build a static page of the certified "
+                                                 "implementations (product, version, levels, date, harness)")
+    listing.add_argument("bundles", nargs="+", metavar="BUNDLE", help="certification folders")
+    listing.add_argument("--out", default=REGISTER_OUTPUT, metavar="DIR",
+                         help=f"the register's folder: index.html and a copy of each bundle (default: {REGISTER_OUTPUT})")
+    listing.set_defaults(handler=command_register)
     return nested
 
 
@@ -73,6 +80,15 @@ def dispatch_nested(argv: list[str]) -> int:
     nested = nested_commands()
     arguments = nested.choices[argv[0]].parse_args(argv[1:])
     return arguments.handler(arguments)
+
+
+def command_register(arguments) -> int:
+    page, refused = register_page.build([Path(folder) for folder in arguments.bundles], Path(arguments.out))
+    for folder, problems in refused:
+        print(f"{folder}: not verified, not listed:" + "".join(f"\n  - {problem}" for problem in problems),
+              file=sys.stderr)
+    print(f"wrote {page}: {len(arguments.bundles) - len(refused)} of {len(arguments.bundles)} bundles listed")
+    return 1 if refused else 0
 
 
 def command_verify(arguments) -> int:
