@@ -17,6 +17,7 @@ import pytest
 from ..report import known_failures
 from ..report.results import new_run_id, read_results
 from ..report.certify import certificate, fingerprint, levels
+from . import certify_complete
 from ..report.certify import bundle
 from ..report.certify import register as register_page
 from ..report.certify import claims as claim_checks
@@ -48,6 +49,12 @@ def register(commands) -> None:
     certify.add_argument("--claims", metavar="FILE.yaml",
                          help="the vendor's capabilities file: what it does not claim is graded 'not claimed', "
                               "and every claim is checked (see --init)")
+    certify.add_argument("--no-companions", action="store_true",
+                         help="with --target kafka[:VERSION]: run on that one node only (no three-node cluster, fault "
+                              "proxy, exactly-once tier or --long cases beside it)")
+    certify.add_argument("--semantic-duration", type=float, default=certify_complete.SEMANTIC_SECONDS,
+                         metavar="SECONDS", help="how long the exactly-once tier's clients run in each group protocol "
+                                                 f"(default: {certify_complete.SEMANTIC_SECONDS:g})")
     certify.add_argument("--init", nargs="?", const="capabilities.yaml", metavar="FILE.yaml",
                          help="write a capabilities file to fill in (default: capabilities.yaml) and exit")
     certify.set_defaults(handler=command_certify)
@@ -137,8 +144,14 @@ def command_certify(arguments) -> int:
         print_found, identity = _fingerprint_for(target, rows, probes, arguments)
         features = None if print_found is None else print_found.get("finalized_features", {})
         grades = levels.grade(level_list, rows, features, waivers, known_suites=known_suites, claims=claims)
+        companions = getattr(arguments, "companions", [])
+        for grade in grades:  # what a level lacks that no companion gave it, in words a vendor can act on
+            if grade.status in (levels.INCOMPLETE, levels.NOT_RUN):
+                grade.reasons += certify_complete.needs_of(grade, companions)
         facts = certificate.build(target, rows, grades, fingerprint=print_found, identity=identity, sources=sources,
                                   levels_file=arguments.levels or "bundled levels.yaml", claims=claims)
+        if companions:
+            facts["companions"] = [companion.facts() for companion in companions]
         folder = certificate.write(facts, grades, rows, Path(arguments.output))
         bundle.write(folder, rows, levels_path=arguments.levels, claims_path=arguments.claims,
                      known_failure_paths=arguments.known_failures, known_suites=known_suites)
@@ -146,8 +159,8 @@ def command_certify(arguments) -> int:
         print(f"wrote {folder / 'index.html'} and certification.json")
         if claims is not None:
             false_claims = [row for row in facts["claims"]["checks"] if row["status"] in claim_checks.FALSE_CLAIMS]
-            print(f"claims ({claims.path}): {len(facts['claims']['checks']) - len(false_claims)} checks, "
-                  f"{len(false_claims)} false claims" + "".join(f"\n  {row['claim']}: {row['status']} ({row['detail']})"
+            print(f"claims ({claims.path}): {len(facts['claims']['checks'])} checks, "
+                  f"{len(false_claims)} of them false claims" + "".join(f"\n  {row['claim']}: {row['status']} ({row['detail']})"
                                                               for row in false_claims))
         for required in arguments.require:
             if not any(grade.level.id == required and grade.status == levels.REACHED for grade in grades):
@@ -233,12 +246,24 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
         options += ["--suite", str(path)]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]
+    companions = []
+    if not arguments.paths and not arguments.no_companions and certify_complete.is_single_kafka(arguments.target):
+        options.append("--conformance-long")  # the end of the epoch space: the levels counting it need it
+        companions = certify_complete.plan(arguments.target, output, run_id,
+                                           semantic_seconds=arguments.semantic_duration)
+        certify_complete.start(companions)
     capture = FingerprintCapture()
-    pytest.main(options, plugins=[capture])
-    records = read_results(results, run_id=run_id)
+    try:
+        pytest.main(options, plugins=[capture])
+        records = read_results(results, run_id=run_id)
+        extra = certify_complete.finish(companions, arguments.target)
+    finally:
+        certify_complete.stop(companions)
+    arguments.companions = companions
+    records = certify_complete.combine(records, companions, extra)
     if arguments.target not in capture.found and records:
         capture.found[arguments.target] = _start_and_ask(arguments, records)
-    return records, [str(results)], capture.found
+    return records, [str(results), *(str(companion.results) for companion in companions)], capture.found
 
 
 def _start_and_ask(arguments, records: list[dict], spec: str | None = None) -> tuple[dict | None, dict]:

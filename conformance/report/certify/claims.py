@@ -117,7 +117,7 @@ class Claims:
             if api not in self.apis:
                 return f"{api} not claimed"
             if version not in self.apis[api]:
-                return f"{api} v{version} not claimed (claims v{self.apis[api]})"
+                return f"{api} beyond the claimed v{self.apis[api]}"
         return None
 
     def suite_unclaimed(self, suite: str) -> bool:
@@ -213,6 +213,7 @@ def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list
         elif top > max(claims.transaction_versions):
             row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"advertises transaction.version {supported[0]}-{top}")
     _feature_rows(row, claim if 2 in claims.transaction_versions else None, "transaction-version-2", undocumented)
+    _holds_unless_found(rows, row, claim, "the advertised transaction.version levels match")
 
     # Two-phase commit and KIP-848 groups: advertised through API versions.
     for flag, feature_id, claim, is_advertised, how in (
@@ -228,6 +229,7 @@ def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list
         elif not flag and is_advertised:
             row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"{how} is advertised")
         _feature_rows(row, claim if flag else None, feature_id, undocumented)
+        _holds_unless_found(rows, row, claim, f"{how} {'is' if flag else 'is not'} advertised, as claimed")
 
     # Compression: no advertisement exists; the cases say.
     for codec in claims.compression:
@@ -269,6 +271,11 @@ def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list
     return rows
 
 
+def _holds_unless_found(rows: list[dict], row, claim: str, detail: str) -> None:
+    if not any(existing["claim"] == claim for existing in rows):
+        row(claim, HOLDS, detail)
+
+
 def _feature_rows(row, claim: str | None, feature_id: str, undocumented: list[dict], records: list[dict] = ()):
     """A claimed feature whose items depart is a false claim; a claimed codec whose cases all pass holds."""
     if claim is None:
@@ -287,13 +294,15 @@ def _feature_rows(row, claim: str | None, feature_id: str, undocumented: list[di
 
 
 def not_claimed_summary(claims: Claims, records: list[dict]) -> list[dict]:
-    """The items left out, counted by reason: ``[{"reason", "count", "example"}]``, largest first."""
+    """The items left out, counted by reason: ``[{"reason", "count", "versions", "example"}]``, largest first."""
     by_reason: dict[str, list[dict]] = {}
     for record in records:
         reason = claims.unclaimed(record)
         if reason is not None:
             by_reason.setdefault(reason, []).append(record)
-    return [{"reason": reason, "count": len(rows), "example": label(rows[0])}
+    return [{"reason": reason, "count": len(rows), "example": label(rows[0]),
+             "versions": ", ".join(str(version) for version in sorted({row.get("api_version") for row in rows
+                                                                       if row.get("api_version") is not None}))}
             for reason, rows in sorted(by_reason.items(), key=lambda pair: (-len(pair[1]), pair[0]))]
 
 
