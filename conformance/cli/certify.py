@@ -246,17 +246,17 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
         options += ["--suite", str(path)]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]
-    companions = []
+    companions, thread = [], None
     if not arguments.paths and not arguments.no_companions and certify_complete.is_single_kafka(arguments.target):
         options.append("--conformance-long")  # the end of the epoch space: the levels counting it need it
         companions = certify_complete.plan(arguments.target, output, run_id,
                                            semantic_seconds=arguments.semantic_duration)
-        certify_complete.start(companions)
+        thread = certify_complete.start(companions)
     capture = FingerprintCapture()
     try:
         pytest.main(options, plugins=[capture])
         records = read_results(results, run_id=run_id)
-        extra = certify_complete.finish(companions, arguments.target)
+        extra = certify_complete.finish(companions, arguments.target, thread)
     finally:
         certify_complete.stop(companions)
     arguments.companions = companions

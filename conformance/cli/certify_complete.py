@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ class Companion:
                 "items": len(self.records), "seconds": round(self.seconds, 1), "problem": self.problem}
 
 
+STOPPING = threading.Event()  # set when certify ends early: the companions not started yet are not
 SEMANTIC_SECONDS = 30.0  # the exactly-once tier's clients per group protocol: several faults at its 8 s interval
 
 # What a level's suites need that one node of a provisioned target does not give, and what to say when a
@@ -83,27 +85,41 @@ def plan(spec: str, output: Path, run_id: str, *, semantic_seconds: float) -> li
             f"exactly-once ({protocol} group)", "the exactly-once tier: real transactional clients under faults",
             spec, (suite,), [*python, "semantic", "--target", spec, "--duration", str(semantic_seconds),
                              "--group-protocol", protocol, "--results", str(results), "--run-id", run_id,
-                             "--histories", str(output / f"semantic-{run_id}")], results))
+                             "--histories", str(output / f"semantic-{run_id}-{protocol}")], results))
     return made
 
 
-def start(companions: list[Companion]) -> None:
-    """Start every companion in a process of its own (their output goes to a log beside the results)."""
-    for companion in companions:
-        companion.log = companion.results.with_suffix(".log")
-        companion.started = time.monotonic()
-        with open(companion.log, "w", encoding="utf-8") as log:
-            companion.process = subprocess.Popen(companion.command, stdout=log, stderr=subprocess.STDOUT,
-                                                 stdin=subprocess.DEVNULL, cwd=os.getcwd())
-        print(f"certify: started {companion.name} on {companion.spec} ({companion.why})")
+def start(companions: list[Companion]) -> threading.Thread:
+    """Run the companions one after another in a thread, each in a process of its own (output in a log beside
+    its results), while the main run goes on. One at a time: on a small machine several brokers starting at
+    once miss their start deadline, and a run that cannot start gives no verdict at all."""
+    def run_all():
+        for companion in companions:
+            if STOPPING.is_set():
+                companion.problem = "not started: certify was interrupted"
+                continue
+            companion.log = companion.results.with_suffix(".log")
+            companion.started = time.monotonic()
+            print(f"certify: starting {companion.name} on {companion.spec} ({companion.why})", flush=True)
+            with open(companion.log, "w", encoding="utf-8") as log:
+                companion.process = subprocess.Popen(companion.command, stdout=log, stderr=subprocess.STDOUT,
+                                                     stdin=subprocess.DEVNULL, cwd=os.getcwd())
+            companion.process.wait()
+            companion.seconds = time.monotonic() - companion.started
+
+    STOPPING.clear()
+    thread = threading.Thread(target=run_all, name="certify-companions", daemon=True)
+    thread.start()
+    return thread
 
 
-def finish(companions: list[Companion], main_spec: str) -> list[dict]:
+def finish(companions: list[Companion], main_spec: str, thread: threading.Thread | None) -> list[dict]:
     """Wait for every companion; their records, relabelled as the main target's (``ran_on`` keeps the spec)."""
+    if thread is not None:
+        thread.join()
     merged = []
     for companion in companions:
-        code = companion.process.wait() if companion.process else None
-        companion.seconds = time.monotonic() - companion.started
+        code = companion.process.returncode if companion.process else None
         companion.records = read_results(companion.results) if companion.results.is_file() else []
         if not companion.records:
             tail = companion.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:] \
@@ -118,6 +134,7 @@ def finish(companions: list[Companion], main_spec: str) -> list[dict]:
 
 def stop(companions: list[Companion]) -> None:
     """End the companions still running (an interrupted certify), each by its own process id."""
+    STOPPING.set()
     for companion in companions:
         if companion.process is not None and companion.process.poll() is None:
             companion.process.terminate()
@@ -151,6 +168,6 @@ def needs_of(grade, companions: list[Companion]) -> list[str]:
             continue
         failed = [companion for companion in companions if companion.problem
                   and any(fnmatch.fnmatchcase(provided, pattern) for provided in companion.suites)]
-        found.append(f"{pattern[:-2]} suites {need}" + "".join(
+        found.append(f"{pattern[:-2]} suites: {need}" + "".join(
             f"; {companion.name} on {companion.spec} gave none: {companion.problem}" for companion in failed))
     return found
