@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..report.results import read_results
+from ..results.store import read_lines
 from ..resources import suites as bundled_suites
 
 
@@ -120,7 +120,7 @@ def finish(companions: list[Companion], main_spec: str, thread: threading.Thread
     merged = []
     for companion in companions:
         code = companion.process.returncode if companion.process else None
-        companion.records = read_results(companion.results) if companion.results.is_file() else []
+        companion.records = read_lines(companion.results) if companion.results.is_file() else []
         if not companion.records:
             tail = companion.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:] \
                 if companion.log and companion.log.is_file() else []

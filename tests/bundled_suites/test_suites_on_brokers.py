@@ -17,7 +17,7 @@ import pytest
 
 from conformance.extension import Extensions
 from conformance.suite.loader import load_suites
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.runner.parallel import items_of, run_items
 from conformance.runner.runner import Runner
 from conformance.targets.registry import resolve
