@@ -100,3 +100,22 @@ def test_an_unlisted_file_and_a_folder_that_is_no_bundle(fresh, tmp_path, capsys
     assert status == 1 and "unlisted file: extra.txt" in out
     status, out = verify(tmp_path, capsys)
     assert status == 1 and "no manifest.json: not a certification bundle" in out
+
+
+def test_claim_checks_that_do_not_follow_are_named(tmp_path, capsys):
+    rows = [record("commit", 3, "failed", transcript=[API_VERSIONS]), record("commit", 4, "passed")]
+    claims = tmp_path / "c.yaml"
+    claims.write_text("capabilities: 1\nproduct: X\ntransaction_versions: [0, 1, 2]\napis: {EndTxn: '0-4'}\n")
+    out = tmp_path / "cert"
+    main(["certify", "--results", str(write_jsonl(tmp_path / "r.jsonl", rows)), "--claims", str(claims),
+          "-o", str(out)])
+    folder = next(out.glob("kafka-*"))
+    assert verify(folder, capsys)[0] == 0
+    path = folder / "certification.json"
+    facts = json.loads(path.read_text())
+    facts["claims"]["checks"] = [row for row in facts["claims"]["checks"] if row["status"] != "claimed and departing"]
+    path.write_text(json.dumps(facts))
+    rewrite_manifest(folder)
+    status, out_text = verify(folder, capsys)
+    assert status == 1
+    assert "claim check does not follow: the results make apis.EndTxn: 0-4 'claimed and departing'" in out_text

@@ -225,6 +225,15 @@ def _regrade(folder: Path, certificate: dict, records: list[dict]) -> list[str]:
                                 f"certification.json; the results give {value!r}")
     for level_id in stated:
         problems.append(f"level does not follow: {level_id} is in the certificate but not in {LEVELS}")
+    if claims is not None:
+        said = {(row["claim"], row["status"]) for row in (certificate.get("claims") or {}).get("checks", [])}
+        found_now = {(row["claim"], row["status"]) for row in claims_module.check(claims, records, found)}
+        for claim, status in sorted(said - found_now):
+            problems.append(f"claim check does not follow: {claim} is {status!r} in certification.json, "
+                            "not what the results give")
+        for claim, status in sorted(found_now - said):
+            problems.append(f"claim check does not follow: the results make {claim} {status!r}, "
+                            "which certification.json does not say")
     if not problems and certificate.get("results", {}).get("digest") != results_digest(records):
         problems.append("results digest: certification.json's digest is not that of the bundled results")
     return problems
