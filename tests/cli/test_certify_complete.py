@@ -50,6 +50,15 @@ def test_companion_results_replace_the_main_runs_and_keep_where_they_ran(tmp_pat
         ("cluster.leadership-moves", "passed", "kafka", "kafka,nodes=3")]
     assert companions[0].facts()["items"] == 1 and companions[0].problem == ""
     assert companions[1].problem.startswith("no results (exit 3): could not start the cluster")
+    # A level with items of both without a verdict: the proxy's suites lack what its companion did not give;
+    # the cluster's companion ran, so its items' own messages say why.
+    from conformance.report.certify.levels import Grade, Level
+
+    grade = Grade(Level(id="strict", name="Strict", summary=""), "incomplete",
+                  incomplete=[record("failover", 3, "error", suite="cluster.leadership-moves"),
+                              record("drop", 3, "skipped", suite="faults.proxy-kip98")])
+    [need] = certify_complete.needs_of(grade, companions)
+    assert need.startswith("faults suites: needs the fault proxy") and "proxy on proxy+kafka gave none" in need
 
 
 def test_a_level_needing_node_control_says_so_on_a_target_that_gives_none(tmp_path, capsys):
