@@ -181,8 +181,10 @@ def _grading_inputs(folder: Path, certificate: dict) -> list[str]:
         problems.append(f"changed levels file: {LEVELS} is not the levels file harness {harness()['version']} ships")
     shipped = resources.suites()
     for name, digest in sorted(certificate.get("suites", {}).get("files", {}).items()):
-        path = shipped / name.split("/", 1)[1] if name.startswith("suites/") else None
-        if path is None or not path.is_file():
+        if not name.startswith("suites/"):
+            continue  # a harness module standing for a suite (the exactly-once tier's checks): the version covers it
+        path = shipped / name.split("/", 1)[1]
+        if not path.is_file():
             problems.append(f"suite not shipped: {name} is not among this harness's suites")
         elif sha256(path) != digest:
             problems.append(f"changed suite: {name} differs from the one this harness ships")
