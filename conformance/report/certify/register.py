@@ -16,17 +16,20 @@ from pathlib import Path
 from ... import pages
 from . import bundle, svg
 
-CLAIM_FIELDS = ("product", "version")
+# What a register calls a target the harness provisions when no capabilities file names the product.
+PRODUCTS = {"kafka": "Apache Kafka", "kafka-cluster": "Apache Kafka", "tansu": "Tansu",
+            "rdkafka-mock": "librdkafka mock cluster"}
 
 
 def entry(folder: Path) -> dict:
     """What the register shows of one verified bundle."""
     facts = json.loads((folder / "certification.json").read_text(encoding="utf-8"))
     identity, declared = facts.get("identity") or {}, (facts.get("claims") or {}).get("declared") or {}
-    levels = [level for level in facts.get("levels", [])]
+    levels = facts.get("levels", [])
+    kind = identity.get("kind") or ""
     return {
         "folder": folder.name,
-        "product": declared.get("product") or identity.get("kind") or identity.get("target") or facts["target"],
+        "product": declared.get("product") or PRODUCTS.get(kind) or kind or identity.get("target") or facts["target"],
         "version": declared.get("version") or identity.get("target_version") or "",
         "target": facts["target"],
         "date": facts.get("generated_at", ""),
