@@ -119,3 +119,17 @@ def test_claim_checks_that_do_not_follow_are_named(tmp_path, capsys):
     status, out_text = verify(folder, capsys)
     assert status == 1
     assert "claim check does not follow: the results make apis.EndTxn: 0-4 'claimed and departing'" in out_text
+
+
+def test_results_of_a_suite_other_than_the_shipped_one_are_named(tmp_path, capsys):
+    from conformance import resources
+
+    copy = tmp_path / "suites" / "kip98" / "transactions.yaml"
+    copy.parent.mkdir(parents=True)
+    copy.write_text((resources.suites() / "kip98" / "transactions.yaml").read_text() + "# edited\n")
+    rows = [record("commit", 3, "passed", path=str(copy))]
+    out = tmp_path / "cert"
+    main(["certify", "--results", str(write_jsonl(tmp_path / "r.jsonl", rows)), "-o", str(out)])
+    status, text = verify(next(out.glob("kafka-*")), capsys)
+    assert status == 1
+    assert "changed suite: suites/kip98/transactions.yaml differs from the one this harness ships" in text
