@@ -13,6 +13,7 @@ BENCHMARKS = {
     "analysis": "the Spark jobs and the capture decode on a corpus grown from real results",
     "capture": "decoding pcaps, against tshark",
     "certify": "conformance certify --target kafka complete (cluster, proxy, exactly-once tier beside it) against one node",
+    "crash": "a broker that crashes on an unknown API key: the default run's time and verdicts against no crash and one at a time",
     "codec": "this codec against kio and kafka-python, encoding and decoding",
     "epochs": "the fast_forward step's re-initialisations per second, one at a time and pipelined, and the end of the space",
     "proxy": "per exchange: the harness's client and the proxy against a bare socket",
