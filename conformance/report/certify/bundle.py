@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from ... import resources
@@ -47,7 +48,7 @@ def _line(record: dict) -> str:
 
 
 def write(folder: Path, records: list[dict], *, levels_path: str | Path | None, claims_path: str | Path | None,
-          known_failure_paths: list[str] = (), known_suites: list[str] = ()) -> Path:
+          known_failure_paths: Sequence[str] = (), known_suites: Sequence[str] = ()) -> Path:
     """Add the evidence, the grading inputs and the manifest to a certification folder; returns the manifest."""
     folder = Path(folder)
     items = list(latest(records).values())
@@ -68,9 +69,9 @@ def write(folder: Path, records: list[dict], *, levels_path: str | Path | None, 
     if claims_path:
         shutil.copyfile(claims_path, folder / CAPABILITIES)
     waivers = []
-    for index, path in enumerate(known_failure_paths):
+    for index, given in enumerate(known_failure_paths):
         name = f"known-failures-{index}.yaml"
-        shutil.copyfile(path, folder / name)
+        shutil.copyfile(given, folder / name)
         waivers.append(name)
     (folder / GRADING).write_text(json.dumps({
         "levels": LEVELS, "levels_bundled": levels_path is None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -196,7 +197,7 @@ def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list
     undocumented = [record for record in departed if record not in documented]
     advertised = {entry["name"]: (entry["min"], entry["max"]) for entry in (fingerprint or {}).get("apis", [])}
 
-    def row(claim: str, status: str, detail: str, items: list[dict] = ()) -> None:
+    def row(claim: str, status: str, detail: str, items: Sequence[dict] = ()) -> None:
         rows.append({"claim": claim, "status": status, "detail": detail, "items": [label(item) for item in items]})
 
     # transaction.version levels
@@ -205,13 +206,13 @@ def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list
         row(claim, UNCHECKED, "no fingerprint: what the target advertises is unknown")
     else:
         supported = (fingerprint.get("supported_features") or {}).get("transaction.version")
-        top = supported[1] if supported else 0
+        bottom, top = supported if supported else (0, 0)
         missing = [level for level in claims.transaction_versions if level > top]
         if missing:
             row(claim, NOT_ADVERTISED, f"advertises transaction.version up to {top}" if supported
                 else "advertises no transaction.version feature (level 0 only)")
         elif top > max(claims.transaction_versions):
-            row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"advertises transaction.version {supported[0]}-{top}")
+            row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"advertises transaction.version {bottom}-{top}")
     _feature_rows(row, claim if 2 in claims.transaction_versions else None, "transaction-version-2", undocumented)
     _holds_unless_found(rows, row, claim, "the advertised transaction.version levels match")
 
@@ -237,7 +238,7 @@ def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list
             _feature_rows(row, f"compression: {codec}", f"compression-{codec}", undocumented, records=records)
 
     # API versions.
-    tested = {record.get("api") for record in records if record.get("api")}
+    tested = {str(record["api"]) for record in records if record.get("api")}
     for api in sorted(set(claims.apis) | (tested & set(advertised))):
         span = claims.apis.get(api)
         claim = f"apis.{api}: {span}" if span is not None else f"apis.{api}"
@@ -245,10 +246,10 @@ def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list
         if fingerprint is None:
             row(claim, UNCHECKED, "no fingerprint: what the target advertises is unknown")
             continue
-        if span is None:
+        if span is None and low_high is not None:
             row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"advertises v{low_high[0]}-{low_high[1]}; the claims name no version")
             continue
-        if low_high is None:
+        if span is None or low_high is None:
             row(claim, NOT_ADVERTISED, "not advertised at all")
             continue
         if span.low < low_high[0] or _top(span) > low_high[1]:
@@ -276,7 +277,7 @@ def _holds_unless_found(rows: list[dict], row, claim: str, detail: str) -> None:
         row(claim, HOLDS, detail)
 
 
-def _feature_rows(row, claim: str | None, feature_id: str, undocumented: list[dict], records: list[dict] = ()):
+def _feature_rows(row, claim: str | None, feature_id: str, undocumented: list[dict], records: Sequence[dict] = ()):
     """A claimed feature whose items depart is a false claim; a claimed codec whose cases all pass holds."""
     if claim is None:
         return
@@ -301,7 +302,7 @@ def not_claimed_summary(claims: Claims, records: list[dict]) -> list[dict]:
         if reason is not None:
             by_reason.setdefault(reason, []).append(record)
     return [{"reason": reason, "count": len(rows), "example": label(rows[0]),
-             "versions": ", ".join(str(version) for version in sorted({row.get("api_version") for row in rows
+             "versions": ", ".join(str(version) for version in sorted({int(row["api_version"]) for row in rows
                                                                        if row.get("api_version") is not None}))}
             for reason, rows in sorted(by_reason.items(), key=lambda pair: (-len(pair[1]), pair[0]))]
 
