@@ -107,3 +107,8 @@ def known_bugs_schema() -> Path:
 def page_templates() -> Path:
     """The Jinja2 templates of every HTML and SVG page (rendered by :mod:`conformance.pages`)."""
     return _package() / "pages" / "templates"
+
+
+def capabilities_schema() -> Path:
+    """The JSON Schema of the capabilities file a vendor writes (``conformance certify --claims``)."""
+    return _package() / "report" / "certify" / "capabilities.schema.json"

@@ -117,6 +117,9 @@ def _command_section(name: str, parser: argparse.ArgumentParser, summary: str, l
     if parser.epilog:  # examples and notes, laid out by hand: kept as written
         lines += ["```text", textwrap.dedent(parser.epilog).strip("\n"), "```", ""]
     subcommands, helps = _subcommands(parser)
+    nested = getattr(parser, "nested_commands", None)  # certify verify, certify register: parsed on their own
+    if subcommands is None and nested is not None:
+        subcommands, helps = nested, {choice.dest: choice.help or "" for choice in nested._choices_actions}
     if subcommands is not None:
         for child, child_parser in subcommands.choices.items():
             lines += _command_section(f"{name} {child}", child_parser, helps.get(child, ""), level + 1)

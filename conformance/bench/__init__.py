@@ -12,6 +12,7 @@ the analysis one PySpark.
 BENCHMARKS = {
     "analysis": "the Spark jobs and the capture decode on a corpus grown from real results",
     "capture": "decoding pcaps, against tshark",
+    "certify": "conformance certify --target kafka complete (cluster, proxy, exactly-once tier beside it) against one node",
     "crash": "a broker that crashes on an unknown API key: the default run's time and verdicts against no crash and one at a time",
     "codec": "this codec against kio and kafka-python, encoding and decoding",
     "explore": "exploration's answers judged per second (and the model alone), and the time to the first departure on Kafka 3.5.2",

@@ -84,6 +84,8 @@ def dispatch(argv: list[str] | None = None) -> int:
     if "--" in argv:
         split = argv.index("--")
         argv, pytest_arguments = argv[:split], argv[split + 1:]
+    if len(argv) >= 2 and argv[0] == "certify" and argv[1] in certify.NESTED:  # certify verify, certify register
+        return certify.dispatch_nested(argv[1:])
     parser = build_parser()
     arguments = parser.parse_args(argv)
     if pytest_arguments and arguments.command not in PYTEST_PASS_THROUGH:

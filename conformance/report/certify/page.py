@@ -19,6 +19,9 @@ from .levels import Grade
 
 def render(certificate: dict, grades: list[Grade], records: list[dict]) -> str:
     identity, found = certificate["identity"], certificate["fingerprint"]
+    claims = certificate.get("claims")
+    outside = set(claims["not_claimed_items"]) if claims else set()
+    claimed = [record for record in records if label(record) not in outside]
     return pages.render(
         "certification.html.j2",
         certificate=certificate,
@@ -29,8 +32,9 @@ def render(certificate: dict, grades: list[Grade], records: list[dict]) -> str:
         outcomes=[(outcome, OUTCOME_LABELS[outcome]) for outcome in OUTCOME_ORDER],
         counts=certificate["counts"],
         matrix=svg.matrix(records),
-        departures=_departures(records),
-        failed=sum(1 for record in records if record.get("outcome") == "failed"),
+        departures=_departures(claimed),
+        failed=sum(1 for record in claimed if record.get("outcome") == "failed"),
+        claims=claims,
         incomplete=[_incomplete(row) for row in records if row.get("outcome") in ("blocked", "error")],
         differs=[_item(row) for row in records if row.get("outcome") == "differs"],
         harness=json.dumps(certificate["harness"]),
