@@ -463,7 +463,12 @@ class KafkaTarget(Target):
 
     def _fail(self, reason: str) -> NoReturn:
         tail = _last_lines(self.logs() or "", 60)  # taken before stop() appends the shutdown lines
-        self.stop()
+        if self.startup_seconds is None:
+            self.stop()  # a first start: the half-made folder is of no use to anyone
+        else:
+            # A broker that was ready once and does not come back (a node restarted under load): its data stays,
+            # so the cluster's heal() can launch it again before the next case instead of finding no folder.
+            self.kill()
         raise BrokerStartFailed(f"{reason}; last lines of its log:\n{tail}")
 
     # shutting down -------------------------------------------------------------------------
