@@ -263,6 +263,7 @@ class Runner:
             if context is not None:
                 context.close()
                 remove_acls(cluster, context.acls)
+                with_notes(result, context.notes)
             if case.rough:
                 self.target.heal()  # the next case finds the target whole, whatever this one left down
             with self._leftover_lock:
@@ -326,6 +327,14 @@ class Runner:
         result.transcript = transcript.to_json()
         result.transcript_source = transcript
         return result
+
+
+def with_notes(result: CaseResult, notes: list[str]) -> None:
+    """Adds the departures a set-up or check step met on another API and version than the one under test
+    (observe.py): each is that API's finding, named once, never this item's verdict."""
+    if notes:
+        lines = "\n".join(f"finding on {note}" for note in notes)
+        result.message = f"{result.message}\n{lines}".strip()
 
 
 def vacuous(case: Case, version: int | None, progress: Progress) -> str:

@@ -13,6 +13,7 @@ from ...suite.kinds import StepKind
 from ..context import Context, Deviation, attributed
 from ..exchange import exchange, retrying, topic_id
 from ..expect import check_expect, element, save
+from .. import observe
 from ..policy import step_version
 
 DEFAULT_WAIT_MS = 200
@@ -44,8 +45,26 @@ def visible_records(batches: list, aborted: list[dict], isolation: int) -> list[
 
 def fetch_step(context: Context, step: dict, index: str, name: str) -> None:
     version = step_version(context, {**step, "version": step["fetch"].get("version", step.get("version"))}, "Fetch")
-    with attributed("Fetch", version):
-        _fetch(context, step, name, version)
+    no_id = None
+    if observe.by_id("Fetch", version):
+        topic = expressions.resolve(step["fetch"]["topic"], context.variables)
+        if observe.has_no_id(context.topic_ids.get(topic) or topic_id(context, topic)):
+            no_id = observe.no_id_reason(topic)
+    if no_id and observe.observer(context, "Fetch", version):
+        version, name = observe.fallback(context, "Fetch", version, no_id, name)
+        no_id = None
+    try:
+        with attributed("Fetch", version):
+            _fetch(context, step, name, version)
+    except Deviation as deviation:
+        if no_id:  # the step under test itself: it fails here, with the cause named
+            deviation.args = (f"{deviation.args[0]} (cause: {no_id})",)
+        raise
+    except observe.Unaddressed as unaddressed:  # the check could not address its topic by id: by name, then
+        why = f"answered {unaddressed.error} for a topic it has"
+        version, name = observe.fallback(context, "Fetch", version, why, name)
+        with attributed("Fetch", version):
+            _fetch(context, step, name, version)
 
 
 def _fetch(context: Context, step: dict, name: str, version: int) -> None:
@@ -68,12 +87,17 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
     if response is None:
         context.checked("Fetch", version, step.get("expect") or {})
         return
+    expect = expressions.resolve(step.get("expect") or {}, context.variables)
+    observing = observe.observer(context, "Fetch", version) and "error_code" not in expect
+    if observing and observe.by_id("Fetch", version) and observe.unaddressed_error("Fetch", response):
+        raise observe.Unaddressed(observe.unaddressed_error("Fetch", response))
     if response.get("error_code"):
-        expect = expressions.resolve(step.get("expect") or {"error_code": "NONE"}, context.variables)
-        check_expect(context, name, response, expect, version)
-        context.checked("Fetch", version, expect)
+        expect = expect or {"error_code": "NONE"}
+        _judge_own_error(context, name, response, expect, version, observing)
         return
     data = element(response, "responses[0].partitions[0]", name, step.get("expect"), version)
+    if observing and data.get("error_code"):
+        _judge_own_error(context, name, data, {"error_code": "NONE"}, version, observing)
     batches = records.decode_batches(data.get("records") or b"")
     visible = visible_records(batches, data.get("aborted_transactions") or [], isolation)
     summary = {
@@ -108,6 +132,20 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         raise
     context.checked("Fetch", version, expect)
     save(context, summary, step.get("save"))
+
+
+def _judge_own_error(context: Context, name: str, response: dict, expect: dict, version: int, observing: bool) -> None:
+    """A fetch answered with an error: the step under test's departure, or a check that could not observe
+    (no evidence either way: the item is blocked, naming the check, even where the check verifies)."""
+    try:
+        check_expect(context, name, response, expect, version)
+    except Deviation as deviation:
+        if observing:
+            deviation.blind = True
+            deviation.args = (f"{deviation.args[0]} (the check could not observe, so it is no evidence about "
+                              f"{context.api} v{context.version})",)
+        raise
+    context.checked("Fetch", version, expect)
 
 
 def beyond_reach(summary: dict, wanted: dict) -> str | None:
