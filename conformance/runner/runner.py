@@ -19,7 +19,7 @@ from ..suite.model import STOPPED_ANSWERING, Case, CaseResult, Outcome, Requirem
 from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
-from .resources import Resources, TooFewBrokers, delete_topics, replicas_needed, too_few_brokers
+from .resources import Resources, TooFewBrokers, UnknownSetting, delete_topics, replicas_needed, too_few_brokers
 from .shared_restart import SharedRestart
 from .steps import bundled
 from .under_way import UnderWay
@@ -250,7 +250,7 @@ class Runner:
             return self._finish(result, Outcome.BLOCKED, started, transcript,
                                 f"a {what} step on {deviation.api or 'another step kind'} departed, so there is no "
                                 f"verdict on {case.api} v{version}: {deviation}")
-        except (Skip, TooFewBrokers) as skip:
+        except (Skip, TooFewBrokers, UnknownSetting) as skip:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
         except Incomplete as incomplete:
             return self._finish(result, Outcome.ERROR, started, transcript, f"incomplete: {incomplete}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..protocol.schema import MessageSpec, VersionRange
-from . import internals
+from . import internals, settings
 from .checks import (check_matchers, check_shares_restart, check_steps, check_versions, known_matchers,
                      report_schema_errors, schema_validator)
 from .components import Components
@@ -86,6 +86,8 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
                     components=components)
         if raw.get("requirement", defaults.get("requirement", "MUST")) != Requirement.IMPLEMENTATION.value:
             for at, message in internals.internals_named(raw["steps"], [*where, "steps"]):
+                report(at, message)
+            for at, message in settings.settings_relied_on(raw, steps, suite.topics, where):
                 report(at, message)
         if raw.get("serial") == "restart":
             check_shares_restart(steps, report, [*where, "serial"])
