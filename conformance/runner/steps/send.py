@@ -12,6 +12,7 @@ from ...suite import expressions
 from ...suite.checks import check_request_fields, refuse_fetch_only_expect
 from ...suite.kinds import Facts, StepKind, detail_from
 from ..context import Context, Skip, attributed
+from .. import control
 from ..exchange import exchange, retrying
 from ..expect import check_expect, save
 from ..policy import step_version, with_coordinator_retry
@@ -25,8 +26,12 @@ def send_step(context: Context, step: dict, index: str, name: str) -> None:
         fields = acl_principals(context, api, fields)
     with attributed(api, version):
         step = with_coordinator_retry(api, step)
-        response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
         expect = expressions.resolve(step.get("expect") or {}, context.variables)
+        controlled = control.needs_control(context, step, api, version)
+        departed = control.run_control(context, step, name, api, version, fields) if controlled else None
+        response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
+        if departed is not None:  # a malformation whose well-formed request already departs: only the difference
+            control.judge_difference(context, name, api, version, expect, departed, response)
         if response is None:  # the expected disconnect or silence happened
             context.checked(api, version, expect)
             return
@@ -116,6 +121,9 @@ def check_send(step: dict, report, where: list, facts: Facts) -> None:
         versions = sent_versions(step, step["send"], spec, facts.under_test)
         if versions:  # none: the case's versions are beyond the loaded specs, reported with the case
             check_request_fields(step["fields"], spec.fields, spec, versions, report, [*where, "fields"])
+            control_fields = (step.get("control") or {}).get("fields") if isinstance(step.get("control"), dict) else None
+            if isinstance(control_fields, dict):
+                check_request_fields(control_fields, spec.fields, spec, versions, report, [*where, "control", "fields"])
     refuse_fetch_only_expect(step, report, where)
 
 
