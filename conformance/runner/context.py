@@ -32,6 +32,7 @@ class Deviation(Exception):
         self.hangs = False  # no answer came in the step's time: a repeated sequence would wait as long again
         # a check that could not observe (its own request failed): no evidence, so never the step under test's
         self.blind = False
+        self.broken_version = False  # a version advertised and not served (observe.served)
 
 
 class Skip(Exception):

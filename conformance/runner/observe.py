@@ -88,3 +88,43 @@ def unaddressed_error(api: str, response: dict) -> str | None:
                   topic.get("partition_responses") or []]
     names = [error_name(code) for code in codes if code]
     return next((name for name in names if name in NO_SUCH_TOPIC), None)
+
+
+# ------------------------------------------------------------------------------ a version broken, not the API
+# What a request that a version of its API cannot serve ends in: the connection closed, an answer that does not
+# decode, or UNSUPPORTED_VERSION for a version the target advertised (librdkafka's mock advertises JoinGroup
+# v0-6 and closes the connection at v6).
+BROKEN = ("connection closed", "garbage")
+
+
+def served(api: str, version: int, response: dict, expect: dict) -> None:
+    """Raises a Deviation marked as a broken version where the answer is UNSUPPORTED_VERSION and the step
+    does not expect it."""
+    if isinstance(response, dict) and error_name(response.get("error_code") or 0) == "UNSUPPORTED_VERSION" \
+            and "UNSUPPORTED_VERSION" not in repr(expect):
+        unserved = Deviation(f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION",
+                             expected=expect or "a response", actual="UNSUPPORTED_VERSION")
+        unserved.broken_version = True
+        raise unserved
+
+
+def broken(deviation: Deviation) -> str:
+    return "answered UNSUPPORTED_VERSION" if deviation.broken_version else str(deviation.actual)
+
+
+def version_down(context: Context, step: dict, api: str, version: int, deviation: Deviation) -> int | None:
+    """The next version down a set-up or check step goes on at after ``api`` v``version`` broke (the
+    departure is noted once on that API and version), or None: the step under test, a version the case
+    names, an ordinary departure, or no version left below."""
+    if not observer(context, api, version) or step.get("version") not in (None, "max"):
+        return None
+    if deviation.actual not in BROKEN and not deviation.broken_version:
+        return None
+    found = context.cluster.version_range(api)
+    known = context.cluster.codec.registry.api(api).versions()
+    lower = [candidate for candidate in known if candidate < version and (found is None or candidate >= found[0])]
+    if not lower:
+        return None
+    note(context, f"{api} v{version} (not this item's verdict): {broken(deviation)}; the step went on at "
+                  f"{api} v{lower[-1]}")
+    return lower[-1]

@@ -11,8 +11,8 @@ from ...protocol.schema import MessageSpec
 from ...suite import expressions
 from ...suite.checks import check_request_fields, refuse_fetch_only_expect
 from ...suite.kinds import Facts, StepKind, detail_from
-from ..context import Context, Skip, attributed
-from .. import control
+from ..context import Context, Deviation, Skip, attributed
+from .. import control, observe
 from ..exchange import exchange, retrying
 from ..expect import check_expect, save
 from ..policy import step_version, with_coordinator_retry
@@ -21,11 +21,26 @@ from ..policy import step_version, with_coordinator_retry
 def send_step(context: Context, step: dict, index: str, name: str) -> None:
     api = context.cluster.codec.registry.api_name(step["send"])
     version = step_version(context, step, api)
+    step = with_coordinator_retry(api, step)
+    while True:
+        try:
+            response = _send_at(context, step, name, api, version)
+            break
+        except Deviation as deviation:  # set-up or a check broken at one version goes on at the next one down
+            lower = observe.version_down(context, step, api, version, deviation)
+            if lower is None:
+                raise
+            name = f"{name} (at v{lower}: v{version} {observe.broken(deviation)})"
+            version = lower
+    if response is not None:
+        save(context, response, step.get("save"))
+
+
+def _send_at(context: Context, step: dict, name: str, api: str, version: int):
     fields = expressions.resolve(step.get("fields") or {}, {**context.variables, "version": version})
     if api in ACL_PRINCIPAL_FIELDS:
         fields = acl_principals(context, api, fields)
     with attributed(api, version):
-        step = with_coordinator_retry(api, step)
         expect = expressions.resolve(step.get("expect") or {}, context.variables)
         controlled = control.needs_control(context, step, api, version)
         departed = control.run_control(context, step, name, api, version, fields) if controlled else None
@@ -34,13 +49,14 @@ def send_step(context: Context, step: dict, index: str, name: str) -> None:
             control.judge_difference(context, name, api, version, expect, departed, response)
         if response is None:  # the expected disconnect or silence happened
             context.checked(api, version, expect)
-            return
+            return None
         not_served(context, api, response)
         if api == "CreateAcls":
             acls_created(context, step, fields, response)
+        observe.served(api, version, response, expect)
         check_expect(context, name, response, expect, version)
         context.checked(api, version, expect)
-    save(context, response, step.get("save"))
+    return response
 
 
 # ------------------------------------------------------------------------------ what the target does not serve
