@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...protocol.errors import error_name
 from ...protocol.schema import MessageSpec
-from ...suite import expressions
+from ...suite import expressions, matchers
 from ...suite.checks import check_request_fields, refuse_fetch_only_expect
 from ...suite.kinds import Facts, StepKind, detail_from
 from ..context import Context, Deviation, Skip, attributed
@@ -51,6 +51,7 @@ def _send_at(context: Context, step: dict, name: str, api: str, version: int):
             context.checked(api, version, expect)
             return None
         not_served(context, api, response)
+        declined(context, step, response, version)
         if api == "CreateAcls":
             acls_created(context, step, fields, response)
         observe.served(api, version, response, expect)
@@ -76,6 +77,21 @@ def not_served(context: Context, api: str, response: dict) -> None:
     error = error_name(response.get("error_code") or 0)
     if (api, error) in NOT_SERVED:
         raise Skip(f"{context.target.spec}: {NOT_SERVED[(api, error)]} ({api}: {error})")
+
+
+def declined(context: Context, step: dict, response: dict, version: int) -> None:
+    """``optional_feature: {name, declined: {path: value}}``: a feature the protocol lets a broker decline
+    (KIP-227's fetch sessions: session id 0). An answer that declines it makes the case not applicable here
+    (skipped, naming the feature), not blocked and not failed."""
+    optional = step.get("optional_feature")
+    if not isinstance(optional, dict) or not isinstance(response, dict):
+        return
+    wanted = expressions.resolve(optional.get("declined") or {}, context.variables)
+    if wanted and all(matchers.match_field(response, path, value, version, context.matchers) is None
+                      for path, value in wanted.items()):
+        shown = ", ".join(f"{path} = {value!r}" for path, value in wanted.items())
+        raise Skip(f"{context.target.spec} declines {optional.get('name', 'an optional feature')} ({shown}), "
+                   "which the protocol allows: the case does not apply")
 
 
 # ------------------------------------------------------------------------------ ACLs

@@ -1,0 +1,59 @@
+"""An optional feature declined is not applicable (issue 35).
+
+KIP-227 lets a broker decline fetch sessions: it answers a full fetch with session id 0. The bundled
+``protocol.produce-fetch::fetch-session-wrong-epoch`` opens a session in set-up; on such a broker it was
+blocked, and is now skipped, naming the feature. A broker that opens sessions is judged as before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.runner.runner import Runner
+from conformance.runner.steps import bundled
+from conformance.suite.loader import load_suite_file
+from conformance.suite.model import Outcome
+from conformance.targets.hostport import HostPortTarget
+
+from fake_kafka import FakeKafka
+
+SUITES = Path(__file__).resolve().parents[2] / "suites"
+INVALID_FETCH_SESSION_EPOCH = 71
+
+
+def run(handler, version: int):
+    suite, errors = load_suite_file(SUITES / "protocol/produce-fetch.yaml", components=bundled())
+    assert not errors, errors
+    case = next(case for case in suite.cases if case.id == "fetch-session-wrong-epoch")
+    broker = FakeKafka(handler)
+    target = HostPortTarget(broker.address)
+    target.start()
+    runner = Runner(target, run_id="optional", timeout=2.0)
+    try:
+        return runner.run(case, version)
+    finally:
+        runner.close()
+        broker.stop()
+
+
+def sessions(open_them: bool):
+    def handler(api, version, body):
+        if api != "Fetch":
+            return None
+        if body["session_id"] == 0:  # a full fetch: a session opens, or the broker declines (id 0)
+            return {"session_id": 9 if open_them else 0, "responses": []}
+        return {"error_code": INVALID_FETCH_SESSION_EPOCH, "session_id": 0, "responses": []}
+    return handler
+
+
+@pytest.mark.parametrize("version", [7, 12, 15])
+def test_a_broker_that_declines_fetch_sessions_skips_the_case(version):
+    result = run(sessions(open_them=False), version)
+    assert result.outcome is Outcome.SKIPPED, result.message
+    assert "declines fetch sessions" in result.message
+
+
+def test_a_broker_that_opens_sessions_is_judged():
+    assert run(sessions(open_them=True), 12).outcome is Outcome.PASSED
