@@ -232,3 +232,14 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
         for key in actions:
             for inner, body in kinds[key].nested(step):
                 check_steps(body, suite_report, [*where, *inner], *nested)
+
+
+def check_no_effect_verified(steps: list, report, where: list) -> None:
+    """``refused: or_no_effect`` accepts a NONE answer, so the effect must be judged: a step after it says
+    ``verifies: true``; otherwise a broker that accepted and acted would pass."""
+    for index, step in enumerate(steps):
+        expect = step.get("expect") if isinstance(step, dict) else None
+        if isinstance(expect, dict) and expect.get("refused") == "or_no_effect":
+            if not any(isinstance(later, dict) and later.get("verifies") for later in steps[index + 1:]):
+                report([*where, index, "expect", "refused"],
+                       "refused: or_no_effect needs a later step with verifies: true that checks the effect")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..protocol.schema import MessageSpec, VersionRange
 from . import internals, settings
-from .checks import (check_matchers, check_shares_restart, check_steps, check_versions, known_matchers,
-                     report_schema_errors, schema_validator)
+from .checks import (check_matchers, check_no_effect_verified, check_shares_restart, check_steps, check_versions,
+                     known_matchers, report_schema_errors, schema_validator)
 from .components import Components
 from .model import Case, Requirement, Suite
 from .source import SuiteError, dotted, line_of, read_yaml
@@ -84,6 +84,7 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
         steps = expand_templates(raw["steps"], templates, report, [*where, "steps"], kinds=components.step_kinds)
         check_steps(steps, report, [*where, "steps"], api_names, requests, (api, versions) if api and versions else None,
                     components=components)
+        check_no_effect_verified(steps, report, [*where, "steps"])
         if raw.get("requirement", defaults.get("requirement", "MUST")) != Requirement.IMPLEMENTATION.value:
             for at, message in internals.internals_named(raw["steps"], [*where, "steps"]):
                 report(at, message)
