@@ -21,7 +21,7 @@ from .kinds import Facts
 from .versioned import is_version_map
 
 SCHEMA_PATH = resources.suite_schema()
-SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response", "refused")  # fetch steps may also check their summary
+SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response", "refused", "kafka_code")  # fetch steps may also check their summary
 
 
 @lru_cache(maxsize=1)
@@ -217,6 +217,8 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
             _check_expect_fields(expect["fields"], known_matchers(components), report, [*where, "expect", "fields"])
         if isinstance(expect, dict) and "error_code" in expect:
             _check_error_names(expect["error_code"], report, [*where, "expect", "error_code"])
+        if isinstance(expect, dict) and "kafka_code" in expect:
+            _check_error_names(expect["kafka_code"], report, [*where, "expect", "kafka_code"])
         for key, matcher in (expect.get("fields") or {}).items() if isinstance(expect, dict) else ():
             if str(key).endswith("error_code") and not isinstance(matcher, dict) or is_version_map(matcher):
                 if str(key).endswith("error_code"):

@@ -62,7 +62,7 @@ topics: {recent: {partitions: 1, configs: {message.timestamp.before.max.ms: 3600
 cases:
   - id: too-old
     title: A batch older than message.timestamp.before.max.ms is refused
-    cites: "KIP-937"
+    cites: "KIP-937: a batch older than message.timestamp.before.max.ms is rejected (InvalidTimestampException)"
     requirement: REQUIREMENT
     under_test: {api: Produce, versions: "3+"}
     steps:

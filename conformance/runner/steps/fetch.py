@@ -88,7 +88,7 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         context.checked("Fetch", version, step.get("expect") or {})
         return
     expect = expressions.resolve(step.get("expect") or {}, context.variables)
-    observing = observe.observer(context, "Fetch", version) and "error_code" not in expect
+    observing = observe.observer(context, "Fetch", version) and not ({"error_code", "refused"} & set(expect))
     if observing and observe.by_id("Fetch", version) and observe.unaddressed_error("Fetch", response):
         raise observe.Unaddressed(observe.unaddressed_error("Fetch", response))
     if response.get("error_code"):
@@ -114,7 +114,8 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         "crc_valid": all(batch.crc_valid for batch in batches if isinstance(batch, records.RecordBatch)),
     }
     expect = dict(expressions.resolve(step.get("expect") or {}, context.variables))
-    expect.setdefault("error_code", "NONE")
+    if not expect.get("refused"):
+        expect.setdefault("error_code", "NONE")
     fields_expected = dict(expect.pop("fields", None) or {})
     for key in ("records", "values", "control", "aborted_transactions", "crc_valid"):
         if key in expect:
