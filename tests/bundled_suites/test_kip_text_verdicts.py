@@ -306,3 +306,30 @@ def test_txn_offset_commit_before_add_offsets_answered_none_is_judged_by_its_eff
     assert joined.outcome is Outcome.PASSED, joined.message
     outside = run(FakeKafka(offsets_without_add_offsets(commits_outside=True)), case, 3)
     assert outside.outcome is Outcome.FAILED and outside.failure.role == "under_test", outside.message
+
+
+# ---------------------------------------------------------------------- read the log as a client does (issue 35)
+class OneBatchPerFetch(AcceptsCommitAfterAbort):
+    """Returns one batch per Fetch, from the offset asked (legal: librdkafka's mock does), so an ABORT
+    marker comes in the response after the records it ends."""
+
+    def __init__(self):
+        super().__init__(acts=False)
+
+    def __call__(self, api, version, body):
+        if api == "Fetch":
+            topic = body["topics"][0]
+            offset = topic["partitions"][0]["fetch_offset"]
+            batch = next((batch for batch in self.log if batch.base_offset + len(batch.records) > offset), None)
+            stable = self.first_offset if self.open else self.next_offset
+            return {"responses": [{"topic": topic.get("topic"), "topic_id": topic.get("topic_id"), "partitions": [
+                {"partition_index": 0, "high_watermark": self.next_offset, "last_stable_offset": stable,
+                 "log_start_offset": 0, "aborted_transactions": None if body["isolation_level"] == 0 else self.aborted,
+                 "preferred_read_replica": -1, "records": records.encode_batch(batch) if batch else b""}]}]}
+        return super().__call__(api, version, body)
+
+
+def test_a_broker_that_returns_one_batch_per_fetch_is_read_on_to_the_high_watermark():
+    result = run(FakeKafka(OneBatchPerFetch()), bundled("kip98/consumers.yaml", "read-uncommitted-no-aborted-list"), 12)
+    assert result.outcome is Outcome.PASSED, result.message
+    assert "onward from offset 2" in result.rendered_transcript()

@@ -99,6 +99,8 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
     if observing and data.get("error_code"):
         _judge_own_error(context, name, data, {"error_code": "NONE"}, version, observing)
     batches = records.decode_batches(data.get("records") or b"")
+    if "max_bytes" not in spec:  # a case about one response's size reads one response
+        data, batches = read_onward(context, step, name, version, fields, data, batches, isolation)
     visible = visible_records(batches, data.get("aborted_transactions") or [], isolation)
     summary = {
         **{key: value for key, value in data.items() if key != "records"},
@@ -133,6 +135,44 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         raise
     context.checked("Fetch", version, expect)
     save(context, summary, step.get("save"))
+
+
+ONWARD_ROUNDS = 50  # at most this many more fetches: a broker may return one batch per response
+
+
+def read_onward(context: Context, step: dict, name: str, version: int, fields: dict, data: dict, batches: list,
+                isolation: int) -> tuple[dict, list]:
+    """Reads on as a client does: a broker may return fewer batches than it has (one per response is legal),
+    so while the batches end before the high watermark (read_uncommitted) or the last stable offset
+    (read_committed), fetch again from where they end. Returns the last response's partition, with the
+    aborted transactions of every response, and the batches of all of them: a marker that came in the next
+    response is judged with the records it ends."""
+    aborted = data.get("aborted_transactions")
+    for _ in range(ONWARD_ROUNDS):
+        ends = [batch for batch in batches if isinstance(batch, records.RecordBatch)]
+        end = data.get("last_stable_offset", -1) if isolation == 1 else -1
+        end = end if end is not None and end >= 0 else data.get("high_watermark", -1)
+        if not ends:
+            break
+        last = ends[-1]
+        next_offset = last.base_offset + (last.last_offset_delta if last.last_offset_delta is not None
+                                          else len(last.records) - 1) + 1
+        if end is None or next_offset >= end:
+            break
+        onward = {**fields, "topics": [{**fields["topics"][0], "partitions": [
+            {**fields["topics"][0]["partitions"][0], "fetch_offset": next_offset}]}]}
+        later = exchange(context, step, f"{name} (onward from offset {next_offset})", "Fetch", version, onward)
+        partitions = (later or {}).get("responses") or [{}]
+        more = (partitions[0].get("partitions") or [{}])[0] if not (later or {}).get("error_code") else {}
+        found = records.decode_batches(more.get("records") or b"")
+        if more.get("error_code") or not found:
+            break
+        batches = batches + found
+        for entry in more.get("aborted_transactions") or []:
+            if entry not in (aborted or []):
+                aborted = [*(aborted or []), entry]
+        data = {**more, "aborted_transactions": aborted}
+    return data, batches
 
 
 def _judge_own_error(context: Context, name: str, response: dict, expect: dict, version: int, observing: bool) -> None:
