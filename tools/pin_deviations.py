@@ -13,12 +13,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance.report.results import read_results  # noqa: E402
+from conformance.results.store import read_lines  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
     results_path, kind, *suites = argv
-    rows = read_results(results_path)
+    rows = read_lines(results_path)
     root = Path(__file__).resolve().parents[1] / "suites"
     wanted = [(root / name).resolve() for name in suites]
     deviations = []

@@ -36,9 +36,10 @@ class Options:
     limit: int = 25  # rows of each table printed
 
 
-def analyze(options: Options, *, grade=None, reproduce=None) -> int:
-    """``grade`` and ``reproduce`` (the site's certification levels and rerun commands) come from the report
-    layer, which this one may not import: the command line hands them in."""
+def analyze(options: Options, *, grade=None, reproduce=None, show_table=None) -> int:
+    """``grade`` and ``reproduce`` (the site's certification levels and rerun commands) and ``show_table`` (how a
+    job's tables reach the terminal: ``show_table(headers, rows, title=...)``; None: not shown) come from the
+    report layer, which this one may not import: the command line hands them in."""
     try:
         import pyspark  # noqa: F401
     except ImportError:
@@ -92,7 +93,7 @@ def analyze(options: Options, *, grade=None, reproduce=None) -> int:
             return 0
         names = JOBS if options.job == "all" else [options.job]
         for name in names:
-            run_job(spark, name, tables, options)
+            run_job(spark, name, tables, options, show_table)
         if options.job == "all" and not options.no_html:
             write_index(Path(options.out), names)
     except ValueError as error:
@@ -105,8 +106,9 @@ def analyze(options: Options, *, grade=None, reproduce=None) -> int:
     return 0
 
 
-def run_job(spark, name: str, tables, options: Options) -> dict:
-    from ..report.console import print_table
+def run_job(spark, name: str, tables, options: Options, show_table=None) -> dict:
+    """Run the job ``name`` over ``tables``, write its tables as Parquet (and its page) under ``options.out``, and
+    show the first rows of each through ``show_table`` where one is given."""
     from .jobs import job
     from .progress import Progress
 
@@ -118,9 +120,9 @@ def run_job(spark, name: str, tables, options: Options) -> dict:
         for table, frame in results.items():
             # Job results are aggregates: one file each is what people and other tools want.
             frame.coalesce(1).write.mode("overwrite").parquet(str(folder / table))
-    for table, frame in results.items():
+    for table, frame in results.items() if show_table is not None else ():
         rows = frame.limit(options.limit).collect()
-        print_table(frame.columns, [[_cell(value) for value in row] for row in rows],
+        show_table(frame.columns, [[_cell(value) for value in row] for row in rows],
                     title=f"{name}: {table} (first {options.limit}; all in {folder / table})")
     if not options.no_html:
         page = write_summary(name, tables, results, folder)

@@ -73,7 +73,7 @@ import dataclasses
 
 from pyspark.sql import types as T
 
-from ..results.record import OUTCOME_ORDER, ResultRecord
+from ..results.record import COUNTED_LEVELS, OUTCOME_ORDER, Outcome, ResultRecord
 
 PARTITIONS = ["target", "date"]
 ITEMS, EXCHANGES = "items", "exchanges"
@@ -124,7 +124,7 @@ def _column_type(spec) -> T.DataType:
 RESULTS_LINE = T.StructType([T.StructField(spec.name, _column_type(spec))
                              for spec in dataclasses.fields(ResultRecord) if spec.name not in NOT_READ])
 
-ITEM_COLUMNS = ["run_id", "target", "target_version", "harness_version", "suite", "case", "item", "title", "kip",
+ITEM_COLUMNS = ["run_id", "target", "target_version", "target_name", "harness_version", "suite", "case", "item", "title", "kip",
                 "api", "api_version", "outcome", "requirement", "draft", "strict", "tags", "duration_s", "message",
                 "step", "step_label", "step_role", "step_api", "verdict", "nodeid", "worker", "recorded_at", "pcap",
                 "exchanges", "source_file", "date"]
@@ -157,5 +157,5 @@ EXCHANGE_COLUMNS = [field.name for field in EXCHANGES_SCHEMA.fields]
 
 # Every outcome is counted apart, in the order every report lists them; only "passed" is a pass.
 OUTCOMES = list(OUTCOME_ORDER)
-NO_VERDICT = {"unsupported", "skipped"}  # the item did not test the target: out of every rate's denominator
-CONFORMANCE_LEVELS = ["MUST", "SHOULD", "MAY"]  # IMPLEMENTATION items never count towards a level
+NO_VERDICT = {outcome.value for outcome in Outcome if not outcome.tested}  # out of every rate's denominator
+CONFORMANCE_LEVELS = list(COUNTED_LEVELS)  # IMPLEMENTATION items never count towards a level

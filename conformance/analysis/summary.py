@@ -70,7 +70,7 @@ def outcomes_over_time(runs, path: Path, *, last: int = 60) -> Path | None:
     ``last`` runs: more bars than that are not readable)."""
     from pyspark.sql import Window
 
-    from ..suite.model import OUTCOME_LABELS
+    from ..results.record import OUTCOME_LABELS
     from .layout import OUTCOMES
 
     newest = Window.partitionBy("target").orderBy(F.desc("run_started"), F.desc("run_id"))

@@ -18,7 +18,7 @@ import struct
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from ..report.results import read_results
+from ..results.store import read_lines
 
 # The outcomes a synthetic change or flake gives: a verdict or none, as a real run would. An
 # IMPLEMENTATION item departs as "differs", any other as "failed".
@@ -41,7 +41,7 @@ def seed_runs(results_files: list[Path]) -> dict[str, list[dict]]:
     """The newest run of each target in the seed files, transcripts and captures dropped."""
     newest: dict[str, tuple[str, list[dict]]] = {}
     for path in results_files:
-        for record in read_results(path):
+        for record in read_lines(path):
             target, run = record.get("target"), record.get("run_id")
             if not target or not run:
                 continue

@@ -37,8 +37,8 @@ def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, deco
         if transcripts:
             exchange_frames.append(results.transcript_exchanges(lines))
     for folder in inputs.warehouses:
-        item_frames.append(spark.read.parquet(str(Path(folder) / ITEMS)).withColumn("item", results.respelt_item())
-                           .select(*ITEM_COLUMNS))
+        item_frames.append(_aligned(spark.read.parquet(str(Path(folder) / ITEMS))
+                                    .withColumn("item", results.respelt_item()), ITEM_COLUMNS))
         # A warehouse ingested without exchanges (--no-transcripts, no captures) has an empty folder, which
         # Parquet cannot read a schema from.
         if any((Path(folder) / EXCHANGES).glob("**/*.parquet")):
@@ -52,6 +52,15 @@ def build(spark: SparkSession, inputs: Inputs, *, transcripts: bool = True, deco
         items = results.items(spark.createDataFrame([], results.RESULTS_LINE)
                               .withColumn("source_file", F.lit(None).cast("string")))
     return Tables(items, _union(exchange_frames) if exchange_frames else empty_exchanges(spark))
+
+
+def _aligned(frame: DataFrame, columns: list[str]) -> DataFrame:
+    """``frame`` with ``columns`` in order; a column a warehouse written before it existed lacks (``target_name``,
+    added with results schema 4) reads null, so older warehouses stay readable and appendable."""
+    for column in columns:
+        if column not in frame.columns:
+            frame = frame.withColumn(column, F.lit(None).cast("string"))
+    return frame.select(*columns)
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -79,7 +88,7 @@ def ingest(spark: SparkSession, tables: Tables, warehouse: str | Path) -> dict[s
             kept = (spark.read.parquet(str(path)).join(F.broadcast(touched), PARTITIONS, "left_semi")
                     .join(F.broadcast(new_runs), "run_id", "left_anti"))
             kept = kept.withColumn("item", results.respelt_item())  # rewritten partitions take today's spelling
-            merged = frame.unionByName(kept.select(*frame.columns))
+            merged = frame.unionByName(_aligned(kept, frame.columns))
         if keys[name]:
             merged = merged.dropDuplicates(keys[name])
         # Materialised before writing: dynamic overwrite deletes the partitions this plan reads.

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     pool = TargetPool([arguments.target], Extensions.for_run().target_kinds())
     try:
         target = pool.acquire(arguments.target)
-        plan = Plan(target.bootstrap, run=secrets.token_hex(3), security=getattr(target, "security", None))
+        plan = Plan(target.bootstrap, run=secrets.token_hex(3), security=target.security)
         plan.logger = logging.getLogger("conformance.bench.semantic")  # librdkafka's log: not on the figures' screen
         plan.logger.propagate = False
         plan.logger.addHandler(logging.NullHandler())

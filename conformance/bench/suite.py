@@ -16,6 +16,7 @@ import time
 from collections import Counter
 
 from .. import resources
+from ..targets.base import Capability
 from ..targets.registry import resolve
 from ..extension import Extensions
 from ..suite.loader import load_suites
@@ -59,7 +60,7 @@ def measure(spec: str, make_target, cases, parts, workers: int) -> None:
         return lambda: (Runner(other, run_id="bench-twin", components=parts), other.stop)
 
     modes = [("serial", 1, None), (f"{workers} at a time", workers, None)]
-    if "twin" in target.capabilities:
+    if Capability.TWIN in target.capabilities:
         modes.append((f"{workers} + twin", workers, twin))
     try:
         runs = {}

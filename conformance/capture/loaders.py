@@ -50,14 +50,10 @@ def load_run(path: str | Path, *, ports: list[int] | None = None, target: str | 
     return load_results(path, target=target, codec=codec)
 
 
-def load_groups(path: str | Path, **options) -> dict[str, list]:
-    return load_run(path, **options).groups
-
-
 def load_results(path: str | Path, *, target: str | None = None, codec: Codec | None = None) -> Run:
-    from ..report.results import read_results
+    from ..results.store import read_lines
 
-    records = read_results(path)
+    records = read_lines(path)
     if not records:
         raise ValueError(f"{path}: neither a capture file nor a results file with records")
     targets = {record.get("target") for record in records}

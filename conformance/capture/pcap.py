@@ -17,7 +17,7 @@ from pathlib import Path
 from ..protocol.codec import Codec
 from .kafka_stream import KafkaDecoder
 from .tcp import ConnectionTable, parse_segment
-from .wire import WireCapture, WireExchange
+from .wire import WireCapture
 
 PCAP_MAGICS = {
     b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
@@ -183,7 +183,3 @@ def read_capture(path: str | Path, ports: list[int] | None = None, codec: Codec 
     capture.notes[:0] = table.notes
     return capture
 
-
-def read_exchanges(path: str | Path, ports: list[int] | None = None,
-                   codec: Codec | None = None) -> list[WireExchange]:
-    return read_capture(path, ports, codec).exchanges

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ..report import known_failures
-from ..report.results import new_run_id, read_results
+from ..results.store import new_run_id, read_lines
 from ..report.certify import certificate, fingerprint, levels
 from ..report.invocation import SUITE_PATHS_HELP
 from ..defaults import CERTIFICATION_OUTPUT
@@ -51,7 +51,7 @@ def command_certify(arguments) -> int:
     level_list = levels.load_levels(arguments.levels)
     waivers = known_failures.load(arguments.known_failures)
     if arguments.results:
-        records = [row for path in arguments.results for row in read_results(path)]
+        records = [row for path in arguments.results for row in read_lines(path)]
         sources, probes = list(arguments.results), {}
     else:
         records, sources, probes = run_suites(arguments)
@@ -119,14 +119,14 @@ class FingerprintCapture:
         if state is None:
             return
         for target in state.pool.started():
-            records = read_results(state.results_path, run_id=state.run_id)
+            records = read_lines(state.results_path, run_id=state.run_id)
             self.found[target.spec] = _ask(target, [row for row in records if row.get("target") == target.spec])
 
 
 def _ask(target, rows: list[dict]) -> tuple[dict | None, dict]:
     identity = fingerprint.identity(rows, target)
     try:
-        return fingerprint.probe(target.bootstrap, security=getattr(target, "security", None)), identity
+        return fingerprint.probe(target.bootstrap, security=target.security), identity
     except Exception as error:  # noqa: BLE001 - reported on the page; the results' copy is used instead
         identity["fingerprint_problem"] = f"asking {target.bootstrap} failed: {error}"
         return fingerprint.from_records(rows), identity
@@ -148,7 +148,7 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
         options += ["--client-config", arguments.client_config]
     capture = FingerprintCapture()
     pytest.main(options, plugins=[capture])
-    records = read_results(results, run_id=run_id)
+    records = read_lines(results, run_id=run_id)
     if arguments.target not in capture.found and records:
         capture.found[arguments.target] = _start_and_ask(arguments, records)
     return records, [str(results)], capture.found
@@ -164,10 +164,10 @@ def _start_and_ask(arguments, records: list[dict], spec: str | None = None) -> t
     rows = [row for row in records if row.get("target") == spec]
     pool = TargetPool([spec], Extensions.for_run().target_kinds())
     try:
-        if arguments.client_config and hasattr(pool.target(spec), "use_client_config"):
+        if arguments.client_config and pool.target(spec) in pool.configurable():
             from ..targets.kafka_config import read_properties
 
-            pool.target(spec).use_client_config(read_properties(arguments.client_config))
+            pool.target(spec).configure(client_config=read_properties(arguments.client_config))
         return _ask(pool.acquire(spec), rows)
     except Exception as error:  # noqa: BLE001 - reported on the page; the results' copy is used instead
         identity = fingerprint.identity(rows)

@@ -57,9 +57,9 @@ def register_findings(commands) -> None:
 
 def command_findings(arguments) -> int:
     from ..report.documents import findings_markdown, latest_runs
-    from ..report.results import read_results
+    from ..results.store import read_lines
 
-    rows = [row for path in arguments.results for row in read_results(path)]
+    rows = [row for path in arguments.results for row in read_lines(path)]
     if not rows:
         print("no results in " + ", ".join(arguments.results), file=sys.stderr)
         return 1

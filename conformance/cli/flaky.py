@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ..analysis import flakiness
 from ..report.itemref import label, reproduce
-from ..report.results import new_run_id, read_results
-from ..suite.model import OUTCOME_ORDER
+from ..results.store import new_run_id, read_lines
+from ..results.record import OUTCOME_ORDER
 from ..defaults import FLAKY_RESULTS
 from .run_options import add_run_arguments, principal_problem, pytest_options
 
@@ -93,7 +93,7 @@ def command_flaky(arguments) -> int:
         print(f"conformance flaky: {error}", file=sys.stderr)
         return 2
     targets = set(arguments.target) if arguments.sources and arguments.target else None
-    records = [record for path in files for record in read_results(path)
+    records = [record for path in files for record in read_lines(path)
                if (run_ids is None or record.get("run_id") in run_ids)
                and (targets is None or record.get("target") in targets)]
     runs = flakiness.run_order(records)

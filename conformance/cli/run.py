@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER
+from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER
 from .run_options import add_run_arguments
 
 SUMMARY_COLUMNS = list(OUTCOME_ORDER)
@@ -30,7 +30,7 @@ def register(commands) -> None:
 def command_run(arguments) -> int:
     import pytest
 
-    from ..report.results import new_run_id
+    from ..results.store import new_run_id
     from .run_options import principal_problem, pytest_options
 
     problem = principal_problem(arguments)
@@ -55,9 +55,9 @@ def summary_rows(records: list[dict]) -> list[list]:
 
 def print_summary(results_path: str | Path, run_id: str) -> None:
     from ..report.console import print_table
-    from ..report.results import read_results
+    from ..results.store import read_lines
 
-    records = read_results(results_path, run_id=run_id)
+    records = read_lines(results_path, run_id=run_id)
     if not records:
         print(f"no results recorded for run {run_id} in {results_path}")
         return
@@ -70,7 +70,7 @@ def write_junit_after_run(arguments, run_id: str) -> None:
     if not getattr(arguments, "junit", None):
         return
     from ..report.junit import write_junit
-    from ..report.results import read_results
+    from ..results.store import read_lines
 
-    count = write_junit(read_results(arguments.results, run_id=run_id), arguments.junit)
+    count = write_junit(read_lines(arguments.results, run_id=run_id), arguments.junit)
     print(f"wrote {arguments.junit} ({count} test cases)")

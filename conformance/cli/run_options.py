@@ -19,7 +19,8 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
     --transcripts-on-console, --results, --alluredir."""
     parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     parser.add_argument("--target", action="append", metavar="SPEC",
-                        help=f"target spec, repeatable for a matrix (default: {DEFAULT_TARGET})")
+                        help="target spec, repeatable for a matrix; PRODUCT[:VERSION]@HOST:PORT names a broker the "
+                             f"harness attaches to (default: {DEFAULT_TARGET})")
     # default None, resolved in pytest_options: the help (and docs/reference/cli.md) must not show one machine's count
     parser.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
                         help="items of a target work N at a time on the one broker the run uses (an item asleep "

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, SEMANTIC_HISTORIES
-from ..report.results import ResultsWriter, new_run_id
+from ..results.store import ResultsWriter, new_run_id
 from ..results import provenance
 
 
@@ -65,9 +65,8 @@ def command_semantic(arguments) -> int:
         from ..targets.kafka_config import read_properties
 
         client_config = read_properties(Path(arguments.client_config))
-        for spec in specs:
-            if hasattr(pool.target(spec), "use_client_config"):
-                pool.target(spec).use_client_config(client_config)
+        for target in pool.configurable():
+            target.configure(client_config=client_config)
     settings = Settings(duration_s=arguments.duration, faults=not arguments.no_faults,
                         fault_interval_s=arguments.fault_interval, producers=arguments.producers,
                         processors=arguments.processors, seed=arguments.seed, client_config=client_config,
@@ -100,7 +99,7 @@ def _run_target(pool, spec: str, settings, run_id: str, histories: Path):
     from ..report.console import print_table
     from ..semantic.session import SemanticRun, results, run_on
     from ..semantic.history import History
-    from ..suite.model import Outcome
+    from ..results.record import Outcome
 
     try:
         run = run_on(pool.acquire(spec), settings)

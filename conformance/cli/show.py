@@ -29,13 +29,13 @@ def register(commands) -> None:
 
 
 def command_show(arguments) -> int:
-    from ..report.results import read_results
+    from ..results.store import read_lines
 
     path = Path(arguments.results)
     if not path.is_file():
         print(f"conformance show: no results file at {path}", file=sys.stderr)
         return 2
-    records = [record for record in read_results(path, run_id=arguments.run_id)
+    records = [record for record in read_lines(path, run_id=arguments.run_id)
                if not arguments.target or record.get("target") == arguments.target]
     found = report_show.find(records, arguments.item)
     if len(found) != 1:

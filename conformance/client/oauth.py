@@ -3,7 +3,8 @@ credentials grant (RFC 6749 section 4.4), as Kafka's clients get one (KIP-768).
 
 The token is fetched when first needed and again once 80% of its life has passed, so a re-authentication
 (KIP-368: the broker ends the session no later than the token expires) always presents a live one.
-Client secrets and tokens have no repr and never reach a message.
+Client secrets and tokens have no repr and never reach a message. The client config keys that make an
+:class:`OAuthClient` are read by :mod:`.security`, with every other key; this module imports nothing of it.
 """
 
 from __future__ import annotations
@@ -81,34 +82,3 @@ class OAuthClient:
             raise TokenError(f"token endpoint error: {self.token_endpoint} answered without an access_token")
         lifetime = document.get("expires_in")
         return token, float(lifetime) if isinstance(lifetime, (int, float)) and lifetime > 0 else 3600.0
-
-
-def from_client_config(settings: dict[str, str], jaas_options: dict[str, str], ca_file: str | None) -> OAuthClient:
-    """librdkafka's keys (``sasl.oauthbearer.method=oidc``, ``sasl.oauthbearer.client.id``/``.client.secret``,
-    ``sasl.oauthbearer.token.endpoint.url``, ``sasl.oauthbearer.scope``, ``sasl.oauthbearer.extensions``) or the
-    Java client's (``sasl.oauthbearer.token.endpoint.url``, ``sasl.oauthbearer.client.credentials.client.id``
-    and ``.client.secret``, or ``clientId``/``clientSecret``/``scope`` in the JAAS line)."""
-    from .security import SecurityConfigError
-
-    endpoint = settings.get("sasl.oauthbearer.token.endpoint.url")
-    if not endpoint or not endpoint.startswith(("http://", "https://")):
-        raise SecurityConfigError("sasl.oauthbearer.token.endpoint.url: SASL/OAUTHBEARER needs an http(s) token "
-                                  "endpoint (the client credentials grant)")
-    client_id = (settings.get("sasl.oauthbearer.client.id") or settings.get("sasl.oauthbearer.client.credentials.client.id")
-                 or jaas_options.get("clientId"))
-    secret = (settings.get("sasl.oauthbearer.client.secret")
-              or settings.get("sasl.oauthbearer.client.credentials.client.secret") or jaas_options.get("clientSecret"))
-    if not client_id or secret is None:
-        raise SecurityConfigError("sasl.oauthbearer.client.id: SASL/OAUTHBEARER needs a client id and secret "
-                                  "(sasl.oauthbearer.client.id and .client.secret, or clientId and clientSecret "
-                                  "in sasl.jaas.config)")
-    extensions = {}
-    for pair in filter(None, (settings.get("sasl.oauthbearer.extensions") or "").split(",")):
-        key, equals, value = pair.partition("=")
-        if not equals or not key:
-            raise SecurityConfigError(f"sasl.oauthbearer.extensions: expected key=value pairs, not {pair!r}")
-        extensions[key.strip()] = value.strip()
-    extensions.update({key.removeprefix("extension_"): value for key, value in jaas_options.items()
-                       if key.startswith("extension_")})
-    return OAuthClient(endpoint, client_id, secret, settings.get("sasl.oauthbearer.scope") or jaas_options.get("scope"),
-                       extensions, settings.get("https.ca.location") or ca_file)

@@ -30,10 +30,8 @@ import ssl
 import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .oauth import OAuthClient
+from .oauth import OAuthClient
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
@@ -82,7 +80,7 @@ class Security:
     tls_ca_pem: str | None = field(default=None, repr=False)  # CA certificates as PEM text
     tls_ca_folder: str | None = None
     tls_client: ClientCertificate | None = None
-    oauth: "OAuthClient | None" = None  # SASL/OAUTHBEARER: where its tokens come from
+    oauth: OAuthClient | None = None  # SASL/OAUTHBEARER: where its tokens come from
 
     @property
     def mechanism(self) -> str | None:
@@ -183,14 +181,41 @@ def _jaas_options(settings: dict[str, str], mechanism: str) -> dict[str, str]:
             for name, quoted, bare in _JAAS_OPTION.findall(jaas)}
 
 
-def _oauth(settings: dict[str, str]):
-    from .oauth import from_client_config
-
+def _oauth(settings: dict[str, str]) -> OAuthClient:
     method = settings.get("sasl.oauthbearer.method", "oidc").lower()
     if method != "oidc":
         raise SecurityConfigError(f"sasl.oauthbearer.method: the raw client gets tokens from a token endpoint "
                                   f"(oidc), not {method!r}")
-    return from_client_config(settings, _jaas_options(settings, "OAUTHBEARER"), settings.get("ssl.ca.location"))
+    return _oauth_client(settings, _jaas_options(settings, "OAUTHBEARER"), settings.get("ssl.ca.location"))
+
+
+def _oauth_client(settings: dict[str, str], jaas_options: dict[str, str], ca_file: str | None) -> OAuthClient:
+    """librdkafka's keys (``sasl.oauthbearer.method=oidc``, ``sasl.oauthbearer.client.id``/``.client.secret``,
+    ``sasl.oauthbearer.token.endpoint.url``, ``sasl.oauthbearer.scope``, ``sasl.oauthbearer.extensions``) or the
+    Java client's (``sasl.oauthbearer.token.endpoint.url``, ``sasl.oauthbearer.client.credentials.client.id``
+    and ``.client.secret``, or ``clientId``/``clientSecret``/``scope`` in the JAAS line)."""
+    endpoint = settings.get("sasl.oauthbearer.token.endpoint.url")
+    if not endpoint or not endpoint.startswith(("http://", "https://")):
+        raise SecurityConfigError("sasl.oauthbearer.token.endpoint.url: SASL/OAUTHBEARER needs an http(s) token "
+                                  "endpoint (the client credentials grant)")
+    client_id = (settings.get("sasl.oauthbearer.client.id") or settings.get("sasl.oauthbearer.client.credentials.client.id")
+                 or jaas_options.get("clientId"))
+    secret = (settings.get("sasl.oauthbearer.client.secret")
+              or settings.get("sasl.oauthbearer.client.credentials.client.secret") or jaas_options.get("clientSecret"))
+    if not client_id or secret is None:
+        raise SecurityConfigError("sasl.oauthbearer.client.id: SASL/OAUTHBEARER needs a client id and secret "
+                                  "(sasl.oauthbearer.client.id and .client.secret, or clientId and clientSecret "
+                                  "in sasl.jaas.config)")
+    extensions = {}
+    for pair in filter(None, (settings.get("sasl.oauthbearer.extensions") or "").split(",")):
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise SecurityConfigError(f"sasl.oauthbearer.extensions: expected key=value pairs, not {pair!r}")
+        extensions[key.strip()] = value.strip()
+    extensions.update({key.removeprefix("extension_"): value for key, value in jaas_options.items()
+                       if key.startswith("extension_")})
+    return OAuthClient(endpoint, client_id, secret, settings.get("sasl.oauthbearer.scope") or jaas_options.get("scope"),
+                       extensions, settings.get("https.ca.location") or ca_file)
 
 
 def _credentials(settings: dict[str, str], mechanism: str) -> tuple[str, str]:

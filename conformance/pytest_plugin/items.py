@@ -24,9 +24,10 @@ import pytest
 from ..report import allure as allure_report
 from ..report import text
 from ..suite.loader import SuiteError, load_suites
-from ..suite.model import Case, CaseResult, Outcome
+from ..suite.model import Case, CaseResult
+from ..results.record import Outcome
 from ..runner.parallel import RunAhead
-from ..targets.base import TargetUnavailable
+from ..targets.base import Capability, TargetUnavailable
 from .verdicts import binding
 from ..targets.pool import TargetStartFailed
 
@@ -240,7 +241,7 @@ class CaseItem(pytest.Item):
     def twin_factory(self):
         """How to start a second target of this spec for the serial items, where the harness provisions it
         (None for a broker it only attaches to)."""
-        if "twin" not in self.state.pool.target(self.target_spec).capabilities:
+        if Capability.TWIN not in self.state.pool.target(self.target_spec).capabilities:
             return None
 
         def start_twin():
@@ -273,13 +274,10 @@ class CaseItem(pytest.Item):
             target_version = target.version
         except Exception:  # noqa: BLE001 - a version is nice to have in a result, never worth a crash
             target_version = None
-        case = self.case
-        return CaseResult(
-            case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
-            version=self.version, target=self.target_spec, target_version=target_version, outcome=outcome,
-            requirement=case.requirement, cites=case.cites, duration_s=0.0, message=message, tags=list(case.tags),
-            draft=case.draft, run_id=self.state.run_id, path=case.suite.path,
-        )
+        target_name = target.name
+        return CaseResult.for_case(self.case, self.version, target=self.target_spec, target_version=target_version,
+                                   outcome=outcome, run_id=self.state.run_id, message=message,
+                                   target_name=target_name)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (ConformanceFailure, HarnessError)):

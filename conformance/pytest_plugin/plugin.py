@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..defaults import DEFAULT_CAPTURES, DEFAULT_RESULTS, DEFAULT_TARGET
-from ..report.results import new_run_id, read_results
+from ..results.store import new_run_id, read_lines
 from ..results import provenance
 from ..targets.pool import TargetPool, TargetStartFailed
 
@@ -67,8 +67,9 @@ def make_runner(target, *, run_id: str, strict: bool, components=None):
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "Kafka transaction protocol conformance")
     group.addoption("--target", action="append", default=[], metavar="SPEC", dest="conformance_targets",
-                    help="target to test: kafka, kafka:VERSION, tansu, rdkafka-mock, container:IMAGE, HOST:PORT; "
-                         "repeat for a matrix (`conformance targets` lists the kinds)")
+                    help="target to test: kafka, kafka:VERSION, tansu, rdkafka-mock, container:IMAGE, HOST:PORT "
+                         "(PRODUCT[:VERSION]@HOST:PORT names the product); repeat for a matrix (`conformance targets` "
+                         "lists the kinds)")
     group.addoption("--client-config", metavar="FILE", default=None, dest="conformance_client_config",
                     help="Kafka client properties (security.protocol, sasl.*, ssl.*) for HOST:PORT targets: "
                          "TLS (client certificates too) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")
@@ -222,11 +223,11 @@ def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir
     from ..targets.kafka_config import read_properties
 
     settings = read_properties(invocation_dir / option)
-    attached = [pool.target(spec) for spec in pool.specs if hasattr(pool.target(spec), "use_client_config")]
+    attached = pool.configurable()
     if not attached:
         raise ValueError("--client-config is for HOST:PORT targets (the harness configures the brokers it starts)")
     for target in attached:
-        target.use_client_config(settings)
+        target.configure(client_config=settings)
 
 
 def _apply_principals(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
@@ -237,12 +238,12 @@ def _apply_principals(config: pytest.Config, pool: TargetPool, invocation_dir: P
     from ..targets.principals import read_principals
 
     principals = read_principals(options, invocation_dir)
-    attached = [pool.target(spec) for spec in pool.specs if hasattr(pool.target(spec), "use_principals")]
+    attached = pool.configurable()
     if not attached:
         raise ValueError("--principal is for HOST:PORT targets (the harness makes the principals of the brokers "
                          "it starts)")
     for target in attached:
-        target.use_principals(principals)
+        target.configure(principals=principals)
 
 
 def _requested_targets(config: pytest.Config) -> list[str]:
@@ -322,7 +323,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if (state is not None and isinstance(item, CaseItem) and report.when == "setup" and report.skipped
             and item.nodeid not in state.recorded):
         # skipped by a marker (drafts without --conformance-drafts, -m/skipif): still one line per item
-        from ..suite.model import Outcome
+        from ..results.record import Outcome
 
         reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         state.record(item, item.result_without_run(Outcome.SKIPPED, str(reason).removeprefix("Skipped: ")))
@@ -350,7 +351,7 @@ def _record_items_not_run(session: pytest.Session, state: RunState) -> None:
     """Every collected item gets a result line: those a stop or an interrupt left unrun say so.
     (Under pytest-xdist each worker knows only its own items, so this is for single-process runs.)"""
     from .items import CaseItem
-    from ..suite.model import Outcome
+    from ..results.record import Outcome
 
     if hasattr(session.config, "workerinput") or getattr(session.config.option, "numprocesses", None):
         return
@@ -376,7 +377,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     # Counted from the results, apart per outcome: pytest's own line sums a SHOULD not met and an
     # IMPLEMENTATION case that differs from Kafka alike as "xfailed".
     counts: dict[str, Counter] = {}
-    for record in read_results(state.results_path, run_id=state.run_id):
+    for record in read_lines(state.results_path, run_id=state.run_id):
         counts.setdefault(record.get("target"), Counter())[record.get("outcome")] += 1
     for spec in state.pool.specs:  # a matrix says which targets ran
         if spec in state.down:
@@ -393,7 +394,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
 def _environment(state: RunState) -> dict[str, object]:
     """Read back from the results so targets started by xdist workers are described too."""
     versions = {record["target"]: record.get("target_version")
-                for record in read_results(state.results_path, run_id=state.run_id)}
+                for record in read_lines(state.results_path, run_id=state.run_id)}
     properties: dict[str, object] = {"run_id": state.run_id, "harness": provenance().harness_version,
                                      "python": platform.python_version(), "pytest": pytest.__version__,
                                      "strict": state.strict, "suites": ", ".join(map(str, state.suite_roots))}

@@ -124,4 +124,4 @@ def keeps_transcript(mode: str, result: "CaseResult") -> bool:
         return True
     if mode == "none":
         return False
-    return result.outcome.value not in ("passed", "unsupported", "skipped")
+    return not result.outcome.uneventful

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..suite.model import CaseResult, Outcome, Requirement
+from ..suite.model import CaseResult
+from ..results.record import Outcome, Requirement
 
 
 def binding(result: CaseResult, *, strict: bool) -> bool:

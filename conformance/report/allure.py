@@ -13,7 +13,8 @@ from pathlib import Path
 
 import orjson
 
-from ..suite.model import Case, CaseResult, Requirement
+from ..suite.model import Case, CaseResult
+from ..results.record import Requirement
 
 try:
     import allure

@@ -93,9 +93,9 @@ def _value(value: object) -> str:
 def environment_from_results(paths: list[str]) -> dict[str, object]:
     """Per target: its version and finalized features, from the JSONL results (their ApiVersions answers)."""
     from .certify.fingerprint import from_records
-    from .results import read_results
+    from ..results.store import read_lines
 
-    records = [row for path in paths for row in read_results(path)]
+    records = [row for path in paths for row in read_lines(path)]
     found: dict[str, object] = {}
     for target in dict.fromkeys(row.get("target") for row in records):
         rows = [row for row in records if row.get("target") == target]

@@ -11,7 +11,8 @@ from ..protocol.errors import UnknownErrorName, error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import SpecRegistry, VersionRange
 from ..suite.matchers import for_version
-from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER, Case, Suite
+from ..suite.model import Case, Suite
+from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER
 from .itemref import case_id, reproduce
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..results.record import SCHEMA_VERSION
 from . import known_failures
 from .itemref import key, label, latest, reproduce, rerun_argument
-from .results import new_run_id, read_results
+from ..results.store import new_run_id, read_lines
 
 NOT_PASSING = ("failed", "error", "blocked")  # "differs" is not among them: it is never a regression
 
@@ -141,7 +141,7 @@ def run_items(target: str, records: list[dict], pytest_arguments=()) -> list[dic
                    "--results", str(results), "--conformance-run-id", run_id,
                    *pytest_arguments, *[rerun_argument(record) for record in records]]
         subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        return read_results(results, run_id=run_id)
+        return read_lines(results, run_id=run_id)
 
 
 # ------------------------------------------------------------------------------ output
@@ -209,7 +209,7 @@ def save_baseline(records: list[dict], path: str | Path) -> int:
     lines = []
     for row in rows:
         kept = {name: row.get(name) for name in BASELINE_FIELDS}
-        kept["schema_version"] = SCHEMA_VERSION  # read_results named the outcome as this version does
+        kept["schema_version"] = SCHEMA_VERSION  # read_lines named the outcome as this version does
         kept["message"] = (row.get("message") or "").splitlines()[0][:200] if row.get("message") else ""
         lines.append(json.dumps(kept, separators=(",", ":")) + "\n")
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -13,9 +13,6 @@ from ..results.ids import case_id as _case_id
 from ..results.ids import item_id_of
 from ..suite.model import LONG_TAG
 
-# Outcomes that are no verdict on the API under test: a gate or a level treats them as "not passed", not as findings.
-INCOMPLETE = ("blocked", "error")
-
 
 def case_id(record: dict) -> str:
     """``suite::case``: the record's case at every version."""

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER
+from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER
 from . import compact
-from .results import read_results
+from ..results.store import read_lines
 
 PLAIN_EVERY_S = 30.0  # a console that is not a terminal gets one line per target this often
 REDRAW_EVERY_S = 0.2  # a terminal's lines are rewritten at most this often
@@ -126,7 +126,7 @@ class ConsoleReporter:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        records = read_results(self.results_path, run_id=self.run_id)
+        records = read_lines(self.results_path, run_id=self.run_id)
         found = compact.sections(records)
         for section in found:
             terminalreporter.write_sep("-", section.title, red=section.outcome == "failed",

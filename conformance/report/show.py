@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..suite.model import OUTCOME_LABELS
+from ..results.ids import named_target
+from ..results.record import OUTCOME_LABELS
 from .itemref import label, latest, reproduce
 
 LISTED = 20  # an ambiguous ITEM lists this many of the items it names
@@ -65,7 +66,8 @@ def not_one(item: str, found: list[dict], path: Path) -> str:
 # ------------------------------------------------------------------------------ rendering
 def render(record: dict) -> str:
     outcome = record.get("outcome") or "?"
-    target = str(record.get("target")) + (f" ({record['target_version']})" if record.get("target_version") else "")
+    target = named_target(str(record.get("target")), record.get("target_version"), record.get("target_name")) or (
+        str(record.get("target")) + (f" ({record['target_version']})" if record.get("target_version") else ""))
     api = record.get("api")
     version = "" if record.get("api_version") is None else f" v{record['api_version']}"
     lines = [

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from . import allure as allure_report
-from .results import ResultsWriter
+from ..results.store import ResultsWriter
 
 if TYPE_CHECKING:
     import pytest
@@ -48,7 +48,7 @@ class Sink(Protocol):
 
 
 class JsonlSink:
-    """Appends each result's line to the results file (:mod:`conformance.report.results`)."""
+    """Appends each result's line to the results file (:mod:`conformance.results.store`)."""
 
     def __init__(self, context: SinkContext):
         self.writer = ResultsWriter(context.results_path)

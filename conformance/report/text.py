@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pprint
 
-from ..results.ids import case_id
-from ..suite.model import OUTCOME_LABELS, OUTCOME_ORDER, CaseResult, Outcome
+from ..results.ids import case_id, named_target
+from ..suite.model import CaseResult
+from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER, Outcome
 
 LABEL_WIDTH = 10
 
@@ -50,7 +51,8 @@ def render(result: CaseResult, *, location: str = "", brief: bool = False) -> st
     """The report of one result; ``location`` is ``path:line`` of the case when known. ``brief`` shows
     only the departing step's exchanges in full (the results file and Allure keep the whole transcript)."""
     version = "" if result.version is None else f" v{result.version}"
-    target = result.target + (f" ({result.target_version})" if result.target_version else "")
+    target = named_target(result.target, result.target_version, result.target_name) or (
+        result.target + (f" ({result.target_version})" if result.target_version else ""))
     lines = [
         headline(result),
         _field("title", result.title),

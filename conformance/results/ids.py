@@ -12,6 +12,8 @@ The pytest node id (``FILE::case[TARGET-vN]``) is pytest's address of an item, k
 
 from __future__ import annotations
 
+import re
+
 SEPARATOR = "::"
 VERSION_MARK = "@v"
 
@@ -29,3 +31,13 @@ def item_id(suite: object, case: object, version: int | None) -> str:
 def item_id_of(line: dict) -> str:
     """The id of the item a results line (or any mapping with its keys) records."""
     return item_id(line.get("suite"), line.get("case"), line.get("api_version"))
+
+
+def named_target(target: str, version: str | None, name: str | None) -> str | None:
+    """How reports show a broker the user named (``acme-streams:2.1@127.0.0.1:19092``, the record's ``target_name``):
+    ``acme-streams 2.1 (127.0.0.1:19092)``, the product first and the address beside it as evidence (with the
+    wrappers of the spec, ``proxy+`` say); None for a target nobody named, which reports show by its spec."""
+    if not name:
+        return None
+    address = re.sub(r"[^+@]*@", "", target)  # proxy+acme:2.1@HOST:PORT -> proxy+HOST:PORT
+    return f"{name}{f' {version}' if version else ''} ({address})"

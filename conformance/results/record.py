@@ -22,7 +22,8 @@ from dataclasses import dataclass, field, fields
 # Version 2 adds the BLOCKED outcome, the IMPLEMENTATION requirement level and step_role/step_api.
 # Version 3 adds the DIFFERS outcome: an IMPLEMENTATION item whose step under test departs is
 # ``differs``, no longer ``failed`` (see :func:`outcome_of`, which reads older records the same way).
-SCHEMA_VERSION = 3
+# Version 4 adds target_name: the product a user named a target it attaches to (PRODUCT[:VERSION]@HOST:PORT).
+SCHEMA_VERSION = 4
 
 
 class Requirement(str, enum.Enum):
@@ -52,11 +53,40 @@ class Outcome(str, enum.Enum):
     UNSUPPORTED = "unsupported"  # the target does not advertise the API version under test
     SKIPPED = "skipped"  # the case needs something the target lacks (a fault capability, a feature)
 
+    @property
+    def tested(self) -> bool:
+        """False for UNSUPPORTED and SKIPPED: the item did not test the target, so it is out of every rate's
+        denominator and no level or gate counts it."""
+        return self not in (Outcome.UNSUPPORTED, Outcome.SKIPPED)
+
+    @property
+    def incomplete(self) -> bool:
+        """BLOCKED and ERROR: the item ran but reached no verdict on the API under test (another API departed,
+        or the harness, the infrastructure or the target's liveness failed)."""
+        return self in (Outcome.BLOCKED, Outcome.ERROR)
+
+    @property
+    def uneventful(self) -> bool:
+        """PASSED, or not tested: nothing for a person to look at (no transcript kept by default, no liveness
+        check after it)."""
+        return self is Outcome.PASSED or not self.tested
+
+    @property
+    def label(self) -> str:
+        """The words a person reads for the outcome (the results file, JSON and CSS keep the value)."""
+        return OUTCOME_LABELS[self.value]
+
 
 # The order every report lists outcomes in, and the words a person reads for them (the results
 # file, JSON and CSS classes keep the outcome word itself).
 OUTCOME_ORDER: tuple[str, ...] = tuple(outcome.value for outcome in Outcome)
 OUTCOME_LABELS: dict[str, str] = {outcome: outcome for outcome in OUTCOME_ORDER} | {"differs": "differs from Kafka"}
+# Worst first: the order a drawing stacks the outcomes of several items in (the certification matrix). An
+# IMPLEMENTATION item that differs from Kafka is information, below every missing verdict.
+SEVERITY_ORDER: tuple[str, ...] = ("failed", "blocked", "error", "differs", "skipped", "unsupported", "passed")
+# The requirement levels in the order reports list them; only the first three count towards conformance.
+REQUIREMENT_ORDER: tuple[str, ...] = tuple(level.value for level in Requirement)
+COUNTED_LEVELS: tuple[str, ...] = tuple(level.value for level in Requirement if level.conformance)
 
 # How the runner's message begins for the item after which the target stopped answering: a crash is
 # a crash, so that item is FAILED whatever its requirement level.
@@ -103,6 +133,7 @@ class ResultRecord:
     run_id: str = _field(_STRING, default="")
     target: str = _field(_STRING, default="")
     target_version: str | None = _field(_nullable(_STRING))
+    target_name: str | None = _field(_nullable(_STRING))
     suite: str = _field(_STRING, default="")
     case: str = _field(_STRING, default="")
     title: str = _field(_STRING, default="")

@@ -13,9 +13,10 @@ from ..client.transcript import Transcript
 from ..protocol.codec import Codec
 from ..protocol.errors import error_name
 from ..protocol.exceptions import ProtocolError
-from ..targets.base import CapabilityMissing, Target
+from ..targets.base import Capability, CapabilityMissing, Target
 from ..suite.components import Components
-from ..suite.model import STOPPED_ANSWERING, Case, CaseResult, Outcome, Requirement, StepFailure
+from ..suite.model import Case, CaseResult, StepFailure
+from ..results.record import STOPPED_ANSWERING, Outcome, Requirement
 from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
@@ -81,7 +82,7 @@ class Runner:
     def _untraced_cluster(self, timeout: float | None = None) -> Cluster:
         """A connection to the target outside any item (its exchanges belong to no transcript)."""
         return Cluster(self.target.bootstrap, self.codec, Transcript(), timeout=timeout or self.timeout,
-                       security=getattr(self.target, "security", None))
+                       security=self.target.security)
 
     def close(self, *, keep_topics: bool = False) -> None:
         """Closes the probe and deletes the topics the items created, unless ``keep_topics`` (a provisioned
@@ -118,9 +119,9 @@ class Runner:
         """Brings a provisioned target back: restarted where it can be (its data kept), else started afresh
         where it can be (``revive``: the mock); False where it cannot or did not come back."""
         try:
-            if "restart" in self.target.capabilities:
+            if Capability.RESTART in self.target.capabilities:
                 self.target.restart()
-            elif "revive" in self.target.capabilities:
+            elif Capability.REVIVE in self.target.capabilities:
                 self.target.revive()
             else:
                 return False
@@ -146,7 +147,7 @@ class Runner:
             result = self._run(case, version, shared_restart)
         finally:
             beside = self._under_way.finish(token)
-        done = result.outcome in (Outcome.PASSED, Outcome.UNSUPPORTED, Outcome.SKIPPED)
+        done = result.outcome.uneventful
         if self._restarts != restarts and not done:  # another item's crash: the restart, not this case, did it
             return self._no_verdict(result, f"no verdict: {UNDER_IT}")
         if done and not case.rough:
@@ -214,7 +215,7 @@ class Runner:
 
         cluster = Cluster(self.target.bootstrap, self.codec, transcript, timeout=self.timeout,
                           client_id=f"kafka-conformance-{self.run_id[:8]}",
-                          security=getattr(self.target, "security", None))
+                          security=self.target.security)
         resources = Resources(cluster, case, f"{self.run_id[:8]}-{next(self._counter)}", self.target)
         context: Context | None = None
         try:
@@ -276,7 +277,7 @@ class Runner:
         would skip for anyway, after creating its topics and running its first steps."""
         target = self.target
         for name in case.faults:
-            if name == "restart" and "restart" not in target.capabilities:
+            if name == "restart" and Capability.RESTART not in target.capabilities:
                 return f"target {target.spec!r} cannot restart its broker"
             if name not in ("restart", "disconnect") and not target.offers_fault(name):
                 return f"target {target.spec!r} has no fault {name!r}"
@@ -312,11 +313,8 @@ class Runner:
             raise Skip(str(unmet)) from None
 
     def _result(self, case: Case, version, transcript: Transcript, started: float) -> CaseResult:
-        return CaseResult(
-            case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
-            version=version, target=self.target.spec, target_version=self.target.version,
-            outcome=Outcome.ERROR, requirement=case.requirement, cites=case.cites, duration_s=0.0,
-            tags=list(case.tags), draft=case.draft, run_id=self.run_id, path=case.suite.path)
+        return CaseResult.for_case(case, version, target=self.target.spec, target_version=self.target.version,
+                                   target_name=self.target.name, outcome=Outcome.ERROR, run_id=self.run_id)
 
     @staticmethod
     def _finish(result: CaseResult, outcome: Outcome, started: float, transcript: Transcript,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from ..targets.base import Target
+from ..targets.base import Capability, Target
 from .workload import Plan, Worker
 
 
@@ -35,13 +35,13 @@ def _mock_errors(api: str, *errors: str) -> Fault:
 def faults_for(target: Target, plan: Plan) -> list[Fault]:
     capabilities = target.capabilities
     faults: list[Fault] = []
-    if "nodes" in capabilities:
+    if Capability.NODES in capabilities:
         faults += [Fault("kill_node", {"coordinator": f"semantic-writer-0-{plan.run}"}, 5.0),
                    Fault("move_leader", {"topic": plan.output_topic, "partition": 0}),
                    Fault("kill_node", {"leader": {"topic": plan.input_topic, "partition": 0}}, 5.0),
                    Fault("move_leader", {"coordinator": f"semantic-writer-1-{plan.run}"}),
                    Fault("stop_node", {"group_coordinator": plan.group}, 5.0)]
-    elif "restart" in capabilities:
+    elif Capability.RESTART in capabilities:
         faults.append(Fault("restart"))
     if target.kind == "rdkafka-mock":  # librdkafka's mock answers chosen requests with errors, or goes down
         faults += [_mock_errors("EndTxn", "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE"),
@@ -49,7 +49,7 @@ def faults_for(target: Target, plan: Plan) -> list[Fault]:
                    _mock_errors("TxnOffsetCommit", "COORDINATOR_LOAD_IN_PROGRESS"),
                    _mock_errors("AddPartitionsToTxn", "CONCURRENT_TRANSACTIONS", "CONCURRENT_TRANSACTIONS"),
                    Fault("broker_down", {"broker_id": -1}, 3.0, undo=(("broker_up", {"broker_id": -1}),))]
-    if "proxy" in capabilities:
+    if Capability.PROXY in capabilities:
         faults += [Fault("proxy.cut_after", {"api": "EndTxn"}, 3.0),
                    Fault("proxy.drop_response", {"api": "Produce"}, 6.0),
                    Fault("proxy.delay", {"api": "AddPartitionsToTxn", "ms": 1500, "times": 3}, 5.0),

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from ..client.cluster import Cluster
-from ..suite.model import CaseResult, Outcome, Requirement, StepFailure
+from ..suite.model import CaseResult, StepFailure
+from ..results.record import Outcome, Requirement
 from ..targets.base import Target
 from .checks import CHECKS, SHOWN_ANOMALIES, Check, Verdict, judge
 from .epoch_space import fast_forward_all, where_they_ended
@@ -65,6 +66,7 @@ class SemanticRun:
     duration_s: float = 0.0
     client_log: list[str] = field(default_factory=list)  # librdkafka's log lines (the first CLIENT_LOG_LINES)
     group_protocol: str = "classic"  # which suite its results belong to (SUITE_BY_GROUP_PROTOCOL)
+    target_name: str | None = None  # the product the user named the target (Target.name)
 
 
 CLIENT_LOG_LINES = 20000
@@ -90,15 +92,14 @@ def _client_logger(run: SemanticRun, name: str) -> logging.Logger:
 
 def run_on(target: Target, settings: Settings) -> SemanticRun:
     began = time.monotonic()
-    run = SemanticRun(target.spec, target.version, History())
-    security = getattr(target, "security", None)
+    run = SemanticRun(target.spec, target.version, History(), target_name=target.name)
     name = secrets.token_hex(3)
     client_config = settings.client_config
-    if not client_config and hasattr(target, "client_config"):  # a secured target the harness provisioned
+    if not client_config:  # a secured target the harness provisioned has settings of its own
         client_config = {key: value for key, value in target.client_config().items() if key != "bootstrap.servers"}
     plan = Plan(target.bootstrap, run=name, logger=_client_logger(run, name), partitions=settings.partitions,
                 producers=settings.producers, processors=settings.processors, client_config=client_config,
-                security=security, seed=settings.seed if settings.seed is not None else secrets.randbits(32),
+                security=target.security, seed=settings.seed if settings.seed is not None else secrets.randbits(32),
                 group_protocol=settings.group_protocol)
     run.group_protocol = settings.group_protocol
     run.stats["seed"] = plan.seed
@@ -233,7 +234,7 @@ def results(run: SemanticRun, *, run_id: str, history_file: str | None) -> list[
         result = CaseResult(
             case_id=check.id, suite_id=SUITE_BY_GROUP_PROTOCOL[run.group_protocol], title=check.title, kip="KIP-98",
             api=None, version=None,
-            target=run.target, target_version=run.target_version, outcome=Outcome.PASSED,
+            target=run.target, target_version=run.target_version, target_name=run.target_name, outcome=Outcome.PASSED,
             requirement=Requirement.MUST, cites=check.cites, duration_s=run.duration_s,
             tags=["semantic"] + (["kip848"] if run.group_protocol == "consumer" else []),
             run_id=run_id, path="conformance/semantic/checks.py",

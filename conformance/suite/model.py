@@ -8,11 +8,9 @@ from dataclasses import dataclass, field
 
 from ..protocol.schema import VersionRange
 from . import tree
-# The outcome and requirement vocabulary belongs to the results record; named here too, where suites
-# and runners have always found it.
-from ..results.record import (ITEM_FIELDS, OUTCOME_LABELS, OUTCOME_ORDER, STOPPED_ANSWERING,  # noqa: F401
-                              Outcome, Requirement, ResultRecord, outcome_of)
-from ..results.record import SCHEMA_VERSION as RESULTS_SCHEMA_VERSION  # noqa: F401
+# The outcome and requirement vocabulary belongs to the results record (conformance.results.record): import it
+# from there; this module names only what a loaded suite is and what running a case gives.
+from ..results.record import ITEM_FIELDS, Outcome, Requirement, ResultRecord
 
 LONG_TAG = "long"
 
@@ -132,6 +130,18 @@ class CaseResult:
     run_id: str = ""
     path: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> file (pcaps, logs)
+    target_name: str | None = None  # the product the user named the target (Target.name)
+
+    @classmethod
+    def for_case(cls, case: Case, version: int | None, *, target: str, target_version: str | None,
+                 outcome: Outcome, run_id: str, message: str = "", target_name: str | None = None) -> "CaseResult":
+        """The result of ``case`` at ``version`` on ``target``, before any step ran: what the case says of itself
+        (ids, title, KIP, requirement, citation, tags, file), ``outcome`` and ``message`` until a run says more."""
+        return cls(
+            case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,
+            version=version, target=target, target_version=target_version, outcome=outcome,
+            requirement=case.requirement, cites=case.cites, duration_s=0.0, message=message, tags=list(case.tags),
+            draft=case.draft, run_id=run_id, path=case.suite.path, target_name=target_name)
 
     def rendered_transcript(self) -> str:
         if not self.transcript_text and self.transcript_source is not None:
@@ -145,7 +155,7 @@ class CaseResult:
 
         failure = self.failure
         return ResultRecord(
-            run_id=self.run_id, target=self.target, target_version=self.target_version,
+            run_id=self.run_id, target=self.target, target_version=self.target_version, target_name=self.target_name,
             suite=self.suite_id, case=self.case_id, title=self.title, kip=self.kip,
             api=self.api, api_version=self.version, outcome=self.outcome.value,
             requirement=self.requirement.value, cites=self.cites, draft=self.draft,

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import socket
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from ..client.security import Security
+
 if TYPE_CHECKING:
-    from ..client.security import Security
+    from .principals import Principal
 
 
 class TargetUnavailable(RuntimeError):
@@ -25,6 +28,23 @@ class CapabilityMissing(RuntimeError):
     """A case asked for something (restart, fault injection) this target cannot do."""
 
 
+class Capability(StrEnum):
+    """What a target can do beyond starting, answering and stopping (:attr:`Target.capabilities`).
+
+    A member is its own name as a string, so the values read the same in messages and in a ``frozenset``."""
+
+    RESTART = "restart"  # restart(): the broker again on the same ports with the same data
+    REVIVE = "revive"  # revive(): afresh after a crash, its data lost
+    LOGS = "logs"  # logs(): the broker's log
+    PRINCIPALS = "principals"  # principal(): users the broker authorizes apart from the harness
+    TWIN = "twin"  # a second target of the same spec beside this one is cheap (the serial items run there)
+    NODES = "nodes"  # a cluster of nodes a case can stop and start one by one
+    FAULTS = "faults"  # fault(): faults beyond restart (offers_fault() says which)
+    PROXY = "proxy"  # the fault proxy stands in front of the broker
+    EMULATE = "emulate"  # a draft KIP emulated in front of the broker
+    CONFIGURE = "configure"  # configure(): takes the user's client config and principals (a broker it attaches to)
+
+
 @dataclass
 class TargetInfo:
     """What a target says about itself once started; reports and results carry it."""
@@ -33,22 +53,25 @@ class TargetInfo:
     spec: str
     version: str | None = None
     bootstrap: str | None = None
+    name: str | None = None  # the product the user named it (Target.name)
     extra: dict = field(default_factory=dict)
 
 
 class Target:
     """Base class of all targets.
 
-    Lifecycle: ``start()`` (provision or attach), ``bootstrap`` (``host:port``), ``stop()``.
-    Optional abilities are listed in ``capabilities`` and implemented by ``restart``, ``logs``
-    and ``fault``; the defaults raise :class:`CapabilityMissing` so a case can skip with a reason.
+    Lifecycle: ``start()`` (provision or attach), ``bootstrap`` (``host:port``), ``stop()``. How a client
+    reaches ``bootstrap``: ``security`` (the raw client) and ``client_config()`` (librdkafka's settings).
+    Optional abilities are listed in ``capabilities`` (:class:`Capability`) and implemented by ``restart``,
+    ``logs``, ``fault``, ``principal`` and ``configure``; the defaults raise :class:`CapabilityMissing` so a
+    case can skip with a reason.
     ``twin``: the harness can start a second target of the same spec beside this one, cheaply enough to
     run the serial items there while the others run here (one process it provisions; not a cluster, not a
     container with fixed ports).
     """
 
     kind: str = "abstract"
-    capabilities: frozenset[str] = frozenset()
+    capabilities: frozenset[Capability] = frozenset()
 
     def __init__(self, spec: str):
         self.spec = spec
@@ -68,8 +91,35 @@ class Target:
     def version(self) -> str | None:
         return None
 
+    @property
+    def name(self) -> str | None:
+        """The product the user named this target (``PRODUCT[:VERSION]@HOST:PORT``), for reports and the results'
+        ``target_name``; None where the spec itself says what runs (``kafka:4.4.0``) or nothing was named."""
+        return None
+
     def info(self) -> TargetInfo:
-        return TargetInfo(kind=self.kind, spec=self.spec, version=self.version, bootstrap=self.bootstrap)
+        return TargetInfo(kind=self.kind, spec=self.spec, version=self.version, bootstrap=self.bootstrap,
+                          name=self.name)
+
+    # how clients reach the broker ---------------------------------------------------------------
+    @property
+    def security(self) -> Security:
+        """How the harness's raw client connects to ``bootstrap`` (TLS, SASL): plaintext by default."""
+        return Security()
+
+    def client_config(self) -> dict[str, str]:
+        """librdkafka settings to reach ``bootstrap`` (for the clients of the exactly-once tier), secrets
+        included: never log the result. Only the address by default."""
+        return {"bootstrap.servers": self.bootstrap}
+
+    def configure(self, *, client_config: dict[str, str] | None = None,
+                  principals: dict[str, Principal] | None = None) -> None:
+        """Take the user's client config (``--client-config``) and the principals the authorization cases run
+        as (``--principal``), either or both; a target with capability ``configure`` (a broker the harness
+        attaches to) takes them, every other one raises :class:`CapabilityMissing`: the harness configures
+        the brokers it starts itself."""
+        raise CapabilityMissing(f"target {self.spec!r} takes no client config or principals (the harness "
+                                "configures the brokers it starts)")
 
     # optional abilities --------------------------------------------------------------------
     def restart(self) -> None:

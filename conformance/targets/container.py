@@ -10,7 +10,7 @@ import os
 import socket
 import uuid
 
-from .base import Target, TargetInfo, TargetUnavailable, free_port
+from .base import Capability, Target, TargetInfo, TargetUnavailable, free_port
 from .readiness import wait_for_metadata
 from .registry import TargetKind
 
@@ -108,7 +108,7 @@ class ContainerTarget(Target):
         self.image = spec[len(PREFIX) :]
         self.is_redpanda = "redpanda" in self.image.split("@", 1)[0]
         # Redpanda's module maps a random host port, which a restart may change; Kafka's fixed port stays.
-        self.capabilities = frozenset({"logs"} if self.is_redpanda else {"logs", "restart"})
+        self.capabilities = frozenset({Capability.LOGS} if self.is_redpanda else {Capability.LOGS, Capability.RESTART})
         self._container = None
         self._bootstrap: str | None = None
         self._final_logs: str | None = None

@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 
 from ..protocol.codec import Codec
 from ..proxy.server import ProxyServer
-from .base import TargetInfo
+from .base import Capability, TargetInfo
 from .proxied import ProxiedTarget
 from .registry import TargetKind, resolve
 
@@ -25,7 +25,7 @@ class EmulatedTarget(ProxiedTarget):
     def __init__(self, spec: str, draft: str, inner, factory: Callable, codec: Callable[[], Codec]):
         super().__init__(spec, inner, server_factory=self._server)
         self.draft = draft
-        self.capabilities = frozenset(self.capabilities | {f"emulate:{draft}"})
+        self.capabilities = frozenset(self.capabilities | {Capability.EMULATE})
         self._factory, self._codec = factory, codec
         self.emulation = None
 
@@ -47,7 +47,7 @@ class EmulatedTarget(ProxiedTarget):
         info = super().info()
         inner_kind = info.kind.removeprefix("proxy+")
         return TargetInfo(kind=f"{PREFIX}{self.draft}+{inner_kind}", spec=info.spec, version=info.version,
-                          bootstrap=info.bootstrap, extra={**info.extra, "emulates": self.draft})
+                          bootstrap=info.bootstrap, name=info.name, extra={**info.extra, "emulates": self.draft})
 
 
 def parse(spec: str) -> tuple[str, str] | None:

@@ -2,17 +2,27 @@
 
 Matches any ``host:port`` with a numeric port, so it must be tried after every other kind
 (``rdkafka-mock:3`` and ``kafka:4`` look like host:port too); its kind is marked ``fallback``.
+
+``PRODUCT@HOST:PORT`` or ``PRODUCT:VERSION@HOST:PORT`` (``acme-streams:2.1@127.0.0.1:19092``) names what runs
+there: an address says nothing of the product, and two products tried on one port at different times would
+otherwise read as one target. The name is the target's :attr:`~conformance.targets.base.Target.name` (the
+results' ``target_name``), the version its ``version``; the spec, address included, stays the evidence.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..client.security import Security
-from .base import CapabilityMissing, Target, TargetInfo, TargetRefused, TargetUnavailable, wait_for_port
+from .base import Capability, CapabilityMissing, Target, TargetInfo, TargetRefused, TargetUnavailable, wait_for_port
 from .registry import TargetKind
 
-_SPEC = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
+if TYPE_CHECKING:
+    from .principals import Principal
+
+_SPEC = re.compile(r"(?:(?P<product>[A-Za-z0-9][A-Za-z0-9_.+-]*)(?::(?P<version>[A-Za-z0-9][A-Za-z0-9_.+-]*))?@)?"
+                   r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
 CONNECT_TIMEOUT = 5.0
 
 # Client settings that may be shown in reports; every other security setting (passwords, keys,
@@ -21,15 +31,22 @@ _SHOWABLE_SECURITY = ("security.protocol", "sasl.mechanism", "sasl.mechanisms", 
 
 
 def parse(spec: str) -> tuple[str, int] | None:
-    """``(host, port)`` for a valid ``host:port`` spec (IPv6 in brackets), else None."""
+    """``(host, port)`` for a valid ``host:port`` spec (IPv6 in brackets), named or not, else None."""
     match = _SPEC.fullmatch(spec)
     if not match or not 0 < int(match["port"]) < 65536:
         return None
     return match["host"].strip("[]"), int(match["port"])
 
 
+def product_of(spec: str) -> tuple[str | None, str | None]:
+    """``(product, version)`` the user named in ``PRODUCT[:VERSION]@HOST:PORT``; None for what was not named."""
+    match = _SPEC.fullmatch(spec)
+    return (match["product"], match["version"]) if match else (None, None)
+
+
 class HostPortTarget(Target):
     kind = "host:port"
+    capabilities = frozenset({Capability.CONFIGURE})
 
     def __init__(self, spec: str, security: dict[str, str] | None = None, connect_timeout: float = CONNECT_TIMEOUT):
         """``security`` holds client settings for SASL (PLAIN, SCRAM) and TLS (client certificates too), e.g.
@@ -40,20 +57,26 @@ class HostPortTarget(Target):
         if address is None:
             raise ValueError(f"not a HOST:PORT spec: {spec!r}")
         self.host, self.port = address
+        self.product, self.product_version = product_of(spec)
         self.connect_timeout = connect_timeout
-        self.principals: dict = {}
+        self.principals: dict[str, Principal] = {}
         self._take(security or {})
 
-    def use_client_config(self, settings: dict[str, str]) -> None:
-        """Take a client config's security settings; a setting the raw client cannot honour (or a file,
-        key or password it cannot read) raises now, naming the key."""
-        self._take(settings)
-        self.security.check()
+    def configure(self, *, client_config: dict[str, str] | None = None,
+                  principals: dict[str, Principal] | None = None) -> None:
+        """``client_config``: a client config's security settings; a setting the raw client cannot honour (or
+        a file, key or password it cannot read) raises now, naming the key. ``principals``: those the
+        authorization cases run as (``--principal guest=FILE``), name -> :class:`Principal`, each with its own
+        client config."""
+        if client_config is not None:
+            self._take(client_config)
+            self._client_security.check()
+        if principals is not None:
+            self.principals = dict(principals)
 
-    def use_principals(self, principals: dict) -> None:
-        """The principals authorization cases run as (``--principal guest=FILE``): name ->
-        :class:`conformance.targets.principals.Principal`, each with its own client config."""
-        self.principals = dict(principals)
+    @property
+    def security(self) -> Security:
+        return self._client_security
 
     def principal(self, name: str) -> tuple[str, Security]:
         if name not in self.principals:
@@ -67,7 +90,7 @@ class HostPortTarget(Target):
         return found.kafka_principal if found is not None else None
 
     def _take(self, settings: dict[str, str]) -> None:
-        self.security = Security.from_client_config(settings)
+        self._client_security = Security.from_client_config(settings)
         self._security = dict(settings)
 
     def start(self) -> None:
@@ -95,7 +118,15 @@ class HostPortTarget(Target):
 
     @property
     def bootstrap(self) -> str:
-        return self.spec
+        return self.spec.rpartition("@")[2]
+
+    @property
+    def name(self) -> str | None:
+        return self.product
+
+    @property
+    def version(self) -> str | None:
+        return self.product_version
 
     def client_config(self) -> dict[str, str]:
         """librdkafka settings to reach this broker, secrets included: never log the result."""
@@ -117,7 +148,8 @@ class HostPortTarget(Target):
 def hostport_target_kind() -> TargetKind:
     return TargetKind(
         name="host:port",
-        description="an already running broker given as HOST:PORT (attach only)",
+        description="an already running broker given as HOST:PORT, or PRODUCT[:VERSION]@HOST:PORT to name it "
+                    "(attach only)",
         matches=lambda spec: parse(spec) is not None,
         create=HostPortTarget,
         availability=lambda: None,

@@ -36,7 +36,7 @@ from typing import NoReturn
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from .base import Target, TargetInfo, TargetUnavailable, free_port, stop_process
+from .base import Capability, Target, TargetInfo, TargetUnavailable, free_port, stop_process
 from ..client.security import Security
 from .kafka_config import (
     DEFAULT_PROFILE,
@@ -139,7 +139,7 @@ def java_executable() -> str | None:
 
 class KafkaTarget(Target):
     kind = "kafka"
-    capabilities = frozenset({"restart", "logs", "principals", "twin"})
+    capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.TWIN})
 
     def __init__(
         self,

@@ -51,7 +51,7 @@ from ..client.cluster import Cluster
 from ..client.security import Security
 from ..protocol.errors import error_name
 from . import kafka_disks
-from .base import CapabilityMissing, Target, TargetInfo
+from .base import Capability, CapabilityMissing, Target, TargetInfo
 from .kafka import FEATURE_OPTIONS, KafkaTarget, feature_levels, is_single_node_spec, random_cluster_id, split_spec
 from .registry import TargetKind
 
@@ -88,7 +88,7 @@ def parse(spec: str) -> tuple[str, dict[str, int]]:
 
 class KafkaClusterTarget(Target):
     kind = "kafka-cluster"
-    capabilities = frozenset({"restart", "logs", "principals", "nodes"})
+    capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.NODES})
 
     def __init__(self, spec: str, **node_options):
         super().__init__(spec)

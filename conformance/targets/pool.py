@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from .base import Target, TargetUnavailable
+from .base import Capability, Target, TargetUnavailable
 from .registry import TargetKind, resolve
 
 LOG_TAIL_LINES = 40
@@ -64,6 +64,11 @@ class TargetPool:
         """The target for ``spec``, started or not."""
         return self._slots[spec].target
 
+    def configurable(self) -> list[Target]:
+        """The targets that take the user's client config and principals (capability ``configure``: brokers
+        the harness attaches to), in the order of the specs."""
+        return [slot.target for slot in self._slots.values() if Capability.CONFIGURE in slot.target.capabilities]
+
     def acquire(self, spec: str) -> Target:
         """The started target; raises ``TargetUnavailable`` or ``TargetStartFailed`` (each time, once tried)."""
         slot = self._slots[spec]
@@ -88,7 +93,7 @@ class TargetPool:
     def twin(self, spec: str) -> Target | None:
         """Another target of ``spec``, not started, where one can run beside the first (its ``twin``
         capability); None otherwise, for a broker the harness only attaches to (``HOST:PORT``) say."""
-        if "twin" not in self._slots[spec].target.capabilities:
+        if Capability.TWIN not in self._slots[spec].target.capabilities:
             return None
         return resolve(spec, self._kinds)
 

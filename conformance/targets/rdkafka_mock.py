@@ -19,7 +19,7 @@ import signal
 import threading
 
 from . import librdkafka
-from .base import Target, TargetUnavailable
+from .base import Capability, Target, TargetUnavailable
 from .rdkafka_mock_cluster import FAULTS, MockCluster
 from .registry import TargetKind
 
@@ -31,7 +31,7 @@ ANSWER_TIMEOUT_S = 30  # the cluster's process answers a call in milliseconds; t
 class RdkafkaMockTarget(Target):
     kind = "rdkafka-mock"
     # revive, not restart: a new cluster has none of the old one's data, which a restart case expects kept
-    capabilities = frozenset({"faults", "twin", "revive"})
+    capabilities = frozenset({Capability.FAULTS, Capability.TWIN, Capability.REVIVE})
 
     def __init__(self, spec: str = "rdkafka-mock"):
         super().__init__(spec)

@@ -17,7 +17,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from .base import Target, TargetInfo, TargetUnavailable, free_port, stop_process
+from .base import Capability, Target, TargetInfo, TargetUnavailable, free_port, stop_process
 from .readiness import wait_for_metadata
 from .registry import TargetKind
 
@@ -31,7 +31,7 @@ ATTEMPTS = 3  # a fresh port each time: another process may grab a free port bef
 class TansuTarget(Target):
     kind = "tansu"
     # Memory storage dies with the process, so a restart would not be a restart: no "restart".
-    capabilities = frozenset({"logs", "twin"})
+    capabilities = frozenset({Capability.LOGS, Capability.TWIN})
 
     def __init__(self, spec: str = "tansu"):
         super().__init__(spec)

@@ -98,3 +98,28 @@ def test_site_from_a_warehouse_takes_the_evidence_from_its_exchanges(spark, resu
     assert evidence["expected"] is None and evidence["cites"] == ""  # a warehouse keeps no bodies
     assert [(shown["api"], shown["step"]) for shown in evidence["exchanges"]] == [("EndTxn", "2 send EndTxn")]
     assert data["messages"][evidence["message"]].startswith("2 send EndTxn: expected INVALID_TXN_STATE")
+
+
+def test_two_products_named_on_one_port_are_two_columns_and_an_older_warehouse_still_reads(spark, results, tmp_path):
+    """Attached brokers named PRODUCT:VERSION@HOST:PORT: each product is its own column, named, its address beside
+    it; a warehouse written before results carried target_name (its items table has no such column) still reads."""
+    from interop_history import run
+    from report_records import write_jsonl
+
+    warehouse = tmp_path / "warehouse"
+    assert main(["analyze", "ingest", str(results), "--warehouse", str(warehouse)]) == 0
+    items = spark.read.parquet(str(warehouse / "items"))
+    assert "target_name" in items.columns
+    older = tmp_path / "older"
+    items.drop("target_name").write.partitionBy("target", "date").parquet(str(older / "items"))
+    (older / "exchanges").mkdir()
+    outcomes = {("c1", 0): "passed", ("c2", 0): "failed", ("c3", 0): "passed"}
+    rows = [{**row, "target_name": "acme"} for row in run("20261123T010000Z-eeeeee", "acme:2.1@127.0.0.1:19092",
+                                                          "2.1", "h2", "2026-11-23", outcomes)]
+    rows += [{**row, "target_name": "zeta"} for row in run("20261124T010000Z-ffffff", "zeta:7@127.0.0.1:19092",
+                                                           "7", "h2", "2026-11-24", outcomes)]
+    named = write_jsonl(tmp_path / "named.jsonl", rows)
+    out = tmp_path / "site"
+    assert main(["analyze", "site", str(older), str(named), "--out", str(out)]) == 0
+    labels = [column["label"] for column in page_data(out / "matrix.html")["columns"]]
+    assert labels == ["acme 2.1 (127.0.0.1:19092)", "alpha 1.0", "alpha 2.0", "beta 1.0", "zeta 7 (127.0.0.1:19092)"]

@@ -16,7 +16,7 @@ import pytest
 from conformance.protocol import records
 from conformance.protocol.errors import error_code
 from conformance.suite.loader import load_suite_file, load_suites
-from conformance.suite.model import Outcome, Requirement
+from conformance.results.record import Outcome, Requirement
 from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
 from conformance.runner.steps import bundled as bundled_components

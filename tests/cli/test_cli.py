@@ -125,7 +125,7 @@ def test_run_passes_drafts_strict_targets_and_paths_to_pytest(monkeypatch, tmp_p
 
 def test_findings_count_each_targets_latest_run_unless_asked_for_all(tmp_path, capsys):
     from conformance.cli import main
-    from conformance.report.results import ResultsWriter
+    from conformance.results.store import ResultsWriter
 
     results = tmp_path / "results.jsonl"
     writer = ResultsWriter(results)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.report.results import read_results
+from conformance.results.store import read_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "suites" / "kip98" / "transactions.yaml"
@@ -54,7 +54,7 @@ def test_a_signal_mid_run_stops_the_broker_flushes_results_and_prints_the_summar
          "--results", str(results), "-q"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(read_results(results)) < 3 and process.poll() is None:
+    while time.monotonic() < deadline and len(read_lines(results)) < 3 and process.poll() is None:
         time.sleep(0.2)
     assert process.poll() is None, "the run ended before the signal: " + (process.stdout.read() if process.stdout else "")
     brokers = descendants(process.pid)
@@ -65,7 +65,7 @@ def test_a_signal_mid_run_stops_the_broker_flushes_results_and_prints_the_summar
     assert not [pid for pid in brokers if alive(pid)], f"left running after {signum.name}"
     assert not [path for path in tmp_path.iterdir() if path.name != "results.jsonl"], "broker files left behind"
     assert "KeyboardInterrupt" in output and "conformance results:" in output
-    records = read_results(results)
+    records = read_lines(results)
     assert len(records) == collected(target)  # every item has its line, those never run say so
     assert records[-1]["outcome"] == "error" and records[-1]["message"].startswith("not run: the run was interrupted")
 

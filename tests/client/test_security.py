@@ -10,7 +10,7 @@ import pytest
 
 from conformance.client.security import Security, SecurityConfigError
 from conformance.suite.loader import load_suites
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
 from conformance.targets.base import free_port
 from conformance.targets.hostport import HostPortTarget

@@ -8,7 +8,7 @@ from conformance.extension import Extensions
 from conformance.protocol import frames
 from conformance.protocol.exceptions import SpecError
 from conformance.suite.loader import load_suites
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
 
 from draft_plugins import KIP447, KIP1309, registered

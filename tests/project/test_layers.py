@@ -1,5 +1,5 @@
-"""The import layering (protocol < client < targets < suite < report/capture/analysis < plugin, CLI and the
-composition root) is a contract in pyproject.toml; this keeps it checked wherever the tests run."""
+"""The import layering (protocol < client < targets < suite < capture < report | analysis | semantic | runner <
+plugin, CLI and the composition root) is a contract in pyproject.toml; this keeps it checked wherever the tests run."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.client.cluster import Cluster
 from conformance.suite.loader import load_suites
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
 from conformance.targets.registry import resolve
 

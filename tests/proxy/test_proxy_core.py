@@ -346,7 +346,7 @@ def test_the_proxy_target_wraps_host_port_routes_faults_and_heals(fake_broker):
     from conformance.targets.registry import resolve
 
     target = resolve(f"proxy+{fake_broker.address}", Extensions.for_run().target_kinds())
-    assert target.inner.kind == "host:port" and hasattr(target, "use_client_config")
+    assert target.inner.kind == "host:port" and "configure" in target.capabilities
     assert "proxy" in target.capabilities
     target.start()
     try:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.proxy.tls import TlsEnd
-from conformance.report.results import read_results
+from conformance.results.store import read_lines
 from conformance.targets.certificates import Authority
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ def test_faults_and_authorization_through_the_proxy_in_front_of_mutual_tls(tmp_p
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=600,
                           env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    records = read_results(results)
+    records = read_lines(results)
     outcomes: dict[str, list[str]] = {}
     for record in records:
         outcomes.setdefault(record["outcome"], []).append(f"{record['suite']}::{record['case']}")

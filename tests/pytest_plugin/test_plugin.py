@@ -14,8 +14,8 @@ from plugin_runs import (
     COMMIT, EPOCH, NO_API, SUITE, FakeTarget, FakeTargetKinds, Recorder, collected_ids, plugin_arguments, run,
 )
 
-from conformance.report.results import read_results
-from conformance.suite.model import RESULTS_SCHEMA_VERSION, Outcome
+from conformance.results.store import read_lines
+from conformance.results.record import SCHEMA_VERSION as RESULTS_SCHEMA_VERSION, Outcome
 
 pytest_plugins = ["pytester"]
 
@@ -194,7 +194,7 @@ def test_an_implementation_case_that_differs_from_kafka_is_an_xfail_even_under_s
     result.stdout.fnmatch_lines(["conformance target fake: ran: 5 passed, 1 differs from Kafka",
                                  "XFAIL *internal-topic* - differs from Kafka (IMPLEMENTATION, not a conformance "
                                  "requirement): 1 send EndTxn*"])
-    [record] = [row for row in read_results(suites.path / "reports" / "results.jsonl") if row["case"] == "internal-topic"]
+    [record] = [row for row in read_lines(suites.path / "reports" / "results.jsonl") if row["case"] == "internal-topic"]
     assert (record["outcome"], record["verdict"], record["schema_version"]) == ("differs", "xfailed", 3)
     [allure_result] = [json.loads(path.read_text()) for path in allure_directory.glob("*-result.json")
                        if "transaction log" in path.read_text()]
@@ -233,7 +233,7 @@ def test_an_unavailable_target_of_a_matrix_errors_its_items_and_says_so_while_th
                                  "conformance target fake: ran: 5 passed",
                                  "conformance target fake-unavailable: DOWN: *no fake engine on this machine"])
     assert FakeTarget.events.count("start fake-unavailable") == 1
-    outcomes = [record["outcome"] for record in read_results(suites.path / "reports/results.jsonl")
+    outcomes = [record["outcome"] for record in read_lines(suites.path / "reports/results.jsonl")
                 if record["target"] == "fake-unavailable"]
     assert outcomes == ["error"] * 5
 
@@ -246,7 +246,7 @@ def test_a_run_whose_only_target_fails_to_start_stops_at_once_with_the_diagnosis
                                  "*ERROR fatal: address already in use*",
                                  "*no target left to test: target 'fake-broken' failed to start*"])
     assert FakeTarget.events.count("start fake-broken") == 1
-    records = read_results(suites.path / "reports/results.jsonl")
+    records = read_lines(suites.path / "reports/results.jsonl")
     assert len(records) == 5 and {record["outcome"] for record in records} == {"error"}
     assert sum(record["message"].startswith("not run: ") for record in records) == 4
 
@@ -288,9 +288,9 @@ def test_results_file_has_one_line_per_item_and_keeps_earlier_runs(suites, outco
     run(suites, "--target", "fake", "--target", "fake-unavailable", "--results", str(results),
         "--conformance-run-id", "first")
     run(suites, "--target", "fake", "-k", NO_API, "--results", str(results), "--conformance-run-id", "second")
-    first = read_results(results, run_id="first")
+    first = read_lines(results, run_id="first")
     assert len(first) == 10
-    assert len(read_results(results, run_id="second")) == 1
+    assert len(read_lines(results, run_id="second")) == 1
     by_verdict = {}
     for record in first:
         by_verdict.setdefault(record["verdict"], []).append(record["nodeid"].split("::")[1])
@@ -302,7 +302,7 @@ def test_results_file_has_one_line_per_item_and_keeps_earlier_runs(suites, outco
 
 def test_results_default_to_reports_under_the_rootdir(suites):
     run(suites, "--target", "fake", "-k", NO_API)
-    [record] = read_results(suites.path / "reports" / "results.jsonl")
+    [record] = read_lines(suites.path / "reports" / "results.jsonl")
     assert record["outcome"] == "passed" and record["target"] == "fake"
 
 
@@ -315,7 +315,8 @@ def test_plugins_hear_every_result_and_the_end_of_the_session(suites):
 XDIST_CONFTEST = """
 from conformance.pytest_plugin import plugin
 from conformance.extension import hookimpl
-from conformance.suite.model import CaseResult, Outcome
+from conformance.suite.model import CaseResult
+from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
 from conformance.targets.base import Target
 from conformance.targets.registry import TargetKind
@@ -349,7 +350,7 @@ def test_xdist_workers_share_one_results_file_and_run_id(suites):
     result = suites.runpytest_subprocess(*plugin_arguments(), "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
                                          "--target", "quiet", "-n", "2")
     result.assert_outcomes(passed=5)
-    records = read_results(suites.path / "reports" / "results.jsonl")
+    records = read_lines(suites.path / "reports" / "results.jsonl")
     assert len(records) == 5
     assert len({record["run_id"] for record in records}) == 1  # the controller's, not one per worker
     assert {record["worker"] for record in records} <= {"gw0", "gw1"}
@@ -456,10 +457,10 @@ LONG_SUITE = DRAFT_SUITE.replace("suite: kip98.draft", "suite: kip98.long").repl
 def test_cases_tagged_long_are_skipped_saying_how_to_run_them_and_run_when_asked(suites):
     (suites.path / "suites" / "kip98" / "long.yaml").write_text(LONG_SUITE)
     run(suites, "--target", "fake", "--results", "default.jsonl")
-    [skipped] = [record for record in read_results(suites.path / "default.jsonl") if record["case"] == "lengthy"]
+    [skipped] = [record for record in read_lines(suites.path / "default.jsonl") if record["case"] == "lengthy"]
     assert skipped["outcome"] == "skipped" and "run with --long" in skipped["message"]
     run(suites, "--target", "fake", "--conformance-long", "--results", "long.jsonl")
-    [ran] = [record for record in read_results(suites.path / "long.jsonl") if record["case"] == "lengthy"]
+    [ran] = [record for record in read_lines(suites.path / "long.jsonl") if record["case"] == "lengthy"]
     assert ran["outcome"] == "passed"
 
 
@@ -468,7 +469,7 @@ def test_every_collected_item_has_a_result_line_and_only_failures_keep_their_tra
     (suites.path / "suites" / "kip98" / "draft.yaml").write_text(DRAFT_SUITE)
     result = run(suites, "--target", "fake")
     result.assert_outcomes(passed=2, failed=3, skipped=1)
-    records = read_results(suites.path / "reports" / "results.jsonl")
+    records = read_lines(suites.path / "reports" / "results.jsonl")
     assert len(records) == 6 and {record["schema_version"] for record in records} == {RESULTS_SCHEMA_VERSION}
     assert all(record["harness_version"] for record in records)
     [draft] = [record for record in records if record["case"] == "drafted"]
@@ -476,4 +477,4 @@ def test_every_collected_item_has_a_result_line_and_only_failures_keep_their_tra
     kept = {record["case"]: bool(record["transcript"]) for record in records if record["case"] != "drafted"}
     assert kept == {COMMIT: True, EPOCH: False, NO_API: False}
     run(suites, "--target", "fake", "--transcripts", "all", "--results", "all.jsonl")
-    assert all(record["transcript"] for record in read_results(suites.path / "all.jsonl") if record["case"] != "drafted")
+    assert all(record["transcript"] for record in read_lines(suites.path / "all.jsonl") if record["case"] != "drafted")

@@ -7,7 +7,8 @@ import pytest
 
 from conformance.report import allure as allure_report
 from conformance.report.sinks import AllureSink
-from conformance.suite.model import CaseResult, Outcome, Requirement
+from conformance.suite.model import CaseResult
+from conformance.results.record import Outcome, Requirement
 
 
 class Attached:

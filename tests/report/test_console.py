@@ -13,8 +13,8 @@ import pytest
 
 from conformance.cli import main
 from conformance.report import compact, progress
-from conformance.report.results import read_results
-from conformance.suite.model import Outcome
+from conformance.results.store import read_lines
+from conformance.results.record import Outcome
 
 from fake_kafka import FakeKafka
 from report_records import record, write_jsonl
@@ -217,7 +217,7 @@ def test_a_run_prints_one_compact_entry_and_keeps_the_exchanges_in_the_results(c
     assert (f"    reproduce: python -m pytest --target {broker.address} "
             f"'console.yaml::end-txn-commits[{broker.address}-v0]'") in output
     assert "conformance show demo.console::end-txn-commits@v0 --results results.jsonl" in output
-    failed = [row for row in read_results("results.jsonl") if row["outcome"] == "failed"]
+    failed = [row for row in read_lines("results.jsonl") if row["outcome"] == "failed"]
     assert len(failed) == 3 and all(row["transcript"] for row in failed)
 
 

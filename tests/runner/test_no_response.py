@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conformance.suite.loader import load_suite_file
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
 from conformance.runner.steps import bundled

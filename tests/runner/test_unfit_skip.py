@@ -14,7 +14,7 @@ import pytest
 from conformance.runner.runner import Runner
 from conformance.runner.steps import bundled
 from conformance.suite.loader import load_suite_file
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import FakeKafka

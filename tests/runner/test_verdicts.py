@@ -8,7 +8,7 @@ import pytest
 
 from conformance.runner.steps import parallel as parallel_kind
 from conformance.suite.loader import load_suite_file
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.runner.policy import COORDINATOR_RETRY, with_coordinator_retry
 from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget

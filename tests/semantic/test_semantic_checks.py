@@ -9,7 +9,7 @@ from conformance.targets.kafka_known_issues import seen_in
 from conformance.semantic import checks
 from conformance.semantic.history import History
 from conformance.semantic.session import SemanticRun, results
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 
 IN, OUT = "in", "out"
 
@@ -252,7 +252,7 @@ def test_a_target_that_never_answers_gets_an_error_per_check_not_a_verdict(tmp_p
     import time
 
     from conformance.cli import main
-    from conformance.report.results import read_results
+    from conformance.results.store import read_lines
 
     silent = socket.create_server(("127.0.0.1", 0))
     accepted = []
@@ -265,7 +265,7 @@ def test_a_target_that_never_answers_gets_an_error_per_check_not_a_verdict(tmp_p
         silent.close()
         for connection, _ in accepted:  # the harness's connection, as the silent broker accepted it
             connection.close()
-    rows = read_results(tmp_path / "r.jsonl")
+    rows = read_lines(tmp_path / "r.jsonl")
     assert status == 1 and time.monotonic() - began < 60
     assert len(rows) == len(checks.CHECKS)
     assert {row["outcome"] for row in rows} == {"error"}

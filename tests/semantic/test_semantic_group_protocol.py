@@ -5,7 +5,7 @@ from __future__ import annotations
 from conformance.semantic.history import History
 from conformance.semantic.session import SUITE, SemanticRun, results
 from conformance.semantic.workload import Plan
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 
 
 def test_classic_processors_keep_the_session_settings():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.report.results import read_results
+from conformance.results.store import read_lines
 from conformance.semantic.checks import CHECKS
 
 # A known Kafka bug (below) is a warning shown in the summary, not an error as other warnings are (pyproject.toml).
@@ -25,7 +25,7 @@ def semantic(tmp_path, target: str, seconds: int, *extra: str) -> tuple[int, dic
     results = tmp_path / "results.jsonl"
     status = main(["semantic", "--target", target, "--duration", str(seconds), "--fault-interval", "4",
                    "--results", str(results), "--histories", str(tmp_path / "histories"), "--seed", "7", *extra])
-    return status, {row["case"]: row for row in read_results(results)}
+    return status, {row["case"]: row for row in read_lines(results)}
 
 
 @pytest.mark.parametrize("target, fault", [

@@ -19,7 +19,8 @@ from conformance.pytest_plugin import plugin as conformance_plugin
 from conformance.suite import source as _suite_yaml  # noqa: F401
 from conformance.extension import Extensions, hookimpl
 from conformance.runner.runner import Runner
-from conformance.suite.model import CaseResult, Outcome, StepFailure
+from conformance.suite.model import CaseResult, StepFailure
+from conformance.results.record import Outcome
 from conformance.targets.base import Target, TargetUnavailable
 from conformance.targets.registry import TargetKind
 

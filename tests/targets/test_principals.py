@@ -163,12 +163,29 @@ def test_a_host_port_target_connects_as_each_named_principal(tmp_path):
         target.principal("guest")
     assert target.kafka_principal("guest") is None
     write(tmp_path, "guest.properties", scram("alice"))
-    target.use_principals(read_principals(["guest=guest.properties"], tmp_path))
+    target.configure(principals=read_principals(["guest=guest.properties"], tmp_path))
     bootstrap, security = target.principal("guest")
     assert (bootstrap, security.sasl_username) == ("127.0.0.1:9092", "alice")
     assert target.kafka_principal("guest") == "User:alice" and target.kafka_principal("nobody") is None
     proxied = ProxiedTarget("proxy+127.0.0.1:9092", target)
-    assert proxied.kafka_principal("guest") == "User:alice" and proxied.use_principals == target.use_principals
+    assert proxied.kafka_principal("guest") == "User:alice"
+    proxied.configure(principals={})  # the proxy hands the principals to the target behind it
+    assert target.kafka_principal("guest") is None
+
+
+def test_only_a_target_the_harness_attaches_to_takes_a_client_config_or_principals():
+    from conformance.targets.base import Capability
+    from conformance.targets.kafka import KafkaTarget
+
+    provisioned = KafkaTarget("kafka")
+    assert Capability.CONFIGURE not in provisioned.capabilities
+    with pytest.raises(CapabilityMissing, match="takes no client config or principals"):
+        provisioned.configure(client_config={"security.protocol": "SSL"})
+    attached = HostPortTarget("127.0.0.1:9092")
+    assert Capability.CONFIGURE in attached.capabilities
+    attached.configure(client_config={"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                                      "sasl.username": "alice", "sasl.password": "secret"})
+    assert attached.security.sasl_username == "alice" and attached.client_config()["sasl.username"] == "alice"
 
 
 def context_for(target, api=None) -> SimpleNamespace:
@@ -178,7 +195,7 @@ def context_for(target, api=None) -> SimpleNamespace:
 def test_acl_requests_name_the_principal_the_target_maps_and_created_bindings_are_remembered(tmp_path):
     target = HostPortTarget("127.0.0.1:9092")
     write(tmp_path, "guest.properties", scram("alice"))
-    target.use_principals(read_principals(["guest=guest.properties"], tmp_path))
+    target.configure(principals=read_principals(["guest=guest.properties"], tmp_path))
     context = context_for(target)
     creation = {"resource_type": 5, "resource_name": "txn", "resource_pattern_type": 3, "principal": "User:guest",
                 "host": "*", "operation": 4, "permission_type": 3}

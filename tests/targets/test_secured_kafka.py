@@ -16,9 +16,9 @@ import pytest
 
 from conformance.client.cluster import Cluster
 from conformance.client.security import Security
-from conformance.report.results import read_results
+from conformance.results.store import read_lines
 from conformance.suite.loader import load_suites
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.runner.parallel import items_of, run_items
 from conformance.runner.runner import Runner
 from conformance.targets.certificates import ONE_DAY
@@ -165,7 +165,7 @@ def test_every_kip98_suite_passes_as_host_port_with_named_principals(secured, tm
                                              f"guest={principals['guest']}", "--principal",
                                              str(tmp_path / "principals.yaml"), paths=[KIP98])
     assert code == 0, printed[-3000:]
-    records = read_results(tmp_path / "results.jsonl")
+    records = read_lines(tmp_path / "results.jsonl")
     by_outcome: dict[str, list[str]] = {}
     for record in records:
         by_outcome.setdefault(record["outcome"], []).append(f"{record['suite']}::{record['case']} "
@@ -270,7 +270,7 @@ def test_each_bad_input_ends_the_run_in_one_line_before_any_case(secured, tmp_pa
         down = [text for text in printed.splitlines() if text.startswith(f"conformance target {address}: DOWN: ")]
         assert len(down) == 1 and line in down[0], f"{what}: {printed[-2000:]}"
         assert f"target '{address}' cannot be reached as configured: " in down[0]
-        records = read_results(folder / "results.jsonl")
+        records = read_lines(folder / "results.jsonl")
         assert {record["outcome"] for record in records} == {"error"}
         assert all(record["transcript"] == [] or all(exchange["api"] in ("ApiVersions", "Metadata", "SaslHandshake",
                                                                          "SaslAuthenticate")

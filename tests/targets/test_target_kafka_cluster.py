@@ -10,7 +10,7 @@ import pytest
 from conformance.client.cluster import Cluster
 from conformance.runner.parallel import items_of, run_items
 from conformance.suite.loader import load_suites
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
 from conformance.targets.kafka import kafka_target_kind
 from conformance.targets import kafka_disks

@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 from ..jobs import flaky, history, matrix, regressions
 
 COLUMN_KEYS = ["target", "target_version"]
-CELL_FIELDS = ["target", "target_version", "harness_version", "run_id", "kip", "suite", "case", "item", "title",
+CELL_FIELDS = ["target", "target_version", "target_name", "harness_version", "run_id", "kip", "suite", "case", "item", "title",
                "api", "api_version", "requirement", "draft", "outcome", "message", "step", "step_label",
                "step_role", "step_api", "nodeid", "pcap"]
 LISTED_TRANSITIONS = 12  # newest transitions of each target whose changed items are listed

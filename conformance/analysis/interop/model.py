@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ...results.ids import named_target
 from ..layout import CONFORMANCE_LEVELS, NO_VERDICT, OUTCOMES
 
 COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "differs": "#1565c0", "blocked": "#ef6c00", "error": "#6a1b9a",
@@ -25,14 +26,16 @@ def columns(cells: list) -> list[dict]:
     found: dict[tuple, dict] = {}
     for cell in cells:
         column = found.setdefault((cell.target, cell.target_version), {
-            "target": cell.target, "version": cell.target_version, "harness": set(), "runs": set(), "started": None})
+            "target": cell.target, "version": cell.target_version, "harness": set(), "runs": set(), "started": None,
+            "name": cell.target_name})
         column["harness"].add(cell.harness_version or "")
         column["runs"].add(cell.run_id)
         if cell.run_started is not None and (column["started"] is None or cell.run_started > column["started"]):
             column["started"] = cell.run_started
     ordered = sorted(found.values(), key=lambda column: (column["target"], column["started"] or 0, column["version"]))
     return [{"target": column["target"], "version": column["version"],
-             "label": column["target"] + (f" {column['version']}" if column["version"] else ""),
+             "label": named_target(column["target"], column["version"], column["name"])
+             or column["target"] + (f" {column['version']}" if column["version"] else ""),
              "harness": ", ".join(sorted(name or "unknown" for name in column["harness"])),
              "runs": sorted(column["runs"]), "newest": _when(column["started"])} for column in ordered]
 

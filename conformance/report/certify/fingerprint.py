@@ -78,9 +78,3 @@ def identity(records: list[dict], target=None) -> dict:
                      bootstrap=info.bootstrap, details={key: str(value) for key, value in info.extra.items()})
     return found
 
-
-def range_of(fingerprint: dict | None, api: str) -> tuple[int, int] | None:
-    for entry in (fingerprint or {}).get("apis", []):
-        if entry["name"] == api:
-            return entry["min"], entry["max"]
-    return None

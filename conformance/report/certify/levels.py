@@ -10,11 +10,12 @@ import yaml
 
 from ... import resources
 from ...protocol.exceptions import SpecError
+from ...results.record import COUNTED_LEVELS
 from ...protocol.schema import VersionRange
 from .. import known_failures
 from ..itemref import key
 
-COUNTABLE = ("MUST", "SHOULD", "MAY")  # IMPLEMENTATION is informational: no level may count it
+COUNTABLE = COUNTED_LEVELS  # IMPLEMENTATION is informational: no level may count it
 # Cases of a feature Kafka ships but does not serve by default yet (KIP-939's InitProducerId v6, unstable in
 # Kafka 4.x) carry this tag: only a level marked preview counts them, and no adopted level includes one.
 PREVIEW_TAG = "preview"

@@ -11,7 +11,7 @@ import json
 from collections import Counter
 
 from ... import pages
-from ...suite.model import OUTCOME_LABELS, OUTCOME_ORDER
+from ...results.record import OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER
 from ..itemref import case_id, label, reproduce
 from . import svg
 from .levels import Grade
@@ -95,7 +95,7 @@ def outcome_counts(records: list[dict]) -> dict:
     by_requirement: dict[str, Counter] = {}
     for record in records:
         by_requirement.setdefault(record.get("requirement") or "?", Counter())[record.get("outcome")] += 1
-    order = ["MUST", "SHOULD", "MAY", "IMPLEMENTATION"]
+    order = list(REQUIREMENT_ORDER)
     return {"by_outcome": dict(by_outcome),
             "by_requirement": {name: dict(by_requirement[name]) for name in
                                sorted(by_requirement, key=lambda name: order.index(name) if name in order else 9)}}

@@ -10,21 +10,19 @@ from __future__ import annotations
 from collections import Counter
 
 from ... import pages
-from ...suite.model import OUTCOME_LABELS
-from ...suite.model import OUTCOME_ORDER as MODEL_ORDER
+from ...results.record import OUTCOME_LABELS, SEVERITY_ORDER
 
-# Worst first: the order a cell stacks the outcomes of its items (cases of one suite and API) in. An
+# A cell stacks the outcomes of its items (cases of one suite and API) worst first (SEVERITY_ORDER); an
 # IMPLEMENTATION item that differs from Kafka is information, shown in blue, below every missing verdict.
-OUTCOME_ORDER = ("failed", "blocked", "error", "differs", "skipped", "unsupported", "passed")
 COLOURS = {"failed": "#d73a49", "blocked": "#e36209", "error": "#6f42c1", "differs": "#0969da",
            "skipped": "#b0b7bf", "unsupported": "#e1e4e8", "passed": "#28a745"}
-assert set(OUTCOME_ORDER) == set(MODEL_ORDER) == set(COLOURS), "every outcome has its place and colour"
+assert set(SEVERITY_ORDER) == set(COLOURS), "every outcome has its colour"
 BADGE_COLOURS = {"reached": "#2da44e", "missed": "#cf222e", "incomplete": "#bf8700", "not run": "#6e7781"}
 
 
 def worst(outcomes) -> str:
     present = set(outcomes)
-    return next(outcome for outcome in OUTCOME_ORDER if outcome in present)
+    return next(outcome for outcome in SEVERITY_ORDER if outcome in present)
 
 
 def matrix(records: list[dict]) -> dict:
@@ -40,7 +38,7 @@ def matrix(records: list[dict]) -> dict:
     ordered = sorted(rows)
     versions = sorted({version for _, version in cells}) or [0]
     cell, gap, left, top = 18, 2, 360, 34
-    legend_width = sum(26 + 7 * len(OUTCOME_LABELS[outcome]) for outcome in OUTCOME_ORDER)
+    legend_width = sum(26 + 7 * len(OUTCOME_LABELS[outcome]) for outcome in SEVERITY_ORDER)
     width = max(left + len(versions) * (cell + gap) + 10, legend_width + 4)
     height = top + len(ordered) * (cell + gap) + 40
     columns = [{"x": left + column * (cell + gap) + cell / 2, "text": "–" if version < 0 else version}
@@ -56,7 +54,7 @@ def matrix(records: list[dict]) -> dict:
             x = left + column * (cell + gap)
             # Stacked by outcome, worst on top, so a cell where 1 of 4 cases departs still shows its passes.
             total, offset, stack = sum(counts.values()), 0.0, []
-            for outcome in OUTCOME_ORDER:
+            for outcome in SEVERITY_ORDER:
                 if counts.get(outcome):
                     share = cell * counts[outcome] / total
                     stack.append({"outcome": outcome, "y": y + offset, "height": share, "fill": COLOURS[outcome]})
@@ -66,7 +64,7 @@ def matrix(records: list[dict]) -> dict:
                                      + ", ".join(f"{count} {name}" for name, count in counts.items())})
         lines.append({"y": y, "kip": row[0], "suite": row[1], "api": row[2], "cells": drawn})
     legend, x = [], 4
-    for outcome in reversed(OUTCOME_ORDER):
+    for outcome in reversed(SEVERITY_ORDER):
         legend.append({"outcome": outcome, "x": x, "fill": COLOURS[outcome], "label": OUTCOME_LABELS[outcome]})
         x += 26 + 7 * len(OUTCOME_LABELS[outcome])
     return {"width": width, "height": height, "left": left, "top": top, "cell": cell, "columns": columns,

@@ -157,7 +157,7 @@ class TxnHeartbeatEmulation(Emulation):
         from conformance.client.cluster import Cluster
 
         inner = self.target.inner
-        cluster = Cluster(inner.bootstrap, self.target.server.codec, security=getattr(inner, "security", None),
+        cluster = Cluster(inner.bootstrap, self.target.server.codec, security=inner.security,
                           client_id="kip1309-emulation")
         try:
             node = cluster.coordinator(txn_id)

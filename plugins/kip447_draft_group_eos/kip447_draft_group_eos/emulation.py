@@ -94,7 +94,7 @@ class GroupAwareEmulation(Emulation):
     def _init_producer_id(self, txn_id: str) -> None:
         """As a new instance of ``txn_id``'s producer: Kafka aborts its open transaction and bumps the epoch."""
         inner = self.target.inner
-        cluster = Cluster(inner.bootstrap, self.target.server.codec, security=getattr(inner, "security", None),
+        cluster = Cluster(inner.bootstrap, self.target.server.codec, security=inner.security,
                           client_id="kip447-draft-emulation")
         try:
             connection = cluster.connection(cluster.coordinator(txn_id))

@@ -48,7 +48,7 @@ class PreregistrationEmulation(Emulation):
     def broker(self) -> Broker:
         if self._broker is None:
             inner = self.target.inner
-            self._broker = Broker(inner.bootstrap, self.target.server.codec, getattr(inner, "security", None))
+            self._broker = Broker(inner.bootstrap, self.target.server.codec, inner.security)
         return self._broker
 
     # ------------------------------------------------------------------ requests

@@ -11,7 +11,7 @@ from conformance.protocol import frames
 from conformance.protocol.codec import default_codec
 from conformance.protocol.exceptions import SpecError
 from conformance.suite.loader import lint, load_suites
-from conformance.suite.model import Outcome
+from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
 
