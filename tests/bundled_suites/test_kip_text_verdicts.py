@@ -333,3 +333,32 @@ def test_a_broker_that_returns_one_batch_per_fetch_is_read_on_to_the_high_waterm
     result = run(FakeKafka(OneBatchPerFetch()), bundled("kip98/consumers.yaml", "read-uncommitted-no-aborted-list"), 12)
     assert result.outcome is Outcome.PASSED, result.message
     assert "onward from offset 2" in result.rendered_transcript()
+
+
+# ---------------------------------------------------------------------- check the observer, not another API (issue 35)
+class FencesButListsNoAbortedTransactions(SynchronousAbortBroker):
+    """Refuses a write at a fenced epoch and appends nothing of it (what KIP-98 demands), but lists no aborted
+    transactions in Fetch, so a read_committed consumer would see the aborted record: a departure of
+    read_committed Fetch (Tansu's, seen in the audit), not of the fenced Produce."""
+
+    def __call__(self, api, version, body):
+        if api == "Produce":
+            partition = body["topic_data"][0]["partition_data"][0]
+            batch = records.decode_batches(partition["records"])[0]
+            if batch.producer_epoch < self.epoch:
+                return {"responses": [{"name": body["topic_data"][0]["name"], "partition_responses": [
+                    {"index": partition["index"], "error_code": error_code("PRODUCER_FENCED"), "base_offset": -1}]}]}
+        if api == "EndTxn":
+            return {}
+        answer = super().__call__(api, version, body)
+        if api == "Fetch":
+            answer["responses"][0]["partitions"][0]["aborted_transactions"] = []
+        return answer
+
+
+def test_a_fenced_write_refused_and_not_appended_passes_whatever_read_committed_does():
+    case = bundled("kip98/transactions-lifecycle.yaml", "produce-after-fence-rejected")
+    result = run(FakeKafka(FencesButListsNoAbortedTransactions()), case, 9)
+    assert result.outcome is Outcome.PASSED, result.message
+    appends = run(FakeKafka(SynchronousAbortBroker()), case, 9)  # accepts and appends the fenced write
+    assert appends.outcome is Outcome.FAILED and appends.failure.role == "under_test"
