@@ -89,8 +89,9 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         return
     expect = expressions.resolve(step.get("expect") or {}, context.variables)
     observing = observe.observer(context, "Fetch", version) and not ({"error_code", "refused"} & set(expect))
-    if observing and observe.by_id("Fetch", version) and observe.unaddressed_error("Fetch", response):
-        raise observe.Unaddressed(observe.unaddressed_error("Fetch", response))
+    unaddressed = observe.unaddressed_error("Fetch", response) if observe.by_id("Fetch", version) else None
+    if observing and unaddressed:
+        raise observe.Unaddressed(unaddressed)
     if response.get("error_code"):
         expect = expect or {"error_code": "NONE"}
         _judge_own_error(context, name, response, expect, version, observing)
@@ -98,7 +99,7 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
     data = element(response, "responses[0].partitions[0]", name, step.get("expect"), version)
     if observing and data.get("error_code"):
         _judge_own_error(context, name, data, {"error_code": "NONE"}, version, observing)
-    batches = records.decode_batches(data.get("records") or b"")
+    batches = list(records.decode_batches(data.get("records") or b""))
     if "max_bytes" not in spec:  # a case about one response's size reads one response
         data, batches = read_onward(context, step, name, version, fields, data, batches, isolation)
     visible = visible_records(batches, data.get("aborted_transactions") or [], isolation)
@@ -164,7 +165,7 @@ def read_onward(context: Context, step: dict, name: str, version: int, fields: d
         later = exchange(context, step, f"{name} (onward from offset {next_offset})", "Fetch", version, onward)
         partitions = (later or {}).get("responses") or [{}]
         more = (partitions[0].get("partitions") or [{}])[0] if not (later or {}).get("error_code") else {}
-        found = records.decode_batches(more.get("records") or b"")
+        found = list(records.decode_batches(more.get("records") or b""))
         if more.get("error_code") or not found:
             break
         batches = batches + found
