@@ -120,6 +120,8 @@ def version_down(context: Context, step: dict, api: str, version: int, deviation
         return None
     if deviation.actual not in BROKEN and not deviation.broken_version:
         return None
+    if deviation.actual in BROKEN and not still_answers(context):
+        return None  # the target went down, not one version of its API: that is the liveness check's finding
     found = context.cluster.version_range(api)
     known = context.cluster.codec.registry.api(api).versions()
     lower = [candidate for candidate in known if candidate < version and (found is None or candidate >= found[0])]
@@ -128,3 +130,17 @@ def version_down(context: Context, step: dict, api: str, version: int, deviation
     note(context, f"{api} v{version} (not this item's verdict): {broken(deviation)}; the step went on at "
                   f"{api} v{lower[-1]}")
     return lower[-1]
+
+
+def still_answers(context: Context) -> bool:
+    """Whether the target answers ApiVersions on a fresh connection: a closed connection is one version's
+    departure only while the target itself is up."""
+    try:
+        probe = context.cluster.connection("bootstrap", fresh=True)
+        try:
+            exchanged = probe.request("ApiVersions", 0, {}, step="is the target still up?", timeout=5)
+        finally:
+            probe.close()
+        return exchanged.response is not None
+    except Exception:  # noqa: BLE001 - any failure to answer means it is not up
+        return False

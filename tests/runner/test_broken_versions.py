@@ -18,7 +18,7 @@ from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome
 from conformance.targets.hostport import HostPortTarget
 
-from fake_kafka import CLOSE, CODEC, FakeKafka
+from fake_kafka import CLOSE, CODEC, DIE, FakeKafka
 
 CASE = """\
 suite: broken
@@ -88,3 +88,11 @@ def test_the_step_under_test_is_never_moved_down(tmp_path):
     result = run(tmp_path, broker, "4", 4)
     assert result.outcome is Outcome.FAILED, result.message
     assert result.failure.api == "Heartbeat" and ("Heartbeat", 3) not in broker.requests
+
+
+def test_a_target_that_went_down_is_not_a_broken_version(tmp_path):
+    broker = FakeKafka(lambda api, version, body: DIE if api == "JoinGroup" else None, apis=ADVERTISED)
+    result = run(tmp_path, broker, "3", 3)
+    assert result.outcome is not Outcome.PASSED
+    assert "finding on JoinGroup" not in result.message
+    assert [request for request in broker.requests if request[0] == "JoinGroup"] == [("JoinGroup", 6)]
