@@ -24,9 +24,19 @@ from .expect import check_expect
 REFUSING = ("refused", "disconnect", "no_response")
 
 
+# A header that names another API or version is not a malformation of this request: its fault is the key or
+# version itself, and the harness's own ApiVersions exchange already showed the target serves requests.
+HEADER_FAULTS = ("api_key", "api_version", "request_api_key", "request_api_version")
+
+
 def needs_control(context: Context, step: dict, api: str, version: int) -> bool:
-    """A step under test that names a control, or sends a malformed frame."""
-    return context.under_test(api, version) and bool(step.get("control") or step.get("malform"))
+    """A step under test that names a control, or sends a malformed frame of its own API and version."""
+    if not context.under_test(api, version):
+        return False
+    if step.get("control"):
+        return True
+    malform = step.get("malform") or {}
+    return bool(malform) and not any(key in (malform.get("header") or {}) for key in HEADER_FAULTS)
 
 
 def expects_refusal(expect: dict, version: int) -> bool:
