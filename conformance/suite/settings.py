@@ -25,7 +25,7 @@ def configured_topics(steps, topics: dict[str, dict]) -> dict[str, list[str]]:
 
 def expects_refusal(steps) -> bool:
     """Whether any step expects an error code other than NONE, or a refusal."""
-    for expect in _expects(steps):
+    for expect in (item for key, item in tree.entries(steps) if key == "expect" and isinstance(item, dict)):
         if expect.get("refused"):
             return True
         code = expect.get("error_code")
@@ -40,7 +40,8 @@ def settings_relied_on(case: dict, steps, topics: dict[str, dict], where: list) 
     says the refusal is the setting's: its title, cites or a step's label names the key or its value (a
     topic that merely has settings, a replicated one the case moves the leader of, is not flagged)."""
     configured = configured_topics(steps, topics)
-    words = " ".join(str(case.get(key, "")) for key in ("title", "cites")) + " " + " ".join(_labels(steps))
+    labels = [item for key, item in tree.entries(steps) if key == "label" and isinstance(item, str)]
+    words = " ".join(str(case.get(key, "")) for key in ("title", "cites")) + " " + " ".join(labels)
     relied = sorted({key for name, keys in configured.items() for key in keys
                      if key in words or _named_value(topics[name]["configs"][key], words)})
     if relied and expects_refusal(steps):
@@ -53,26 +54,3 @@ def settings_relied_on(case: dict, steps, topics: dict[str, dict], where: list) 
 def _named_value(value, words: str) -> bool:
     text = str(value)
     return len(text) >= 4 and not text.isdigit() and text.lower() in words.lower()
-
-
-def _labels(value) -> Iterator[str]:
-    if isinstance(value, dict):
-        if isinstance(value.get("label"), str):
-            yield value["label"]
-        for item in value.values():
-            yield from _labels(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _labels(item)
-
-
-def _expects(value) -> Iterator[dict]:
-    if isinstance(value, dict):
-        if isinstance(value.get("expect"), dict):
-            yield value["expect"]
-        for key, item in value.items():
-            if key != "expect":
-                yield from _expects(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _expects(item)

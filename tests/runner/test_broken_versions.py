@@ -8,17 +8,12 @@ version, and the step goes on at the next version down; the step under test is n
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
-from conformance.runner.runner import Runner
-from conformance.runner.steps import bundled
-from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome
-from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import CLOSE, CODEC, DIE, FakeKafka
+from scripted_runs import run_on, written_case
 
 CASE = """\
 suite: broken
@@ -60,18 +55,7 @@ def mock_like(answer_at_v6):
 
 
 def run(tmp_path, broker: FakeKafka, versions: str, version: int):
-    path = tmp_path / "broken.yaml"
-    path.write_text(textwrap.dedent(CASE).replace("VERSIONS", versions))
-    suite, errors = load_suite_file(path, components=bundled())
-    assert not errors, errors
-    target = HostPortTarget(broker.address)
-    target.start()
-    runner = Runner(target, run_id="broken", timeout=2.0)
-    try:
-        return runner.run(suite.cases[0], version)
-    finally:
-        runner.close()
-        broker.stop()
+    return run_on(broker, written_case(tmp_path, CASE.replace("VERSIONS", versions)), version)
 
 
 @pytest.mark.parametrize("at_v6", [CLOSE, {"error_code": UNSUPPORTED_VERSION}], ids=["closes", "unsupported"])

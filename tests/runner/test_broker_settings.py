@@ -9,17 +9,13 @@ skipped naming the key. The loader refuses a MUST that expects the refusal a top
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
-from conformance.runner.runner import Runner
 from conformance.runner.steps import bundled
 from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome, Requirement
-from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import FakeKafka
-
-SUITES = Path(__file__).resolve().parents[2] / "suites"
+from scripted_runs import bundled_case, run_on
 INVALID_CONFIG = 40
 
 
@@ -36,19 +32,10 @@ def kafka_3_5(api, version, body):
 
 
 def test_a_case_on_a_setting_the_target_does_not_know_is_skipped_naming_the_key():
-    suite, errors = load_suite_file(SUITES / "protocol/produce-fetch.yaml", components=bundled())
-    assert not errors, errors
-    case = next(case for case in suite.cases if case.id == "produce-timestamp-too-old")
+    case = bundled_case("protocol/produce-fetch.yaml", "produce-timestamp-too-old")
     assert case.requirement is Requirement.IMPLEMENTATION
     broker = FakeKafka(kafka_3_5)
-    target = HostPortTarget(broker.address)
-    target.start()
-    runner = Runner(target, run_id="settings", timeout=2.0)
-    try:
-        result = runner.run(case, 9)
-    finally:
-        runner.close()
-        broker.stop()
+    result = run_on(broker, case, 9)
     assert result.outcome is Outcome.SKIPPED, result.message
     assert "message.timestamp.before.max.ms" in result.message and "Unknown topic config name" in result.message
     assert ("Produce", 9) not in broker.requests

@@ -11,36 +11,17 @@
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
-
 from conformance.protocol import frames
-from conformance.runner.runner import Runner
-from conformance.runner.steps import bundled as bundled_components
-from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome
-from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import CODEC, FakeKafka
+from scripted_runs import bundled_case, run_on
 
-SUITES = Path(__file__).resolve().parents[2] / "suites"
 UNKNOWN_SERVER_ERROR, INVALID_TRANSACTION_TIMEOUT = -1, 50
 
 
-def bundled(suite_file: str, case_id: str):
-    suite, errors = load_suite_file(SUITES / suite_file, components=bundled_components())
-    assert not errors, errors
-    return next(case for case in suite.cases if case.id == case_id)
-
-
-def run(broker: FakeKafka, case, version):
-    target = HostPortTarget(broker.address)
-    target.start()
-    runner = Runner(target, run_id="controls", timeout=2.0)
-    try:
-        return runner.run(case, version)
-    finally:
-        runner.close()
-        broker.stop()
+bundled = bundled_case
+run = run_on
 
 
 def refuses_every_init(api, version, body):

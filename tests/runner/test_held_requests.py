@@ -7,17 +7,13 @@ JoinGroup 1.5 s, within the 2 s rebalance timeout the request allows, while the 
 
 from __future__ import annotations
 
-import textwrap
 import time
 
 from conformance.runner.exchange import wait_s
-from conformance.runner.runner import Runner
-from conformance.runner.steps import bundled
-from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome
-from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import FakeKafka
+from scripted_runs import run_on, written_case
 
 CASE = """\
 suite: held
@@ -46,19 +42,7 @@ def holds_join(api, version, body):
 
 
 def test_a_join_held_within_its_rebalance_timeout_is_waited_for(tmp_path):
-    path = tmp_path / "held.yaml"
-    path.write_text(textwrap.dedent(CASE))
-    suite, errors = load_suite_file(path, components=bundled())
-    assert not errors, errors
-    broker = FakeKafka(holds_join)
-    target = HostPortTarget(broker.address)
-    target.start()
-    runner = Runner(target, run_id="held", timeout=2.0)
-    try:
-        result = runner.run(suite.cases[0], 5)
-    finally:
-        runner.close()
-        broker.stop()
+    result = run_on(FakeKafka(holds_join), written_case(tmp_path, CASE), 5)
     assert result.outcome is Outcome.PASSED, result.message
 
 

@@ -13,13 +13,10 @@ import textwrap
 import uuid
 
 from conformance.protocol import records
-from conformance.runner.runner import Runner
-from conformance.runner.steps import bundled
-from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome
-from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import CODEC, FakeKafka
+from scripted_runs import run_on, written_case
 
 ZERO = uuid.UUID(int=0)
 UNKNOWN_TOPIC_ID = 100
@@ -102,18 +99,8 @@ def run(tmp_path, case_yaml: str, version: int, apis=None, script=None):
     script = script or ZeroIdBroker()
     broker = FakeKafka(script, apis=apis or ADVERTISED)
     script.fake = broker
-    path = tmp_path / "observers.yaml"
-    path.write_text(HEADER + textwrap.indent(textwrap.dedent(case_yaml), "  "))
-    suite, errors = load_suite_file(path, components=bundled())
-    assert not errors, errors
-    target = HostPortTarget(broker.address)
-    target.start()
-    runner = Runner(target, run_id="observers", timeout=2.0)
-    try:
-        return runner.run(suite.cases[0], version), broker
-    finally:
-        runner.close()
-        broker.stop()
+    case = written_case(tmp_path, HEADER + textwrap.indent(textwrap.dedent(case_yaml), "  "))
+    return run_on(broker, case, version), broker
 
 
 def test_a_check_fetch_that_cannot_address_its_topic_by_id_goes_on_by_name_and_the_item_is_judged(tmp_path):

@@ -7,35 +7,18 @@ blocked, and is now skipped, naming the feature. A broker that opens sessions is
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from conformance.runner.runner import Runner
-from conformance.runner.steps import bundled
-from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome
-from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import FakeKafka
+from scripted_runs import bundled_case, run_on
 
-SUITES = Path(__file__).resolve().parents[2] / "suites"
 INVALID_FETCH_SESSION_EPOCH = 71
 
 
 def run(handler, version: int):
-    suite, errors = load_suite_file(SUITES / "protocol/produce-fetch.yaml", components=bundled())
-    assert not errors, errors
-    case = next(case for case in suite.cases if case.id == "fetch-session-wrong-epoch")
-    broker = FakeKafka(handler)
-    target = HostPortTarget(broker.address)
-    target.start()
-    runner = Runner(target, run_id="optional", timeout=2.0)
-    try:
-        return runner.run(case, version)
-    finally:
-        runner.close()
-        broker.stop()
+    return run_on(FakeKafka(handler), bundled_case("protocol/produce-fetch.yaml", "fetch-session-wrong-epoch"), version)
 
 
 def sessions(open_them: bool):

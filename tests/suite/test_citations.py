@@ -4,17 +4,13 @@ IMPLEMENTATION twin it makes from ``kafka_code``, and a scripted broker that ref
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
-from conformance.runner.runner import Runner
 from conformance.runner.steps import bundled
 from conformance.suite.loader import load_suite_file
 from conformance.suite.model import Outcome, Requirement
-from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import FakeKafka
-
-SUITES = Path(__file__).resolve().parents[2] / "suites"
+from scripted_runs import bundled_case, run_on
 
 CASE = """\
 suite: cited
@@ -66,20 +62,9 @@ def test_kafka_code_beside_a_refusal_makes_the_implementation_twin(tmp_path):
 def test_a_refusal_with_another_code_passes_and_only_differs_from_kafka():
     """Before issue 35 the bundled case was a MUST of FETCH_SESSION_ID_NOT_FOUND, which no sentence ties to an
     unknown session: a broker refusing with another code failed it."""
-    suite, errors = load_suite_file(SUITES / "kip98/error-paths.yaml", components=bundled())
-    assert not errors, errors
-    cases = {case.id: case for case in suite.cases}
-
-    def run(case):
+    def run(case_id):
         broker = FakeKafka(lambda api, version, body: {"error_code": 71, "responses": []} if api == "Fetch" else None)
-        target = HostPortTarget(broker.address)
-        target.start()
-        runner = Runner(target, run_id="cited", timeout=2.0)
-        try:
-            return runner.run(case, 12)
-        finally:
-            runner.close()
-            broker.stop()
+        return run_on(broker, bundled_case("kip98/error-paths.yaml", case_id), 12)
 
-    assert run(cases["fetch-unknown-session"]).outcome is Outcome.PASSED  # INVALID_FETCH_SESSION_EPOCH: a refusal
-    assert run(cases["fetch-unknown-session-kafka-answer"]).outcome is Outcome.DIFFERS
+    assert run("fetch-unknown-session").outcome is Outcome.PASSED  # INVALID_FETCH_SESSION_EPOCH: a refusal
+    assert run("fetch-unknown-session-kafka-answer").outcome is Outcome.DIFFERS
