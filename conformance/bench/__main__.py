@@ -10,6 +10,7 @@ from . import BENCHMARKS
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m conformance.bench NAME [OPTIONS]``: run the named benchmark with its own options; its exit status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench")
     parser.add_argument("benchmark", choices=BENCHMARKS, help="which benchmark to run")
     parser.add_argument("options", nargs=argparse.REMAINDER, help="the benchmark's own options (NAME --help)")

@@ -38,6 +38,7 @@ ALL_STEPS = ["parse", "decode", "decode_binary", "ingest", *STEPS_ON_ITEMS, "lat
 
 
 def timed(action) -> tuple[float, object]:
+    """``(seconds, value)`` of calling ``action``."""
     started = time.perf_counter()
     value = action()
     return time.perf_counter() - started, value
@@ -56,12 +57,15 @@ def baseline_decode(files: list[str]) -> tuple[float, int]:
 
 
 def consume(frames: dict) -> None:
+    """Run every frame's plan to its end without writing anything (Spark's ``noop`` format)."""
     for frame in frames.values():
         frame.write.format("noop").mode("overwrite").save()
 
 
 def bench_master(master: str, corpus: Path, item_files: list[str], capture_folder: str, warm_up: list[str],
                  steps: list[str]) -> dict:
+    """Time each step of the analysis (reading, decoding, every job) on the Spark master ``master``; the timings by
+    step."""
     from ..analysis import captures, results, warehouse
     from ..analysis.jobs import job
     from ..analysis.session import spark_session
@@ -106,6 +110,7 @@ def bench_master(master: str, corpus: Path, item_files: list[str], capture_folde
 
 
 def report(corpus_facts: dict, runs: list[dict], baseline: tuple[float, int]) -> str:
+    """The benchmark's table as text: the corpus, then each master's timings beside the single-process baseline."""
     lines = [f"corpus: {corpus_facts['rows']} item rows in {corpus_facts['runs']} runs, "
              f"{corpus_facts['exchanges']} captured exchanges in {corpus_facts['captures']} files "
              f"({corpus_facts['capture_bytes'] / 1e6:.0f} MB)", ""]
@@ -145,6 +150,7 @@ def report(corpus_facts: dict, runs: list[dict], baseline: tuple[float, int]) ->
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Grow a corpus from real results, time the analysis on each master and print the table; the exit status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.analysis", description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", nargs="+", default=["reports"], metavar="FILE",
                         help="real results files or folders to grow the corpus from")

@@ -87,12 +87,14 @@ def generate(path: Path, frame_count: int, connection_count: int) -> int:
 
 
 def time_ours(path: Path, bodies: bool) -> tuple[float, int]:
+    """``(seconds, frames)`` of reading the capture with the harness's own reader."""
     started = time.perf_counter()
     capture = read_capture(path, [PORT], bodies=bodies)
     return time.perf_counter() - started, capture.frames
 
 
 def time_tshark(path: Path) -> tuple[float, int] | None:
+    """``(seconds, frames)`` of tshark reading the capture, or None where tshark is not installed."""
     binary = shutil.which("tshark")
     if binary is None:
         return None
@@ -105,6 +107,8 @@ def time_tshark(path: Path) -> tuple[float, int] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Write a capture of generated Kafka traffic, read it with ours and with tshark, and print both rates; the exit
+    status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.capture", description=__doc__.split("\n\n")[0])
     parser.add_argument("--frames", type=int, default=100_000, help="Kafka frames to generate (default 100000)")
     parser.add_argument("--connections", type=int, default=4)

@@ -28,6 +28,7 @@ OPERATIONS = ("encode", "decode")
 
 @dataclass
 class Result:
+    """The rates of one operation on one message, by implementation."""
     message: str
     operation: str
     rates: dict[str, float]  # implementation name -> operations per second
@@ -46,6 +47,8 @@ def best_rates(functions: dict[str, Callable[[], object]], repeats: int) -> dict
 
 
 def measure(repeats: int = 5) -> tuple[list[Result], list[str], dict[str, str]]:
+    """Encode and decode every bench message with every implementation installed: the results, the names measured and
+    why the others are missing."""
     implementations, missing = available_implementations()
     codec = default_codec()
     results = []
@@ -71,6 +74,7 @@ def ratio(results: list[Result], other: str, operation: str | None = None) -> fl
 
 
 def render(results: list[Result], names: list[str], missing: dict[str, str]) -> str:
+    """The results as a table, with our rate over each other implementation's."""
     others = [name for name in names if name != "ours"]
     header = ["message", "op", *(f"{name} ops/s" for name in names), *(f"ours/{name}" for name in others)]
     rows = []
@@ -118,6 +122,7 @@ def _run(codec, operation: str, message: BenchMessage, data: bytes, body: dict):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measure the codecs and print the table; the exit status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.codec",
                                      description="ours against kio and kafka-python, encode and decode")
     parser.add_argument("--repeats", type=int, default=5, help="timing repeats; the best counts")

@@ -37,6 +37,8 @@ def _shown(answer: dict) -> str:
 
 
 def measure(bootstrap: str, window: int, sample: int) -> None:
+    """Time bumping one producer's epoch one request at a time and ``window`` at a time on the broker at ``bootstrap``,
+    and print both rates."""
     cluster = Cluster(bootstrap, timeout=10.0)
     try:
         cluster.api_versions()
@@ -63,6 +65,7 @@ def measure(bootstrap: str, window: int, sample: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Start each target spec given and measure its epoch bumps; the exit status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.epochs")
     parser.add_argument("specs", nargs="*", default=["kafka"])
     parser.add_argument("--window", type=int, default=DEFAULT_WINDOW, help="requests in flight when pipelined")

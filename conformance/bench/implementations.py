@@ -24,9 +24,11 @@ class NotComparable(Exception):
 
 
 class Ours:
+    """The harness's codec, as the benchmark calls it."""
     name = "ours"
 
     def prepare(self, message: BenchMessage, data: bytes) -> tuple[Operation, Operation]:
+        """``(encode, decode)`` of ``message``'s body with our codec, ready to be timed."""
         codec = default_codec()
         api, version, direction = message.api, message.version, message.direction
         body, _ = codec.decode(api, version, direction, data)
@@ -44,6 +46,7 @@ class Kio:
         self.serial = importlib.import_module("kio.serial")
 
     def prepare(self, message: BenchMessage, data: bytes) -> tuple[Operation, Operation]:
+        """``(encode, decode)`` of ``message`` with kio's entities and serializers, ready to be timed."""
         api_key = default_codec().registry.api(message.api).api_key
         load = self.index.load_request_schema if message.direction == "request" else self.index.load_response_schema
         try:
@@ -75,6 +78,7 @@ class KafkaPython:
         self.base = importlib.import_module("kafka.protocol.api_message").ApiMessage
 
     def message_class(self, name: str):
+        """kafka-python's class of the message named ``name`` (``ProduceRequest``), at any version."""
         pending = [self.base]
         while pending:
             cls = pending.pop()
@@ -84,6 +88,7 @@ class KafkaPython:
         raise NotComparable(f"kafka-python has no {name}")
 
     def prepare(self, message: BenchMessage, data: bytes) -> tuple[Operation, Operation]:
+        """``(encode, decode)`` of ``message`` with kafka-python's classes, ready to be timed."""
         cls = self.message_class(message.api + message.direction.capitalize())
         version = message.version
         decoded = cls.decode(data, version=version)  # remembers its version for encode()

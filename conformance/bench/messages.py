@@ -14,6 +14,7 @@ from ..protocol.records import TRANSACTIONAL_FLAG, Record, RecordBatch, encode_b
 
 @dataclass(frozen=True)
 class BenchMessage:
+    """One message the codec benchmark times: which API, version and direction, and its body."""
     label: str
     api: str
     version: int
@@ -22,6 +23,7 @@ class BenchMessage:
 
 
 def transactional_batch(records: int, producer_id: int = 4000, first_sequence: int = 0) -> bytes:
+    """A transactional record batch of ``records`` small records, encoded."""
     batch = RecordBatch(
         attributes=TRANSACTIONAL_FLAG, base_timestamp=1_700_000_000_000, producer_id=producer_id,
         producer_epoch=3, base_sequence=first_sequence,
@@ -31,10 +33,12 @@ def transactional_batch(records: int, producer_id: int = 4000, first_sequence: i
 
 
 def topic_id(index: int) -> uuid.UUID:
+    """A fixed topic id for the ``index``-th topic of a message."""
     return uuid.UUID(int=(index + 1) * 0x1234_5678_9ABC_DEF0)
 
 
 def produce_request() -> BenchMessage:
+    """A Produce request carrying one 100-record transactional batch."""
     return BenchMessage("Produce request, 100-record batch", "Produce", 13, "request", {
         "transactional_id": "bench-transaction", "acks": -1, "timeout_ms": 30000,
         "topic_data": [{"topic_id": topic_id(0),
@@ -43,6 +47,7 @@ def produce_request() -> BenchMessage:
 
 
 def fetch_response() -> BenchMessage:
+    """A Fetch response with record batches and aborted transactions in each partition."""
     partitions = [{
         "partition_index": index, "error_code": 0, "high_watermark": 5000 + index,
         "last_stable_offset": 4990 + index, "log_start_offset": 0, "preferred_read_replica": -1,
@@ -57,6 +62,7 @@ def fetch_response() -> BenchMessage:
 
 
 def init_producer_id_request() -> BenchMessage:
+    """An InitProducerId request of a transactional producer."""
     return BenchMessage("InitProducerId request", "InitProducerId", 5, "request", {
         "transactional_id": "bench-transaction", "transaction_timeout_ms": 60000,
         "producer_id": 4000, "producer_epoch": 3,
@@ -64,6 +70,7 @@ def init_producer_id_request() -> BenchMessage:
 
 
 def txn_offset_commit_request() -> BenchMessage:
+    """A TxnOffsetCommit request of a consume-transform-produce loop."""
     return BenchMessage("TxnOffsetCommit request", "TxnOffsetCommit", 5, "request", {
         "transactional_id": "bench-transaction", "group_id": "bench-group", "producer_id": 4000,
         "producer_epoch": 3, "generation_id_or_member_epoch": 12, "member_id": "member-1",
@@ -76,6 +83,7 @@ def txn_offset_commit_request() -> BenchMessage:
 
 
 def metadata_response() -> BenchMessage:
+    """A Metadata response of 10 topics with 6 partitions each."""
     return BenchMessage("Metadata response, 10 topics x 6 partitions", "Metadata", 12, "response", {
         "throttle_time_ms": 0, "cluster_id": "bench-cluster", "controller_id": 1,
         "brokers": [{"node_id": node, "host": f"broker-{node}.example", "port": 9092, "rack": None}
@@ -91,5 +99,6 @@ def metadata_response() -> BenchMessage:
 
 
 def bench_messages() -> list[BenchMessage]:
+    """Every message the codec benchmark times, in its table's order."""
     return [produce_request(), fetch_response(), init_producer_id_request(), txn_offset_commit_request(),
             metadata_response()]

@@ -83,6 +83,7 @@ class _Socket:
 
 
 def per_exchange(connection: _Socket, frame: bytes, count: int) -> float:
+    """Seconds per request-response exchange over ``connection``, averaged over ``count``."""
     started = time.perf_counter()
     for _ in range(count):
         connection.exchange(frame)
@@ -143,6 +144,8 @@ def _target(spec: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Time exchanges with the broker directly and through the fault proxy, and print the cost the proxy adds; the exit
+    status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.proxy", description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="kafka", help="target spec to start, or HOST:PORT of a running broker")
     parser.add_argument("--exchanges", type=int, default=2000)

@@ -83,6 +83,8 @@ def _timed(threads, done, seconds) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Time the exactly-once workload's transactions against bare producers on the same target, side by side; the exit
+    status."""
     from ..targets.pool import TargetPool
     from ..extension import Extensions
 

@@ -26,6 +26,7 @@ from ..report.itemref import reproduce
 
 
 def timed(action) -> tuple[float, object]:
+    """``(seconds, value)`` of calling ``action``, the seconds rounded to hundredths."""
     started = time.perf_counter()
     value = action()
     return round(time.perf_counter() - started, 2), value
@@ -46,6 +47,8 @@ def on_standalone_cluster(warehouse: Path, out: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Build a warehouse of many runs from real results, time ingesting it and building the interop site, and print the
+    figures; the exit status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.site", description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", nargs="+", default=["reports"], metavar="FILE",
                         help="real results files or folders: each target's newest run seeds its history")

@@ -25,6 +25,7 @@ from ..runner.runner import Runner
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the bundled suites on each target at each worker count and print how long each took; the exit status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.suite", description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", default=[str(resources.suites())])
     parser.add_argument("--target", action="append", help="repeatable (default: kafka and rdkafka-mock)")
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def measure(spec: str, make_target, cases, parts, workers: int) -> None:
+    """Start a target of ``spec``, run ``cases`` on it with ``workers`` items at a time, and print the time taken by
+    start, run and stop."""
     target = make_target()
     began = time.monotonic()
     target.start()

@@ -21,6 +21,7 @@ DEFAULT_SPECS = ["kafka", "kafka:3.9.1", "kafka,nodes=3", "tansu", "rdkafka-mock
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Start and stop each target spec given several times and print the median and range of both; the exit status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.bench.targets")
     parser.add_argument("specs", nargs="*", default=DEFAULT_SPECS)
     parser.add_argument("--repeat", type=int, default=3)
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def timed(spec, kinds, repeat: int) -> tuple[list[float], list[float]]:
+    """``(start seconds, stop seconds)`` of ``repeat`` starts and stops of a target of ``spec``."""
     starts, stops = [], []
     for _ in range(repeat):
         target = resolve(spec, kinds)
@@ -60,6 +62,7 @@ def timed(spec, kinds, repeat: int) -> tuple[list[float], list[float]]:
 
 
 def row(name: str, starts: list[float], stops: list[float]) -> None:
+    """Print one target's row: median, fastest and slowest start, and median stop."""
     print(f"{name:<16} {statistics.median(starts):>14.2f}s {min(starts):>7.2f}s {max(starts):>7.2f}s "
           f"{statistics.median(stops):>7.2f}s")
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..protocol.codec import Codec
-from ..results.ids import item_id_of
 from .kafka_stream import KafkaDecoder
 from .pcap import file_kind, read_capture
 from .wire import ConnectionEvent, WireExchange
@@ -51,32 +50,27 @@ def load_run(path: str | Path, *, ports: list[int] | None = None, target: str | 
 
 
 def load_results(path: str | Path, *, target: str | None = None, codec: Codec | None = None) -> Run:
-    from ..results.store import read_lines
+    from ..results.store import read_records
 
-    records = read_lines(path)
+    records = read_records(path)
     if not records:
         raise ValueError(f"{path}: neither a capture file nor a results file with records")
-    targets = {record.get("target") for record in records}
+    targets = {record.target for record in records}
     if target is None and len(targets) > 1:
         raise ValueError(f"{path} holds results of several targets ({', '.join(sorted(map(str, targets)))}); "
                          "choose one")
     decoder = KafkaDecoder(codec)
     run = Run({})
     for record in records:  # a later record of the same case (a rerun) replaces the earlier one
-        if target is not None and record.get("target") != target:
+        if target is not None and record.target != target:
             continue
-        key = group_key(record)
-        run.groups[key] = timeline_from_transcript(record.get("transcript") or [], decoder)
-        message = (record.get("message") or "").strip().splitlines()
-        run.outcomes[key] = f"{record.get('outcome')}: {message[0][:200]}" if message else str(record.get("outcome"))
+        key = record.item_id  # an item's group in a wire diff: its item id, as every report names it
+        run.groups[key] = timeline_from_transcript(list(record.transcript or []), decoder)
+        message = (record.message or "").strip().splitlines()
+        run.outcomes[key] = f"{record.outcome}: {message[0][:200]}" if message else str(record.outcome)
     if target is not None and not run.groups:
         raise ValueError(f"{path}: no results for target {target!r}; it has {sorted(map(str, targets))}")
     return run
-
-
-def group_key(record: dict) -> str:
-    """A results item's group in a wire diff: its item id, so a diff names it as every report does."""
-    return item_id_of(record)
 
 
 def timeline_from_transcript(transcript: list[dict], decoder: KafkaDecoder) -> list:

@@ -38,6 +38,8 @@ COMMANDS = (targets.register, lint.register, listing.register, documents.registe
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``conformance`` command's parser: one sub-command per module of this package, each adding itself with its
+    ``register``."""
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     for register in COMMANDS:
@@ -66,6 +68,7 @@ def command_line() -> NoReturn:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``conformance`` with ``argv`` (the process's arguments when None) and return its exit status."""
     try:
         return dispatch(argv)
     except BrokenPipeError:  # `conformance list | head` closed the pipe: not an error
@@ -74,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(argv: list[str] | None = None) -> int:
+    """Call the handler of the sub-command ``arguments`` name and return its exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     pytest_arguments: list[str] = []
     if "--" in argv:

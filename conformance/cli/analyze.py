@@ -12,6 +12,7 @@ from ..defaults import ANALYSIS_OUT
 
 
 def register(commands) -> None:
+    """Add ``conformance analyze JOB INPUT...`` and its options to ``commands``."""
     from ..analysis.driver import COMMANDS
 
     parser = commands.add_parser("analyze", help="analysis jobs on Spark over results and captures "
@@ -41,6 +42,7 @@ def register(commands) -> None:
 
 
 def command_analyze(arguments) -> int:
+    """Run one analysis job (or every one, or the interop site) on Spark; the exit status."""
     from ..analysis.driver import Options, analyze
 
     options = Options(**{option.name: getattr(arguments, option.name) for option in fields(Options)})

@@ -6,6 +6,7 @@ from pathlib import Path
 
 
 def register(commands) -> None:
+    """Add ``conformance decode CAPTURE`` and its options to ``commands``."""
     decode = commands.add_parser("decode", help="decode a pcap of Kafka traffic (see: conformance decode --help)",
                                  description="Kafka exchanges in a pcap or pcapng file, one line each.")
     decode.add_argument("file", type=Path, metavar="FILE", help="a pcap or pcapng capture")
@@ -18,6 +19,7 @@ def register(commands) -> None:
 
 
 def command_decode(arguments) -> int:
+    """Decode the Kafka traffic of a capture file and print it; the exit status."""
     from ..capture.commands import decode
 
     return decode(arguments.file, arguments.port, as_json=arguments.json, with_bytes=arguments.bytes,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 
 def register(commands) -> None:
+    """Add ``conformance diff A B`` and its options to ``commands``."""
     diff = commands.add_parser(
         "diff", help="wire-level diff of two runs or captures (see: conformance diff --help)",
         description="Compare two runs exchange by exchange: two captures, or two results files.")
@@ -24,6 +25,7 @@ def register(commands) -> None:
 
 
 def command_diff(arguments) -> int:
+    """Compare two runs' exchanges (captures or results files) and print or write the differences; the exit status."""
     from ..capture.commands import diff
 
     return diff(arguments.a, arguments.b, as_json=arguments.json, html=arguments.html, rules=arguments.rules,

@@ -16,11 +16,13 @@ OUTPUT_HELP = "write Markdown here instead of stdout"
 
 
 def register_deviations(commands) -> None:
+    """Add ``conformance deviations`` (the documented deviations of the suites) to ``commands``."""
     _register_suite_document(commands, "deviations", "where Apache Kafka departs from the KIP texts, from the suites",
                              command_deviations)
 
 
 def register_coverage(commands) -> None:
+    """Add ``conformance coverage`` (which KIP sentences and API versions the suites check) to ``commands``."""
     _register_suite_document(commands, "coverage", "API x version x error code coverage of the suites",
                              command_coverage)
 
@@ -33,6 +35,7 @@ def _register_suite_document(commands, name: str, text: str, handler) -> None:
 
 
 def command_deviations(arguments) -> int:
+    """Write or print the deviations document; the exit status."""
     from ..report.documents import deviations_markdown
 
     write_or_print(deviations_markdown(_suites_or_fail(arguments.paths)), arguments.output)
@@ -40,6 +43,7 @@ def command_deviations(arguments) -> int:
 
 
 def command_coverage(arguments) -> int:
+    """Write or print the coverage document; the exit status."""
     from ..report.documents import coverage_markdown
 
     write_or_print(coverage_markdown(_suites_or_fail(arguments.paths)), arguments.output)
@@ -47,6 +51,7 @@ def command_coverage(arguments) -> int:
 
 
 def register_findings(commands) -> None:
+    """Add ``conformance findings RESULTS...`` (the outcome matrix and departures per target) to ``commands``."""
     findings = commands.add_parser("findings", help="outcome matrix and departures per target, from results")
     findings.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
     findings.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
@@ -56,6 +61,7 @@ def register_findings(commands) -> None:
 
 
 def command_findings(arguments) -> int:
+    """Write or print the findings document of the results files given; the exit status."""
     from ..report.documents import findings_markdown, latest_runs
     from ..results.store import read_lines
 
@@ -68,6 +74,7 @@ def command_findings(arguments) -> int:
 
 
 def write_or_print(text: str, output: str | None) -> None:
+    """Write ``text`` to ``output`` (saying where), or print it when no file is named; 0."""
     if output:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
         Path(output).write_text(text, encoding="utf-8")

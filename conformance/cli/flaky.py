@@ -56,6 +56,7 @@ Exit status: 0 no item changed, 1 some did, 2 usage or infrastructure error.
 
 
 def register(commands) -> None:
+    """Add ``conformance flaky`` and its options to ``commands``."""
     flaky = commands.add_parser(
         "flaky", help="run a selection N times (or judge results files) and list every item whose outcome changed",
         description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -73,16 +74,19 @@ def register(commands) -> None:
 
 @dataclass
 class Finding:
+    """One item whose outcome changed between runs that changed nothing: its history and how often it flipped."""
     history: flakiness.History
     flaky_rate: float
     flips: int
 
 
 class UsageError(Exception):
+    """Options that cannot go together; the message says which."""
     pass
 
 
 def command_flaky(arguments) -> int:
+    """Run the suites several times (or read earlier runs) and report the items whose outcome flips; the exit status."""
     problem = principal_problem(arguments)
     if problem:
         print(f"conformance flaky: {problem}", file=sys.stderr)
@@ -282,6 +286,7 @@ def partial_items(records: list[dict], found: dict[tuple, flakiness.History]) ->
 
 
 def render(records: list[dict], found: dict[tuple, flakiness.History], findings: list[Finding], judge: str) -> str:
+    """The findings as text for the terminal, flakiest first."""
     runs = flakiness.run_order(records)
     judged = flakiness.judged(found)
     lines = [f"conformance flaky: {len(runs)} runs, {len(judged)} items judged, by {judge}", *run_lines(records)]
@@ -310,6 +315,7 @@ def render(records: list[dict], found: dict[tuple, flakiness.History], findings:
 
 
 def to_json(records: list[dict], found: dict[tuple, flakiness.History], findings: list[Finding], judge: str) -> dict:
+    """The findings as the JSON ``--json`` writes."""
     return {
         "judge": judge, "runs": flakiness.run_order(records), "items_judged": len(flakiness.judged(found)),
         "stable": not findings,

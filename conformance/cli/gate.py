@@ -12,6 +12,7 @@ from pathlib import Path
 
 
 def register(commands) -> None:
+    """Add ``conformance gate RESULTS --baseline FILE`` and its options to ``commands``."""
     gate = commands.add_parser("gate", help="fail (exit 1) when results regressed against a baseline")
     gate.add_argument("--baseline", action="append", metavar="BASE.jsonl",
                       help="results of the reference run (repeatable)")
@@ -33,6 +34,7 @@ def register(commands) -> None:
 
 
 def command_gate(arguments) -> int:
+    """Compare results with a baseline and fail (exit 1) on a regression; the exit status."""
     from ..report import known_failures
     from ..report.gate import compare, render, rerun, save_baseline, to_json
     from ..results.store import read_lines

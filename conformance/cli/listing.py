@@ -8,12 +8,14 @@ from ..report.invocation import SUITE_PATHS_HELP
 
 
 def register(commands) -> None:
+    """Add ``conformance list PATH...`` to ``commands``."""
     command = commands.add_parser("list", help="every case: suite, id, api, versions, requirement, title")
     command.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     command.set_defaults(handler=command_list)
 
 
 def command_list(arguments) -> int:
+    """Print the cases of the suites given, one row each; the exit status."""
     from ..extension import Extensions
     from ..report.console import print_table
     from ..report.invocation import suite_paths

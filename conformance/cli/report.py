@@ -15,6 +15,7 @@ from ..defaults import ALLURE_REPORT
 
 
 def register(commands) -> None:
+    """Add ``conformance report`` (the Allure report of a run's results) to ``commands``."""
     report = commands.add_parser("report", help="build reports from results (see: conformance report --help)")
     kinds = report.add_subparsers(dest="report_kind", required=True)
     allure = kinds.add_parser("allure", help="build the Allure HTML report offline (Allure 2 via npm, Java)")
@@ -37,6 +38,7 @@ def register(commands) -> None:
 
 
 def command_allure(arguments) -> int:
+    """Build the Allure HTML report from an Allure results folder; the exit status."""
     from ..report.allure_html import AllureUnavailable, build, environment_from_results, harness_version
 
     executor = {"name": arguments.executor_name, "type": "kafka-conformance",

@@ -19,6 +19,7 @@ SUMMARY_COLUMNS = list(OUTCOME_ORDER)
 
 
 def register(commands) -> None:
+    """Add ``conformance run`` and its options to ``commands``."""
     run = commands.add_parser("run", help="run suites with pytest (arguments after -- go to pytest)")
     add_run_arguments(run)
     run.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
@@ -28,6 +29,8 @@ def register(commands) -> None:
 
 
 def command_run(arguments) -> int:
+    """Run the suites on the targets through pytest with the harness's plugin, then print the summary per target;
+    pytest's exit status."""
     import pytest
 
     from ..results.store import new_run_id
@@ -54,6 +57,7 @@ def summary_rows(records: list[dict]) -> list[list]:
 
 
 def print_summary(results_path: str | Path, run_id: str) -> None:
+    """Print one row per target of the run ``run_id``: its count of each outcome and the total."""
     from ..report.console import print_table
     from ..results.store import read_lines
 

@@ -18,6 +18,7 @@ from ..results import provenance
 
 
 def register(commands) -> None:
+    """Add ``conformance semantic`` (the exactly-once tier) and its options to ``commands``."""
     semantic = commands.add_parser(
         "semantic", help="exactly-once checked end to end: real transactional clients under faults, histories judged")
     semantic.add_argument("--target", action="append", metavar="SPEC",
@@ -49,6 +50,8 @@ def register(commands) -> None:
 
 
 def command_semantic(arguments) -> int:
+    """Run the exactly-once workload on each target, judge its history and append one result per check; the exit
+    status."""
     from ..pytest_plugin.run_state import result_line
     from ..semantic.session import Settings
     from ..extension import Extensions

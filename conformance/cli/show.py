@@ -15,6 +15,7 @@ from ..report import show as report_show
 
 
 def register(commands) -> None:
+    """Add ``conformance show ITEM`` and its options to ``commands``."""
     show = commands.add_parser("show", help="one item's full record and exchanges, from a results file",
                                description=report_show.__doc__.split("\n\n")[0])
     show.add_argument("item", metavar="ITEM",
@@ -29,6 +30,7 @@ def register(commands) -> None:
 
 
 def command_show(arguments) -> int:
+    """Print one item's full record and exchanges from a results file; the exit status."""
     from ..results.store import read_lines
 
     path = Path(arguments.results)

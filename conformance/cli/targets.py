@@ -4,11 +4,13 @@ from __future__ import annotations
 
 
 def register(commands) -> None:
+    """Add ``conformance targets`` to ``commands``."""
     command = commands.add_parser("targets", help="target kinds, and whether each can run here")
     command.set_defaults(handler=command_targets)
 
 
 def command_targets(arguments) -> int:
+    """Print every target kind this installation knows and whether it can run here; 0."""
     from ..extension import Extensions
     from ..report.console import print_table
 

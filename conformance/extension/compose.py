@@ -8,7 +8,7 @@ kinds, ``proxy`` last; only ``HOST:PORT``, marked fallback, is tried after every
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from ..protocol.codec import Codec
 from ..targets.emulated import emulate_target_kind
@@ -16,7 +16,7 @@ from ..targets.proxied import proxy_target_kind
 from ..targets.registry import TargetKind
 
 
-def composed_target_kinds(registered: list[TargetKind], emulations: Callable[[], dict],
+def composed_target_kinds(registered: list[TargetKind], emulations: Callable[[], dict[str, Any]],
                           codec: Callable[[], Codec]) -> list[TargetKind]:
     """The run's target kinds: ``registered`` with the two wrappers around all of them."""
     kinds: list[TargetKind] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pluggy
 
@@ -60,12 +60,12 @@ class Extensions:
         self.manager.hook.conformance_register_step_kinds(registry=registry)
         return registry.as_dict()
 
-    def matchers(self) -> dict[str, Callable]:
+    def matchers(self) -> dict[str, Callable[[object, object], str | None]]:
         registry = MatcherRegistry()
         self.manager.hook.conformance_register_matchers(registry=registry)
         return registry.as_dict()
 
-    def emulations(self) -> dict[str, Callable]:
+    def emulations(self) -> dict[str, Callable[..., Any]]:
         registry = EmulationRegistry()
         self.manager.hook.conformance_register_emulations(registry=registry)
         return registry.as_dict()

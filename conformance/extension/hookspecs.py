@@ -101,7 +101,7 @@ def conformance_register_sinks(registry: SinkRegistry) -> None:
 
 # ------------------------------------------------------------------------------ contributions
 @hookspec
-def conformance_spec_dirs() -> list[Path]:
+def conformance_spec_dirs() -> list[Path]:  # type: ignore[empty-body]  # a specification: pluggy runs the plugins' bodies
     """Return directories of Kafka JSON message specs to overlay on the bundled ones.
 
     A draft KIP's plugin returns the folder with its new or changed ``*Request.json`` /
@@ -110,7 +110,7 @@ def conformance_spec_dirs() -> list[Path]:
 
 
 @hookspec
-def conformance_suite_dirs() -> list[Path]:
+def conformance_suite_dirs() -> list[Path]:  # type: ignore[empty-body]  # a specification: pluggy runs the plugins' bodies
     """Return folders of suites a run uses when it names none (no ``--suite`` and no suite paths).
 
     A plugin returns a folder of its package, e.g. ``[importlib.resources.files(__package__) / "suites"]``.

@@ -12,6 +12,7 @@ import inspect
 import re
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 from ..report import sinks
 from . import hookspecs, registries
@@ -53,7 +54,7 @@ def _docstring(thing: object) -> str:
     return inspect.cleandoc(thing.__doc__ or "")
 
 
-def _hooks_by_section() -> list[tuple[str, list]]:
+def _hooks_by_section() -> list[tuple[str, list[Any]]]:
     """The hooks in source order, each under the banner comment above it."""
     source = inspect.getsource(hookspecs).splitlines()
     banners = [(number, match.group(1).strip()) for number, line in enumerate(source, 1)
@@ -61,7 +62,7 @@ def _hooks_by_section() -> list[tuple[str, list]]:
     hooks = sorted((function for name, function in vars(hookspecs).items()
                     if name.startswith("conformance_") and callable(function)),
                    key=lambda function: function.__code__.co_firstlineno)
-    sections: list[tuple[str, list]] = []
+    sections: list[tuple[str, list[Any]]] = []
     for hook in hooks:
         section = [title for number, title in banners if number < hook.__code__.co_firstlineno][-1]
         if not sections or sections[-1][0] != section:
@@ -70,7 +71,7 @@ def _hooks_by_section() -> list[tuple[str, list]]:
     return sections
 
 
-def _signature(function) -> str:
+def _signature(function: Callable[..., Any]) -> str:
     return f"{function.__name__}{inspect.signature(function)}".replace("'", "")
 
 
@@ -100,8 +101,8 @@ def render() -> str:
     for cls in REGISTRY_CLASSES:
         parts += ["", f"### `{cls.__name__}`", "", *_members(cls)]
     parts += ["", "## The sink contract", "", "`conformance.report.sinks`: " + markdown(_docstring(sinks).split("\n")[0])]
-    for cls in SINK_CLASSES:
-        parts += ["", f"### `{cls.__name__}`", "", markdown(_docstring(cls)), "", *_members(cls)]
+    for contract in SINK_CLASSES:
+        parts += ["", f"### `{contract.__name__}`", "", markdown(_docstring(contract)), "", *_members(contract)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(parts)).strip() + "\n"
 
 

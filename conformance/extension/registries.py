@@ -8,7 +8,7 @@ are not keyed (several kinds may share a name); their order is the order of the 
 
 from __future__ import annotations
 
-from typing import Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar
 
 from ..report.sinks import Sink, SinkContext
 from ..suite.kinds import StepKind, as_step_kind
@@ -44,18 +44,18 @@ class StepKindRegistry(_Named[StepKind]):
             raise TypeError(f"not a StepKind: {kind!r} (add_function registers a plain function)")
         self._add(kind.keyword, kind)
 
-    def add_function(self, keyword: str, function: Callable) -> None:
+    def add_function(self, keyword: str, function: Callable[..., Any]) -> None:
         """A plain ``function(step, context)`` that gets the step with its expressions resolved."""
         self._add(keyword, as_step_kind(keyword, function))
 
 
-class MatcherRegistry(_Named[Callable]):
+class MatcherRegistry(_Named[Callable[[object, object], "str | None"]]):
     def add(self, name: str, matcher: Callable[[object, object], str | None]) -> None:
         self._add(name, matcher)
 
 
-class EmulationRegistry(_Named[Callable]):
-    def add(self, name: str, factory: Callable) -> None:
+class EmulationRegistry(_Named[Callable[..., Any]]):
+    def add(self, name: str, factory: Callable[..., Any]) -> None:
         self._add(name, factory)
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import struct
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from . import primitives
 from .codegen_common import FIXED_CODES, UNKNOWN_TAGGED, SpecView, default_value, fixed_groups
@@ -36,7 +37,7 @@ class CarefulGenerator(SpecView):
         self.post_exec: list[tuple[str, str]] = []  # (constant, struct encoder): the default's bytes
 
     # ---------------------------------------------------------------------- groups
-    def groups(self, fields: list[FieldSpec]):
+    def groups(self, fields: list[FieldSpec]) -> Iterator[list[FieldSpec]]:
         """Consecutive fixed-size fields as one group (one struct call), others alone."""
         return fixed_groups(fields, lambda field: self.is_fixed(field) and not self.malleable)
 
@@ -262,7 +263,7 @@ class CarefulGenerator(SpecView):
         return [f"{pad}{variable}, p = pr.read_bytes(b, p, {nullable}, {compact})"]
 
     # ---------------------------------------------------------------------- compile
-    def compile(self) -> tuple[Callable[[dict], bytes], Callable[[bytes, int], tuple[dict, int]]]:
+    def compile(self) -> tuple[Callable[[dict[str, Any]], bytes], Callable[[bytes, int], tuple[dict[str, Any], int]]]:
         """(encode(message) -> bytes, decode(buffer, offset) -> (message, end))."""
         encoder = self.encode_struct(self.message.fields, self.message.name)
         decoder = self.decode_struct(self.message.fields, self.message.name)
@@ -277,14 +278,15 @@ class CarefulGenerator(SpecView):
         decode_struct = self.namespace[decoder]
         top = self.message.name
 
-        def encode(message: dict) -> bytes:
+        def encode(message: dict[str, Any]) -> bytes:
             out: list[bytes] = []
             encode_struct(out, message)
             return b"".join(out)
 
-        def decode(buffer: bytes, offset: int = 0) -> tuple[dict, int]:
+        def decode(buffer: bytes, offset: int = 0) -> tuple[dict[str, Any], int]:
             try:
-                return decode_struct(buffer, offset)
+                decoded: tuple[dict[str, Any], int] = decode_struct(buffer, offset)
+                return decoded
             except DecodeError:
                 raise
             except Exception as error:  # a decoder bug must still surface as the codec's own error

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Iterable
 
 from . import primitives
 from .careful_codegen import CarefulGenerator
@@ -36,9 +37,9 @@ class _Compiled:
     the careful ones by themselves (pass ``fallback=False`` to run the fast code alone)."""
 
     encode: Callable[..., bytes]
-    decode: Callable[..., tuple[dict, int]]
-    careful_encode: Callable[[dict], bytes]
-    careful_decode: Callable[[bytes, int], tuple[dict, int]]
+    decode: Callable[..., tuple[dict[str, Any], int]]
+    careful_encode: Callable[[dict[str, Any]], bytes]
+    careful_decode: Callable[[bytes, int], tuple[dict[str, Any], int]]
 
 
 class Codec:
@@ -51,10 +52,10 @@ class Codec:
         self.registry = registry if registry is not None else bundled_registry()
         self._compiled: dict[tuple[str, int, bool], _Compiled] = {}
         # (api as the caller spelt it, version, direction) -> function: one lookup per call
-        self._encoders: dict[tuple, Callable] = {}
-        self._decoders: dict[tuple, Callable] = {}
+        self._encoders: dict[tuple[str | int, int, str], Callable[..., bytes]] = {}
+        self._decoders: dict[tuple[str | int, int, str], Callable[..., tuple[dict[str, Any], int]]] = {}
         # (direction, api, version) -> (generation, (api key, header version)), kept by frames
-        self.frame_plans: dict[tuple, tuple] = {}
+        self.frame_plans: dict[tuple[str, str | int, int], tuple[int, tuple[int, int]]] = {}
         self._generation = self.registry.generation
 
     def message_spec(self, api: str | int, direction: str) -> MessageSpec:
@@ -80,7 +81,7 @@ class Codec:
             found = self._compiled[key] = _compile(message, version, malleable)
         return found
 
-    def warm(self, versions) -> None:
+    def warm(self, versions: Iterable[tuple[str | int, int]]) -> None:
         """Compile the request and response codecs of ``(api, version)`` pairs now, ahead of their first use
         (while a target starts, say); a pair the specs do not know is left to fail where it is used."""
         for api, version in versions:
@@ -90,7 +91,7 @@ class Codec:
                 except Exception:  # noqa: BLE001 - warming never fails anything: the real use reports it
                     pass
 
-    def encode(self, api: str | int, version: int, direction: str, message: dict,
+    def encode(self, api: str | int, version: int, direction: str, message: dict[str, Any],
                malleable: bool = False) -> bytes:
         """The body only; see :mod:`frames` for headers and size prefixes."""
         encoder = self._encoders.get((api, version, direction))
@@ -102,7 +103,7 @@ class Codec:
         return compiled.encode(message)
 
     def decode(self, api: str | int, version: int, direction: str, data: bytes,
-               offset: int = 0) -> tuple[dict, int]:
+               offset: int = 0) -> tuple[dict[str, Any], int]:
         """Decode a body starting at ``offset``; returns the message and the offset after it."""
         decoder = self._decoders.get((api, version, direction))
         if decoder is not None and self._generation == self.registry.generation:
@@ -118,12 +119,12 @@ class Codec:
         self._decoders[api, version, direction] = compiled.decode
         return compiled.decode(data, offset)
 
-    def encode_message(self, name: str, version: int, message: dict, malleable: bool = False) -> bytes:
+    def encode_message(self, name: str, version: int, message: dict[str, Any], malleable: bool = False) -> bytes:
         """Encode a message that is not an API body (RequestHeader, ResponseHeader, data specs)."""
         spec = self.registry.message(name)
         return self.compiled(spec, version, malleable).encode(message)
 
-    def decode_message(self, name: str, version: int, data: bytes, offset: int = 0) -> tuple[dict, int]:
+    def decode_message(self, name: str, version: int, data: bytes, offset: int = 0) -> tuple[dict[str, Any], int]:
         spec = self.registry.message(name)
         try:
             compiled = self.compiled(spec, version)
@@ -146,7 +147,7 @@ def _compile(message: MessageSpec, version: int, malleable: bool) -> _Compiled:
     return _Compiled(encode, decode, careful_encode, careful_decode)
 
 
-def has_raw(message) -> bool:
+def has_raw(message: object) -> bool:
     """Whether any value anywhere in a message is a Raw override (then the malleable encoder runs)."""
     stack = [message]
     while stack:

@@ -9,6 +9,7 @@ are tagged, how lengths are written and what a missing field defaults to.
 from __future__ import annotations
 
 import struct
+from typing import Any, Callable, Iterator
 
 from . import primitives
 from .exceptions import SpecError
@@ -22,7 +23,7 @@ INTEGER_TYPES = {"int8", "int16", "uint16", "int32", "uint32", "int64"}
 MAXIMUM_UNSIZED_ITEMS = 1_000_000  # arrays whose items may take no bytes: a sanity limit
 
 
-def default_value(field: FieldSpec, version: int):
+def default_value(field: FieldSpec, version: int) -> Any:
     """The value a field takes when a message leaves it out (the spec's default, else the type's)."""
     nullable = version in field.nullable_versions
     text = field.default
@@ -53,7 +54,7 @@ def default_value(field: FieldSpec, version: int):
     raise SpecError(f"{field.name}: no default for type {kind!r}")
 
 
-def fixed_groups(fields: list[FieldSpec], packable):
+def fixed_groups(fields: list[FieldSpec], packable: Callable[[FieldSpec], bool]) -> Iterator[list[FieldSpec]]:
     """Consecutive fields ``packable`` accepts as one group (one struct call), the others alone."""
     group: list[FieldSpec] = []
     for field in fields:
@@ -74,10 +75,10 @@ class SpecView:
     def __init__(self, message: MessageSpec, version: int):
         self.message = message
         self.version = version
-        self.namespace: dict = {}
+        self.namespace: dict[str, Any] = {}
         self.counter = 0
 
-    def constant(self, value, hint: str = "c") -> str:
+    def constant(self, value: object, hint: str = "c") -> str:
         self.counter += 1
         name = f"{hint}{self.counter}"
         self.namespace[name] = value
@@ -132,7 +133,7 @@ class SpecView:
                 total += self.minimum_size(child)
         return total
 
-    def default_instance(self, field: FieldSpec):
+    def default_instance(self, field: FieldSpec) -> Any:
         """A field's default as a value; a struct's is a dict holding every field it has."""
         value = default_value(field, self.version)
         if field.is_struct and not field.is_array and value is not None:

@@ -76,10 +76,12 @@ def compress(codec: int, data: bytes, *, snappy_framing: str = "xerial") -> byte
         return _snappy_compress(data, snappy_framing)
     if codec == Compression.LZ4:
         frame = _library("lz4")
-        return frame.compress(data, block_size=frame.BLOCKSIZE_MAX64KB, block_linked=False,
-                              content_checksum=False, store_size=False)
+        compressed: bytes = frame.compress(data, block_size=frame.BLOCKSIZE_MAX64KB, block_linked=False,
+                                           content_checksum=False, store_size=False)
+        return compressed
     if codec == Compression.ZSTD:
-        return _library("zstd").ZstdCompressor(level=_ZSTD_LEVEL).compress(data)
+        zstd_compressed: bytes = _library("zstd").ZstdCompressor(level=_ZSTD_LEVEL).compress(data)
+        return zstd_compressed
     raise EncodeError(f"unknown compression codec {codec} (Kafka knows 0-4)")
 
 
@@ -90,7 +92,7 @@ def decompress(codec: int, data: bytes) -> bytes:
     if codec not in _READERS:
         raise DecodeError(f"unknown compression codec {codec} (Kafka knows 0-4)")
     try:
-        return _READERS[codec](data)
+        return _READERS[Compression(codec)](data)
     except (DecodeError, ModuleNotFoundError):
         raise
     except Exception as error:  # each library has its own error types; callers need one
@@ -149,7 +151,8 @@ def _snappy_decompress(data: bytes) -> bytes:
 
 def _lz4_decompress(data: bytes) -> bytes:
     # The library, like Kafka, stops after the first frame.
-    return _library("lz4").decompress(data)
+    decompressed: bytes = _library("lz4").decompress(data)
+    return decompressed
 
 
 def _zstd_decompress(data: bytes) -> bytes:

@@ -94,7 +94,7 @@ def codes(api: str, version: int) -> dict[str, CatalogueEntry]:
     return bundled_catalogue().codes(api, version)
 
 
-def _api_versions(api: str, codes, source: str, registry: SpecRegistry) -> list[int]:
+def _api_versions(api: str, codes: object, source: str, registry: SpecRegistry) -> list[int]:
     if api not in registry.api_names():
         raise CatalogueError(f"{source}: {api}: unknown API; known: {', '.join(registry.api_names())}")
     if not isinstance(codes, dict) or not codes:
@@ -102,7 +102,7 @@ def _api_versions(api: str, codes, source: str, registry: SpecRegistry) -> list[
     return registry.api(api).versions()
 
 
-def _entry(api: str, error: str, fields, api_versions: list[int], where: str) -> CatalogueEntry:
+def _entry(api: str, error: str, fields: object, api_versions: list[int], where: str) -> CatalogueEntry:
     try:
         name = error_by_name(error).name
     except UnknownErrorName as problem:
@@ -123,7 +123,7 @@ def _entry(api: str, error: str, fields, api_versions: list[int], where: str) ->
     return CatalogueEntry(api, name, _versions(fields.get("versions", "0+"), api_versions, where), when, local)
 
 
-def _versions(text, api_versions: list[int], where: str) -> VersionRange:
+def _versions(text: str | int | None, api_versions: list[int], where: str) -> VersionRange:
     try:
         versions = VersionRange.parse(text, where=where)
     except SpecError as problem:

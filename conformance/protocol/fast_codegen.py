@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import struct
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from . import primitives
 from .codegen_common import FIXED_CODES, MAXIMUM_UNSIZED_ITEMS, UNKNOWN_TAGGED, SpecView, default_value, fixed_groups
@@ -46,7 +47,7 @@ def new_uuid(data: bytes) -> uuid.UUID:
     return value
 
 
-def tagged_section(known: list | None, unknown: dict | None) -> bytes:
+def tagged_section(known: list[tuple[int, bytes]] | None, unknown: dict[int, bytes] | None) -> bytes:
     """The count and entries of a tagged-field section, unknown fields merged in by tag."""
     entries = list(known or ())
     if unknown:
@@ -62,7 +63,8 @@ def tagged_section(known: list | None, unknown: dict | None) -> bytes:
 class FastGenerator(SpecView):
     """Writes the source of one message version's fast ``encode`` and ``decode`` functions."""
 
-    def __init__(self, message: MessageSpec, version: int, careful_encode: Callable, careful_decode: Callable):
+    def __init__(self, message: MessageSpec, version: int, careful_encode: Callable[..., bytes],
+                 careful_decode: Callable[..., tuple[dict[str, Any], int]]):
         super().__init__(message, version)
         self.namespace.update({
             "careful_encode": careful_encode, "careful_decode": careful_decode, "Malformed": Malformed,
@@ -79,7 +81,7 @@ class FastGenerator(SpecView):
         self.variables += 1
         return f"{hint}{self.variables}"
 
-    def groups(self, fields: list[FieldSpec]):
+    def groups(self, fields: list[FieldSpec]) -> Iterator[list[FieldSpec]]:
         return fixed_groups(fields, self.is_fixed)
 
     def array_method(self, code: str, method: str) -> str:
@@ -147,7 +149,8 @@ class FastGenerator(SpecView):
         source = "{" + ", ".join(f"{attribute!r}: {name}" for attribute, name in entries) + "}"
         return f"{pad}{append}({source})" if append else f"{pad}{target} = {source}"
 
-    def decode_tagged(self, tagged_names, count: str, unknown: str, pad: str) -> list[str]:
+    def decode_tagged(self, tagged_names: list[tuple[FieldSpec, str]], count: str, unknown: str,
+                      pad: str) -> list[str]:
         tag, end = self.variable("tag"), self.variable("end")
         lines = [f"{pad}if {count} > 127: {count}, p = read_uvarint(b, p - 1)",
                  f"{pad}{unknown} = None",
@@ -370,7 +373,7 @@ class FastGenerator(SpecView):
         return lines
 
     # ---------------------------------------------------------------------- compile
-    def compile(self) -> tuple[Callable, Callable]:
+    def compile(self) -> tuple[Callable[..., bytes], Callable[..., tuple[dict[str, Any], int]]]:
         """(encode(message, fallback=True) -> bytes, decode(buffer, offset=0, fallback=True) -> (message, end))."""
         lines = self.encode_function() + [""] + self.decode_function()
         for extra in self.extra_functions:

@@ -9,6 +9,8 @@ says ``flexibleVersions: none``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import struct
 from dataclasses import dataclass, field
 
@@ -43,7 +45,7 @@ class Malformation:
     body (the size prefix counts them).
     """
 
-    header: dict = field(default_factory=dict)
+    header: dict[str, Any] = field(default_factory=dict)
     size_delta: int = 0
     truncate: int | None = None
     trailing: bytes = b""
@@ -54,7 +56,7 @@ class Malformation:
         return frame if self.truncate is None else frame[: self.truncate]
 
 
-def encode_request(codec: Codec, api: str | int, version: int, correlation_id: int, body: dict,
+def encode_request(codec: Codec, api: str | int, version: int, correlation_id: int, body: dict[str, Any],
                    client_id: str | None = "kafka-conformance", *, malleable: bool = False,
                    malformation: Malformation | None = None) -> bytes:
     """A complete request frame, size prefix included."""
@@ -79,15 +81,16 @@ def _plan(codec: Codec, direction: str, api: str | int, version: int) -> tuple[i
         api_key = codec.registry.api(api).api_key
         header = request_header_version if direction == REQUEST else response_header_version
         found = codec.frame_plans[key] = (codec.registry.generation, (api_key, header(codec, api_key, version)))
-    return found[1]
+    plan: tuple[int, int] = found[1]
+    return plan
 
 
-def _header_aliases(overrides: dict) -> dict:
+def _header_aliases(overrides: dict[str, Any]) -> dict[str, Any]:
     names = {"api_key": "request_api_key", "api_version": "request_api_version"}
     return {names.get(key, key): value for key, value in overrides.items()}
 
 
-def encode_response(codec: Codec, api: str | int, version: int, correlation_id: int, body: dict) -> bytes:
+def encode_response(codec: Codec, api: str | int, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
     api_key = codec.registry.api(api).api_key
     header_version = response_header_version(codec, api_key, version)
     payload = codec.encode_message("ResponseHeader", header_version, {"correlation_id": correlation_id}) \
@@ -105,12 +108,13 @@ def peek_request_header(payload: bytes) -> tuple[int, int, int]:
 
 def peek_correlation_id(payload: bytes) -> int:
     try:
-        return SIZE.unpack_from(payload, 0)[0]
+        correlation_id: int = SIZE.unpack_from(payload, 0)[0]
+        return correlation_id
     except struct.error:
         raise DecodeError(f"response header needs 4 bytes, frame has {len(payload)}", 0, "ResponseHeader") from None
 
 
-def decode_request(codec: Codec, payload: bytes) -> tuple[dict, dict]:
+def decode_request(codec: Codec, payload: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     """Header and body of a request payload (the frame without its size prefix)."""
     api_key, version, _ = peek_request_header(payload)
     header_version = request_header_version(codec, api_key, version)
@@ -120,14 +124,16 @@ def decode_request(codec: Codec, payload: bytes) -> tuple[dict, dict]:
     return header, body
 
 
-def decode_response(codec: Codec, api: str | int, version: int, payload: bytes) -> tuple[dict, dict]:
+def decode_response(codec: Codec, api: str | int, version: int,
+                    payload: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     """Header and body of a response payload; the API and version come from the request it answers."""
     header, body, tail = decode_response_with_tail(codec, api, version, payload)
     _no_trailing(payload, len(payload) - tail, "response")
     return header, body
 
 
-def decode_response_with_tail(codec: Codec, api: str | int, version: int, payload: bytes) -> tuple[dict, dict, int]:
+def decode_response_with_tail(codec: Codec, api: str | int, version: int,
+                              payload: bytes) -> tuple[dict[str, Any], dict[str, Any], int]:
     """Like :func:`decode_response`, but bytes after the body are counted instead of refused."""
     api_key, header_version = _plan(codec, RESPONSE, api, version)
     header, offset = codec.decode_message("ResponseHeader", header_version, payload)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from typing import Any, NoReturn
 
 from .exceptions import DecodeError, EncodeError
 
@@ -29,7 +30,7 @@ class Raw:
     def __repr__(self) -> str:
         return f"Raw({self.data!r})"
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Raw) and other.data == self.data
 
     def __hash__(self) -> int:
@@ -113,7 +114,7 @@ def _text(data: bytes, offset: int) -> str:
         raise DecodeError(f"string is not valid UTF-8 ({error.reason})", offset) from None
 
 
-def read_string(buffer: bytes, offset: int, nullable: bool, compact: bool):
+def read_string(buffer: bytes, offset: int, nullable: bool, compact: bool) -> tuple[str | None, int]:
     if compact:
         length, position = read_compact_length(buffer, offset)
     else:
@@ -126,7 +127,7 @@ def read_string(buffer: bytes, offset: int, nullable: bool, compact: bool):
     return _text(data, position), end
 
 
-def read_bytes(buffer: bytes, offset: int, nullable: bool, compact: bool):
+def read_bytes(buffer: bytes, offset: int, nullable: bool, compact: bool) -> tuple[bytes | None, int]:
     if compact:
         length, position = read_compact_length(buffer, offset)
     else:
@@ -138,7 +139,8 @@ def read_bytes(buffer: bytes, offset: int, nullable: bool, compact: bool):
     return _take(buffer, position, length, "bytes")
 
 
-def read_array_length(buffer: bytes, offset: int, nullable: bool, compact: bool, minimum_item: int):
+def read_array_length(buffer: bytes, offset: int, nullable: bool, compact: bool,
+                      minimum_item: int) -> tuple[int | None, int]:
     """The element count of an array, checked against the bytes left (each item takes ``minimum_item``)."""
     if compact:
         count, position = read_compact_length(buffer, offset)
@@ -154,12 +156,12 @@ def read_array_length(buffer: bytes, offset: int, nullable: bool, compact: bool,
     return count, position
 
 
-def read_uuid(buffer: bytes, offset: int):
+def read_uuid(buffer: bytes, offset: int) -> tuple[uuid.UUID, int]:
     data, end = _take(buffer, offset, 16, "uuid")
     return uuid.UUID(bytes=data), end
 
 
-def read_fixed_array(buffer: bytes, offset: int, count: int, code: str):
+def read_fixed_array(buffer: bytes, offset: int, count: int, code: str) -> tuple[list[Any], int]:
     fmt = f">{count}{code}"
     try:
         values = list(struct.unpack_from(fmt, buffer, offset))
@@ -169,11 +171,11 @@ def read_fixed_array(buffer: bytes, offset: int, count: int, code: str):
 
 
 # ---------------------------------------------------------------------------------- writers
-def _none_not_allowed(what: str):
+def _none_not_allowed(what: str) -> NoReturn:
     raise EncodeError(f"null is not allowed for this {what} at this version")
 
 
-def write_string(value, nullable: bool, compact: bool) -> bytes:
+def write_string(value: object, nullable: bool, compact: bool) -> bytes:
     if value is None:
         if not nullable:
             _none_not_allowed("string")
@@ -188,7 +190,7 @@ def write_string(value, nullable: bool, compact: bool) -> bytes:
     return INT16.pack(len(data)) + data
 
 
-def write_bytes(value, nullable: bool, compact: bool) -> bytes:
+def write_bytes(value: Any, nullable: bool, compact: bool) -> bytes:
     if value is None:
         if not nullable:
             _none_not_allowed("bytes field")
@@ -201,7 +203,7 @@ def write_bytes(value, nullable: bool, compact: bool) -> bytes:
     return INT32.pack(len(data)) + data
 
 
-def write_array_length(value, nullable: bool, compact: bool) -> bytes:
+def write_array_length(value: Any, nullable: bool, compact: bool) -> bytes:
     if value is None:
         if not nullable:
             _none_not_allowed("array")
@@ -211,7 +213,7 @@ def write_array_length(value, nullable: bool, compact: bool) -> bytes:
     return INT32.pack(len(value))
 
 
-def uuid_bytes(value) -> bytes:
+def uuid_bytes(value: object) -> bytes:
     if isinstance(value, uuid.UUID):
         return value.bytes
     if isinstance(value, str):

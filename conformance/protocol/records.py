@@ -132,7 +132,7 @@ class LegacyMessageSet:
     raw: bytes
 
 
-class DecodedBatches(list):
+class DecodedBatches(list["RecordBatch | LegacyMessageSet"]):
     """The batches of a ``records`` field, plus the size of a cut-off batch at its end."""
 
     truncated_tail: int = 0
@@ -326,7 +326,7 @@ def _write_bytes(out: bytearray, value: bytes | None) -> None:
     out += value
 
 
-def _pack(layout: struct.Struct, path: str, values: tuple) -> bytes:
+def _pack(layout: struct.Struct, path: str, values: tuple[int, ...]) -> bytes:
     try:
         return layout.pack(*values)
     except struct.error as error:
@@ -456,6 +456,8 @@ def _decode_records(body: bytes, count: int, base: int, path: str,
             else:
                 offset_delta, position = _read_varint(body, position)
             part = "key"
+            key: bytes | None
+            value: bytes | None
             byte = body[position]
             if byte < 0x80 and not byte & 1 and position + 1 + (byte >> 1) <= record_end:
                 key = body[position + 1:position + 1 + (byte >> 1)]

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from .. import resources
 from .exceptions import SpecError
@@ -127,7 +127,7 @@ class MessageSpec:
     fields: list[FieldSpec]
     common_structs: dict[str, StructSpec] = field(default_factory=dict)
     source: str = ""
-    extra: dict = field(default_factory=dict)  # keys the codec does not use (listeners, x-source ...)
+    extra: dict[str, Any] = field(default_factory=dict)  # keys the codec does not use (listeners, x-source ...)
 
     @property
     def api_name(self) -> str:
@@ -194,7 +194,7 @@ _KNOWN_FIELD_KEYS = {
 }
 
 
-def _parse_field(raw: dict, where: str) -> FieldSpec:
+def _parse_field(raw: dict[str, Any], where: str) -> FieldSpec:
     if not isinstance(raw, dict):
         raise SpecError(f"{where}: a field must be a JSON object")
     for key in ("name", "type"):
@@ -337,7 +337,8 @@ class SpecRegistry:
             key = int(name_or_key)
             if self._names_by_key[0] != self.generation:  # rebuilt after overlays change the registry
                 self._names_by_key = (self.generation, {spec.api_key: spec.api_name for spec in
-                                                        self._messages.values() if spec.type == "request"})
+                                                        self._messages.values()
+                                                        if spec.type == "request" and spec.api_key is not None})
             try:
                 return self._names_by_key[1][key]
             except KeyError:

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from pathlib import Path
 
+from ..results.record import OUTCOME_LABELS, Outcome
 from .itemref import label, reproduce
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -59,7 +60,7 @@ def element_for(record: dict) -> tuple[ElementTree.Element, str]:
         kind = "skipped"
         ElementTree.SubElement(case, "skipped", {"type": "not-enforced",
                                                  "message": f"{record.get('requirement')} not met: {message}"})
-    elif outcome in ("unsupported", "skipped"):
+    elif outcome in OUTCOME_LABELS and not Outcome(outcome).tested:
         kind = "skipped"
         ElementTree.SubElement(case, "skipped", {"type": outcome, "message": message})
     else:

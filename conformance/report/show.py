@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from ..results.ids import named_target
-from ..results.record import OUTCOME_LABELS
+from ..results.record import OUTCOME_LABELS, Outcome
 from .itemref import label, latest, reproduce
 
 LISTED = 20  # an ambiguous ITEM lists this many of the items it names
@@ -101,7 +101,7 @@ def render(record: dict) -> str:
 
 def no_transcript(record: dict) -> str:
     outcome = record.get("outcome")
-    if outcome in ("passed", "unsupported", "skipped"):
+    if outcome in OUTCOME_LABELS and Outcome(outcome).uneventful:
         why = (f"this item {OUTCOME_LABELS.get(outcome, outcome)}, and a run keeps the exchanges of items that do "
                "not pass only")
     elif str(record.get("message") or "").startswith("not run"):

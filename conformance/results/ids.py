@@ -13,6 +13,7 @@ The pytest node id (``FILE::case[TARGET-vN]``) is pytest's address of an item, k
 from __future__ import annotations
 
 import re
+from typing import Any, Mapping
 
 SEPARATOR = "::"
 VERSION_MARK = "@v"
@@ -28,7 +29,7 @@ def item_id(suite: object, case: object, version: int | None) -> str:
     return case_id(suite, case) + ("" if version is None else f"{VERSION_MARK}{version}")
 
 
-def item_id_of(line: dict) -> str:
+def item_id_of(line: Mapping[str, Any]) -> str:
     """The id of the item a results line (or any mapping with its keys) records."""
     return item_id(line.get("suite"), line.get("case"), line.get("api_version"))
 

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .ids import item_id
 
 # Version 2 adds the BLOCKED outcome, the IMPLEMENTATION requirement level and step_role/step_api.
 # Version 3 adds the DIFFERS outcome: an IMPLEMENTATION item whose step under test departs is
@@ -95,7 +98,7 @@ STOPPED_ANSWERING = "the target stopped answering after this case"
 VERDICTS = ("passed", "failed", "xfailed", "skipped", "error")  # what pytest made of the item
 
 
-def outcome_of(record: dict) -> str | None:
+def outcome_of(record: dict[str, Any]) -> str | None:
     """A results record's outcome as schema version 3 names it.
 
     Before version 3 an IMPLEMENTATION item whose step under test departed was ``failed``: it is
@@ -110,13 +113,13 @@ def outcome_of(record: dict) -> str | None:
 
 
 # ------------------------------------------------------------------------------ the record
-def _field(json_type: dict, *, part: str = "item", default=None):
+def _field(json_type: dict[str, Any], *, part: str = "item", default: Any = None) -> Any:
     """A field with the JSON Schema of its value; ``part`` says who knows it: the case's result
     (``item``) or the run that recorded it (``run``: the pytest plugin or the exactly-once tier)."""
     return field(default=default, metadata={"json": json_type, "part": part})
 
 
-def _nullable(json_type: dict) -> dict:
+def _nullable(json_type: dict[str, Any]) -> dict[str, Any]:
     if set(json_type) == {"type"}:
         return {"type": [json_type["type"], "null"]}
     return {"anyOf": [json_type, {"type": "null"}]}
@@ -144,7 +147,7 @@ class ResultRecord:
     requirement: str = _field({"enum": [level.value for level in Requirement]}, default=Requirement.MUST.value)
     cites: str = _field(_STRING, default="")
     draft: bool = _field(_BOOLEAN, default=False)
-    tags: list = _field({"type": "array", "items": _STRING}, default=())
+    tags: list[str] = _field({"type": "array", "items": _STRING}, default=())
     duration_s: float = _field(_NUMBER, default=0.0)
     message: str = _field(_STRING, default="")
     step: int | None = _field(_nullable(_INTEGER))
@@ -154,8 +157,8 @@ class ResultRecord:
     expected: object = _field({})  # any JSON value
     actual: object = _field({})
     path: str = _field(_STRING, default="")
-    artifacts: dict = _field({"type": "object", "additionalProperties": _STRING}, default=None)
-    transcript: list = _field({"type": "array", "items": {"type": "object"}}, default=())
+    artifacts: dict[str, str] = _field({"type": "object", "additionalProperties": _STRING}, default=None)
+    transcript: list[dict[str, Any]] = _field({"type": "array", "items": {"type": "object"}}, default=())
     nodeid: str = _field(_STRING, part="run", default="")
     verdict: str = _field({"enum": list(VERDICTS)}, part="run", default="")
     strict: bool = _field(_BOOLEAN, part="run", default=False)
@@ -163,19 +166,25 @@ class ResultRecord:
     worker: str = _field(_STRING, part="run", default="main")
     recorded_at: str = _field(_STRING, part="run", default="")
 
-    def to_line(self) -> dict:
+    def to_line(self) -> dict[str, Any]:
         """The JSON object written as one line (``json.dumps`` of it, by the results writer)."""
         line = {name: getattr(self, name) for name in FIELDS}
         line["tags"], line["transcript"] = list(self.tags), list(self.transcript)
         line["artifacts"] = dict(self.artifacts or {})
         return line
 
+    @property
+    def item_id(self) -> str:
+        """The item's id, ``suite::case@vN`` (:mod:`.ids`)."""
+        return item_id(self.suite, self.case, self.api_version)
+
     @classmethod
-    def from_line(cls, line: dict) -> "ResultRecord":
+    def from_line(cls, line: dict[str, Any]) -> "ResultRecord":
         """A line of any schema version, upgraded (:func:`upgrade`). Fields an older version did not
         write read None; keys this version does not know are dropped."""
         upgraded = upgrade(line)
-        return cls(**{name: upgraded.get(name) for name in FIELDS})
+        values: dict[str, Any] = {name: upgraded.get(name) for name in FIELDS}
+        return cls(**values)
 
 
 FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord))
@@ -183,7 +192,7 @@ ITEM_FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord) 
 RUN_FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord) if spec.metadata["part"] == "run")
 
 
-def upgrade(line: dict) -> dict:
+def upgrade(line: dict[str, Any]) -> dict[str, Any]:
     """The line as read, its outcome named as :data:`SCHEMA_VERSION` names it (in place, and returned):
     readers keep the keys a line has, so a report of an old file shows what that file said."""
     if "outcome" in line:
@@ -191,7 +200,7 @@ def upgrade(line: dict) -> dict:
     return line
 
 
-def json_schema() -> dict:
+def json_schema() -> dict[str, Any]:
     """The JSON Schema (2020-12) of a results line of :data:`SCHEMA_VERSION`, as ``schema.json`` ships it."""
     properties = {spec.name: dict(spec.metadata["json"]) for spec in fields(ResultRecord)}
     properties["schema_version"] = {"type": "integer", "minimum": 1, "maximum": SCHEMA_VERSION}

@@ -17,9 +17,11 @@ import secrets
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 from .record import ResultRecord, upgrade
 
+fcntl: Any
 try:
     import fcntl
 except ImportError:  # Windows: O_APPEND alone still keeps short lines whole
@@ -38,7 +40,7 @@ class ResultsWriter:
         self.path = Path(path)
         self.fsync = fsync
 
-    def append(self, record: dict) -> None:
+    def append(self, record: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)  # here, so --collect-only creates nothing
         line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
         descriptor = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
@@ -67,7 +69,7 @@ def _write_all(descriptor: int, data: bytes) -> None:
         view = view[written:]
 
 
-def read_lines(path: str | Path, *, run_id: str | None = None) -> list[dict]:
+def read_lines(path: str | Path, *, run_id: str | None = None) -> list[dict[str, Any]]:
     """Every complete record in the file (only those of ``run_id`` when given), its outcome named as
     the current schema names it (a version 2 IMPLEMENTATION item that departed reads ``differs``).
 
@@ -78,7 +80,7 @@ def read_lines(path: str | Path, *, run_id: str | None = None) -> list[dict]:
     path = Path(path)
     if not path.exists():
         return []
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     # A results file keeps every run's records (dozens a day): decoding only the lines that can be this run's
     # keeps a run's end as quick on the hundredth run as on the first.
     wanted = json.dumps(run_id)[1:-1].encode() if run_id is not None else b""  # as the writer spells it

@@ -22,6 +22,8 @@ SHOWN_ANOMALIES = 5  # per check in a result; the count says how many there were
 
 @dataclass
 class Txn:
+    """One transaction of the history: whose (a producer's or a consume-transform-produce loop's), its start and its
+    end."""
     id: str
     kind: str  # "txn" (a producer's) or "ctp" (consume-transform-produce)
     invoke: Event
@@ -29,10 +31,12 @@ class Txn:
 
     @property
     def outcome(self) -> str:
+        """``committed``, ``aborted`` or ``unknown`` (no end recorded, or the client could not tell)."""
         return "unknown" if self.end is None else self.end.value.get("outcome", "unknown")
 
     @property
     def topic(self) -> str:
+        """The topic the transaction wrote to."""
         return self.invoke.value["topic"]
 
     @property
@@ -41,6 +45,7 @@ class Txn:
         return [(value, partition) for value, partition in self.invoke.value["records"]]
 
     def offset(self, value: str) -> int | None:
+        """The offset the transaction's record ``value`` got, where the end event recorded it."""
         if self.end is None:
             return None
         found = (self.end.value.get("offsets") or {}).get(value)
@@ -49,15 +54,18 @@ class Txn:
 
 @dataclass
 class Anomaly:
+    """One departure from a guarantee, with the events of the history that show it."""
     summary: str
     events: list[Event]
 
     def to_json(self) -> dict:
+        """The anomaly as its result's ``actual`` shows it: a summary and the history lines."""
         return {"summary": self.summary, "history": [event.line() for event in self.events]}
 
 
 @dataclass
 class Verdict:
+    """What one check found: the anomalies, what was looked at, or why the history shows nothing either way."""
     anomalies: list[Anomaly] = field(default_factory=list)
     checked: str = ""  # what was looked at, for the result's message
     no_evidence: str | None = None  # set when the history cannot show the guarantee either way
@@ -104,6 +112,7 @@ class Model:
             self.faults.append(event)
 
     def with_outcome(self, *outcomes: str, kind: str | None = None) -> list[Txn]:
+        """The transactions that ended with one of ``outcomes`` (of one ``kind`` when given)."""
         return [txn for txn in self.txns.values() if txn.outcome in outcomes and kind in (None, txn.kind)]
 
     def outputs_by_source(self) -> dict[tuple[int, int], list[Event]]:
@@ -146,6 +155,7 @@ class Model:
 
 # --------------------------------------------------------------------------------- the checks
 def committed_records_visible(model: Model) -> Verdict:
+    """Every record of a committed transaction is read by the final read_committed read."""
     if (why := model.undrained()) is not None:
         return Verdict(no_evidence=why)
     committed = model.with_outcome("committed")
@@ -170,6 +180,7 @@ def committed_records_visible(model: Model) -> Verdict:
 
 
 def aborted_records_invisible(model: Model) -> Verdict:
+    """No record of an aborted transaction is ever read by a read_committed consumer."""
     aborted = model.with_outcome("aborted")
     if not aborted:
         return Verdict(no_evidence="no transaction was aborted")
@@ -188,6 +199,7 @@ def aborted_records_invisible(model: Model) -> Verdict:
 
 
 def transactions_atomic(model: Model) -> Verdict:
+    """Every committed or in-doubt transaction is visible whole or not at all."""
     if (why := model.undrained()) is not None:
         return Verdict(no_evidence=why)
     anomalies, judged = [], 0
@@ -216,6 +228,7 @@ def transactions_atomic(model: Model) -> Verdict:
 
 
 def no_duplicates(model: Model) -> Verdict:
+    """The committed log holds each record once, and each input's output once."""
     if (why := model.undrained()) is not None:
         return Verdict(no_evidence=why)
     if not model.final:
@@ -242,6 +255,8 @@ def no_duplicates(model: Model) -> Verdict:
 
 
 def offsets_with_outputs(model: Model) -> Verdict:
+    """A consume-transform-produce transaction's offsets are committed exactly when its output is: no input is
+    processed twice or lost."""
     if (why := model.undrained()) is not None:
         return Verdict(no_evidence=why)
     committed = model.with_outcome("committed", kind="ctp")
@@ -276,6 +291,7 @@ def offsets_with_outputs(model: Model) -> Verdict:
 
 
 def lso_monotonic(model: Model) -> Verdict:
+    """A partition's last stable offset never goes back."""
     anomalies, samples = [], 0
     for (topic, partition), events in model.lso.items():
         highest: Event | None = None
@@ -294,6 +310,8 @@ def lso_monotonic(model: Model) -> Verdict:
 
 
 def lso_reaches_end(model: Model) -> Verdict:
+    """With every client stopped, each partition's last stable offset reaches its high watermark: no transaction
+    hangs."""
     if (why := model.undrained()) is not None:
         return Verdict(no_evidence=why)
     anomalies = []
@@ -316,6 +334,7 @@ def lso_reaches_end(model: Model) -> Verdict:
 
 @dataclass(frozen=True)
 class Check:
+    """One exactly-once guarantee: its id, title and citation, and the function that judges a history against it."""
     id: str
     title: str
     cites: str
@@ -346,5 +365,6 @@ CHECKS = (
 
 
 def judge(events: list[Event]) -> list[tuple[Check, Verdict]]:
+    """Every check's verdict on the history ``events``."""
     model = Model(events)
     return [(check, check.judge(model)) for check in CHECKS]

@@ -26,6 +26,7 @@ PHASES = ("invoke", "ok", "info")
 
 @dataclass(frozen=True)
 class Event:
+    """One thing a process of the workload did or saw, with when and its values."""
     index: int
     time: float  # seconds since the history began
     process: str  # "producer-0", "processor-0", "reader", "drain", "lso", "nemesis"
@@ -53,6 +54,7 @@ class History:
         self._began = time.monotonic()
 
     def record(self, process: str, kind: str, phase: str = "ok", **value) -> Event:
+        """Append an event of ``process`` in ``phase`` (``invoke``, ``ok`` or ``info``) and return it."""
         if phase not in PHASES:
             raise ValueError(f"phase must be one of {PHASES}, not {phase!r}")
         with self._lock:
@@ -62,10 +64,12 @@ class History:
 
     @property
     def events(self) -> list[Event]:
+        """A copy of the events so far, in order."""
         with self._lock:
             return list(self._events)
 
     def dump(self, path: str | Path) -> Path:
+        """Write the history as JSON lines to ``path`` and return it."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w") as out:
@@ -75,5 +79,6 @@ class History:
 
     @classmethod
     def load(cls, path: str | Path) -> "History":
+        """A history read back from a file :meth:`dump` wrote."""
         events = [Event(**json.loads(line)) for line in Path(path).read_text().splitlines() if line.strip()]
         return cls(events)

@@ -21,6 +21,7 @@ from .workload import Plan, Worker
 
 @dataclass(frozen=True)
 class Fault:
+    """A fault the nemesis injects: its name and arguments, how long it lasts and how it is undone."""
     name: str  # a target fault, or "restart"
     arguments: dict = field(default_factory=dict)
     lasts_s: float = 0.0  # how long it stays before the target is healed
@@ -33,6 +34,7 @@ def _mock_errors(api: str, *errors: str) -> Fault:
 
 
 def faults_for(target: Target, plan: Plan) -> list[Fault]:
+    """The faults the target can take during the workload, chosen by its capabilities and kind."""
     capabilities = target.capabilities
     faults: list[Fault] = []
     if Capability.NODES in capabilities:
@@ -59,12 +61,14 @@ def faults_for(target: Target, plan: Plan) -> list[Fault]:
 
 
 class Nemesis(Worker):
+    """The worker that injects the faults one after another while the workload runs, recording each in the history."""
     def __init__(self, plan: Plan, history, stop, target: Target, faults: list[Fault], interval_s: float):
         super().__init__("nemesis", plan, history, stop)
         self.target, self.faults, self.interval_s = target, faults, interval_s
         self.applied = 0
 
     def work(self) -> None:
+        """Apply the faults in turn, one every ``interval_s``, until the run stops."""
         for fault in itertools.cycle(self.faults):
             self.pause(self.interval_s)
             if self.stop_event.is_set():
@@ -76,6 +80,8 @@ class Nemesis(Worker):
             self.heal()
 
     def apply(self, fault: Fault, *, counted: bool = True) -> None:
+        """Inject ``fault``, record it, let it last, then undo it; a fault that cannot be applied is recorded, not
+        raised."""
         self.history.record(self.process, "fault", "invoke", fault=fault.name, arguments=fault.arguments)
         try:
             if fault.name == "restart":
@@ -89,6 +95,7 @@ class Nemesis(Worker):
         self.history.record(self.process, "fault", "ok", fault=fault.name)
 
     def heal(self) -> None:
+        """Undo what faults left behind on the target, and record it."""
         try:
             self.target.heal()
             self.history.record(self.process, "fault", "ok", fault="heal")

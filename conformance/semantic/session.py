@@ -43,6 +43,7 @@ TIMED_OUT_TRANSACTIONS_CHECK_S = 10
 
 @dataclass
 class Settings:
+    """How a ``conformance semantic`` run goes: its length, faults, workers, client settings and seed."""
     duration_s: float = 120.0
     faults: bool = True
     group_protocol: str = "classic"  # the processors' group: classic (JoinGroup) or consumer (KIP-848)
@@ -57,6 +58,7 @@ class Settings:
 
 @dataclass
 class SemanticRun:
+    """One run of the exactly-once tier on one target: its history, verdicts, figures and what stopped it."""
     target: str
     target_version: str | None
     history: History
@@ -91,6 +93,7 @@ def _client_logger(run: SemanticRun, name: str) -> logging.Logger:
 
 
 def run_on(target: Target, settings: Settings) -> SemanticRun:
+    """Run the workload (and the nemesis) on the started ``target`` with ``settings``, then judge the history."""
     began = time.monotonic()
     run = SemanticRun(target.spec, target.version, History(), target_name=target.name)
     name = secrets.token_hex(3)

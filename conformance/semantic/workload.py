@@ -38,6 +38,7 @@ READ_COMMITTED = 1
 
 @dataclass
 class Plan:
+    """What every worker of a run shares: where the broker is, the run's names, sizes and client settings."""
     bootstrap: str
     run: str  # makes topic, transactional id and group names unique to this run
     partitions: int = 3
@@ -54,39 +55,48 @@ class Plan:
 
     @property
     def input_topic(self) -> str:
+        """The topic the producers write and the processors read."""
         return f"semantic-in-{self.run}"
 
     @property
     def output_topic(self) -> str:
+        """The topic the processors write."""
         return f"semantic-out-{self.run}"
 
     @property
     def group(self) -> str:
+        """The consumer group of the processors."""
         return f"semantic-ctp-{self.run}"
 
     @property
     def topics(self) -> list[str]:
+        """Both topics of the run."""
         return [self.input_topic, self.output_topic]
 
     def partitions_of_all(self) -> list[tuple[str, int]]:
+        """Every ``(topic, partition)`` of the run."""
         return [(topic, partition) for topic in self.topics for partition in range(self.partitions)]
 
     def transactional_id(self, process: str) -> str:
+        """The transactional id of the worker ``process``, unique to this run."""
         return f"semantic-{process}-{self.run}"
 
     def config(self, **settings) -> dict:
+        """librdkafka settings to reach the broker, with the run's client config and ``settings`` over it."""
         config = {"bootstrap.servers": self.bootstrap, "socket.timeout.ms": 10000, **self.client_config, **settings}
         if self.logger is not None:  # librdkafka's own log goes beside the history, not to the terminal
             config["logger"] = self.logger
         return config
 
     def producer_config(self, transactional_id: str) -> dict:
+        """The settings of a transactional, idempotent producer with the run's timeouts."""
         return self.config(**{"transactional.id": transactional_id, "enable.idempotence": True, "acks": "all",
                               "request.timeout.ms": 5000,
                               "linger.ms": 2, "transaction.timeout.ms": self.transaction_timeout_ms,
                               "message.timeout.ms": self.transaction_timeout_ms - 1000})
 
     def consumer_config(self, group: str, **settings) -> dict:
+        """The settings of a read_committed consumer of ``group`` that commits nothing by itself."""
         return self.config(**{"group.id": group, "isolation.level": "read_committed", "enable.auto.commit": False,
                               "auto.offset.reset": "earliest", "session.timeout.ms": 10000,
                               "heartbeat.interval.ms": 1000, **settings})
@@ -111,15 +121,18 @@ class Worker(threading.Thread):
         self.random = random.Random(f"{plan.seed}-{name}")
 
     def run(self) -> None:
+        """The thread's body: :meth:`work`, a crash kept for the run's report."""
         try:
             self.work()
         except BaseException:  # noqa: BLE001 - kept and reported: the run is an error, not a verdict
             self.plan.crashes.append(f"{self.process}: {traceback.format_exc(limit=6)}")
 
     def work(self) -> None:
+        """What the worker does until the run stops (each kind of worker says)."""
         raise NotImplementedError
 
     def pause(self, seconds: float) -> None:
+        """Wait ``seconds``, or less when the run stops."""
         self.stop_event.wait(seconds)
 
     def write(self, producer: Producer, kind: str, txn: str, topic: str, records: list[tuple[str, int]],
@@ -180,6 +193,7 @@ def bounded(call, *args, limit: float = CALL_TIMEOUT_S + 5):
 
 
 def new_producer(plan: Plan, transactional_id: str) -> Producer:
+    """A transactional producer of ``transactional_id``, its transactions initialised."""
     producer = Producer(plan.producer_config(transactional_id))
     bounded(producer.init_transactions, CALL_TIMEOUT_S)
     return producer
@@ -218,7 +232,9 @@ def abort_after(producer: Producer, raised: Exception) -> tuple[str, str | None,
 
 
 class Writer(Worker):
+    """A producer writing transactions of a few records to the input topic, committing most and aborting some."""
     def work(self) -> None:
+        """Write transactions until the run stops, replacing the producer when one is fenced or fails."""
         producer, number = None, 0
         while not self.stop_event.is_set():
             if producer is None:
@@ -228,6 +244,8 @@ class Writer(Worker):
             producer = self.transaction(producer, f"{self.process}-{number}")
 
     def transaction(self, producer: Producer, txn: str) -> Producer | None:
+        """One transaction ``txn``, committed or aborted at random; the producer to go on with, or None to replace
+        it."""
         records = [(f"{txn}/{index}", self.random.randrange(self.plan.partitions))
                    for index in range(self.random.randint(1, 4))]
         commit = self.random.random() >= self.plan.abort_ratio
@@ -243,6 +261,7 @@ class Processor(Worker):
     """Consume-transform-produce with offsets sent to the transaction (KIP-98, KIP-447)."""
 
     def work(self) -> None:
+        """Read the input, write each batch to the output with its offsets in one transaction, until the run stops."""
         consumer = self._consumer()
         producer, number = None, 0
         try:
@@ -271,6 +290,7 @@ class Processor(Worker):
         return consumer
 
     def transaction(self, producer: Producer, consumer: Consumer, txn: str, messages) -> tuple[str, bool]:
+        """One consume-transform-produce transaction of ``messages``; its outcome and whether the producer can go on."""
         sources = {f"{txn}|{message.partition()}|{message.offset()}": [message.partition(), message.offset()]
                    for message in messages}
         records = [(value, source[0]) for value, source in sources.items()]
@@ -298,7 +318,9 @@ class Processor(Worker):
 
 
 class Reader(Worker):
+    """A read_committed consumer reading both topics from the start while the workload runs."""
     def work(self) -> None:
+        """Read and record every record of both topics until the run stops."""
         consumer = Consumer(self.plan.consumer_config(f"semantic-reader-{self.plan.run}"))
         consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)
                          for topic, partition in self.plan.partitions_of_all()])
@@ -341,9 +363,11 @@ def list_offsets(cluster: Cluster, partitions: list[tuple[str, int]], isolation:
 
 
 class LsoMonitor(Worker):
+    """A worker sampling each partition's last stable offset (ListOffsets, read_committed) while the workload runs."""
     INTERVAL_S = 0.25
 
     def work(self) -> None:
+        """Record every partition's last stable offset every ``INTERVAL_S`` until the run stops."""
         cluster, rounds = None, 0
         while not self.stop_event.is_set():
             try:
@@ -396,6 +420,7 @@ def drain(plan: Plan, history: History, settle_s: float) -> None:
 
 
 def reached_offset(history: History, key: tuple[str, int]) -> int:
+    """The offset after the last record the final read reached in the partition ``key``."""
     offsets = [event.value["offset"] for event in history.events if event.process == "drain" and event.kind == "read"
                and (event.value["topic"], event.value["partition"]) == key]
     return max(offsets, default=-1) + 1

@@ -74,7 +74,7 @@ def test_draft_suite_loads_only_with_its_plugin(folder, cases):
 
 class AdvertisesUpToV6:
     """A target stand-in for the runner's version gate; no case gets past it."""
-    spec, version, bootstrap = "fake", "0", "127.0.0.1:9"
+    spec, version, bootstrap, name = "fake", "0", "127.0.0.1:9", None
 
 
 def test_draft_versions_are_unsupported_where_not_advertised(monkeypatch):

@@ -100,7 +100,8 @@ def test_every_page_of_the_site_is_inert(tmp_path):
         assert any(HOSTILE in text for text in Elements(hostile[name]).shown), f"{name} does not show the text"
     for name in ("matrix.html", "compare.html"):
         data = json.loads(unescape(re.search(r"data-site='([^']*)'", hostile[name]).group(1)))
-        assert data["columns"][0]["label"] == f"a{HOSTILE} {HOSTILE}"
+        # every cell field holds the text, target_name too: a named target reads "name version (address)"
+        assert data["columns"][0]["label"] == f"{HOSTILE} {HOSTILE} (a{HOSTILE})"
         assert data["cases"][0]["case"] == HOSTILE
         assert next(iter(data["evidence"].values()))["exchanges"][0]["request"] == HOSTILE
         assert data["messages"] == [HOSTILE]

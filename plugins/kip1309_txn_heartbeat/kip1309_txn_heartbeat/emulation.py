@@ -14,8 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from conformance.proxy import interceptor as act
-from conformance.proxy.emulation import Emulation
+from conformance import Emulation, interceptor as act
 
 INVALID_REQUEST, INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED = 42, 47, 49, 90
 MISSED = 3                       # the draft: aborted "after 3 times this interval"
@@ -154,7 +153,7 @@ class TxnHeartbeatEmulation(Emulation):
             self.check()
 
     def _end_txn(self, txn_id: str, producer: Producer) -> None:
-        from conformance.client.cluster import Cluster
+        from conformance import Cluster
 
         inner = self.target.inner
         cluster = Cluster(inner.bootstrap, self.target.server.codec, security=inner.security,

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import time
 
-from conformance.client.cluster import Cluster
-from conformance.proxy import interceptor as act
-from conformance.proxy.emulation import Emulation
+from conformance import Cluster, Emulation, interceptor as act
 
 ILLEGAL_GENERATION = 22
 RETRIABLE = {14, 15, 16, 51}      # coordinator loading / not available / not coordinator, concurrent transactions

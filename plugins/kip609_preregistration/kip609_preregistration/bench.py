@@ -18,10 +18,7 @@ import statistics
 import time
 import uuid
 
-from conformance.client.cluster import Cluster
-from conformance.extension import Extensions
-from conformance.protocol import records
-from conformance.targets.registry import resolve
+from conformance import Cluster, Extensions, records, resolve_target as resolve
 
 from . import plugin
 

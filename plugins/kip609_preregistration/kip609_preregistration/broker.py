@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from conformance.client.cluster import Cluster
+from conformance import Cluster
 
 CONCURRENT_TRANSACTIONS = 51
 COORDINATOR_RETRIABLE = {14, 15, 16}

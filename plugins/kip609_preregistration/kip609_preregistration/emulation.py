@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from conformance.proxy import interceptor as act
-from conformance.proxy.emulation import Emulation
+from conformance import Emulation, interceptor as act
 
 from .broker import Broker
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from conformance.extension import hookimpl
+from conformance import hookimpl
 
 SPECS = Path(__file__).with_name("specs")
 
