@@ -83,8 +83,10 @@ class Resources:
         if needed > 1 and needed > len(self.cluster.metadata([])["brokers"]):
             raise TooFewBrokers(too_few_brokers(needed, len(self.cluster.brokers)))
         requested = []
+        configs: dict[str, list[str]] = {}  # the settings each topic is created with, to name an unknown one
         for short, name in topics.items():
             options = self.case.suite.topics.get(short) or {}
+            configs[name] = [str(key) for key in options.get("configs") or {}]
             requested.append({
                 "name": name, "num_partitions": int(options.get("partitions", 1)),
                 "replication_factor": int(options.get("replication", 1)),
@@ -95,11 +97,10 @@ class Resources:
         response = self.cluster.connection().request(
             "CreateTopics", version, {"topics": requested, "timeout_ms": int(timeout * 1000),
                                       "validate_only": False}, step="setup").response
-        configs = {entry["name"]: [config["name"] for config in entry["configs"]] for entry in requested}
+        answered = response["topics"]
         unknown = [unknown_setting(result["name"], configs[result["name"]], result.get("error_message"))
-                   for result in response["topics"]
-                   if result["error_code"] == INVALID_CONFIG and configs.get(result["name"])]
-        for result in response["topics"]:
+                   for result in answered if result["error_code"] == INVALID_CONFIG and configs.get(result["name"])]
+        for result in answered:
             if unknown and result["error_code"] == INVALID_CONFIG:
                 continue
             if result["error_code"] not in (0, TOPIC_ALREADY_EXISTS):
