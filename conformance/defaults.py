@@ -15,6 +15,7 @@ DEFAULT_CAPTURES = "reports/captures"  # the pcapng files of a run with --wire-c
 
 FLAKY_RESULTS = "reports/flaky/results.jsonl"  # ``conformance flaky``: its N runs, apart from other runs
 SEMANTIC_HISTORIES = "reports/semantic"  # ``conformance semantic``: each run's history of operations
+EXPLORED = "reports/explored"  # ``conformance explore``: the cases it writes, and each departure's history
 CERTIFICATION_OUTPUT = "reports/certification"  # ``conformance certify``: one folder per certification
 ALLURE_REPORT = "reports/allure-report"  # ``conformance report allure``: the HTML report
 ANALYSIS_OUT = "reports/analysis"  # ``conformance analyze``: Parquet tables and a page per job

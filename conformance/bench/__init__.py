@@ -12,7 +12,9 @@ the analysis one PySpark.
 BENCHMARKS = {
     "analysis": "the Spark jobs and the capture decode on a corpus grown from real results",
     "capture": "decoding pcaps, against tshark",
+    "crash": "a broker that crashes on an unknown API key: the default run's time and verdicts against no crash and one at a time",
     "codec": "this codec against kio and kafka-python, encoding and decoding",
+    "explore": "exploration's answers judged per second (and the model alone), and the time to the first departure on Kafka 3.5.2",
     "epochs": "the fast_forward step's re-initialisations per second, one at a time and pipelined, and the end of the space",
     "proxy": "per exchange: the harness's client and the proxy against a bare socket",
     "semantic": "the exactly-once tier's transactions per second against confluent-kafka alone",

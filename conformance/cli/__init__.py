@@ -26,15 +26,16 @@ import sys
 import threading
 from typing import NoReturn
 
-from . import analyze, certify, decode, diff, documents, flaky, gate, lint, listing, report, run, semantic, show, targets
+from . import (analyze, certify, decode, diff, documents, explore, flaky, gate, lint, listing, report, run, semantic, show,
+               targets)
 
 PYTEST_PASS_THROUGH = ("run", "flaky")  # commands that hand the arguments after -- to pytest
 
 # Each command's register, in the order ``conformance --help`` lists them.
 COMMANDS = (targets.register, lint.register, listing.register, documents.register_deviations,
             documents.register_coverage, decode.register, diff.register, documents.register_findings, run.register,
-            analyze.register, gate.register, show.register, certify.register, semantic.register, flaky.register,
-            report.register)
+            analyze.register, gate.register, show.register, certify.register, semantic.register, explore.register,
+            flaky.register, report.register)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -153,7 +153,7 @@ class CaseItem(pytest.Item):
         if allure_report.enabled(self.config):
             allure_report.label_case(self.case, self.version, self.target_spec)
         down = self.state.down.get(self.target_spec)
-        if down is not None:
+        if down is not None and self.run_ahead() is None:  # running ahead, the item's result may be there already
             self.state.record(self, self.result_without_run(Outcome.ERROR, f"not run: {down}"))
             raise TargetDown(f"not run: {down.splitlines()[0]}")
         self.warm_codec()
@@ -185,7 +185,12 @@ class CaseItem(pytest.Item):
         self.state.record(self, result)
         runner_down = getattr(self.state.runner(self.target_spec), "down", None)
         if runner_down and self.target_spec not in self.state.down:
-            self.state.target_down(self.target_spec, runner_down, self.session)
+            if self.run_ahead() is not None:
+                # Not the end of the target's items: those running ahead may have ended before it went down (the
+                # hazardous ones run last, ahead of their reports), and each of the others is "not run" at once.
+                self.state.down[self.target_spec] = runner_down
+            else:
+                self.state.target_down(self.target_spec, runner_down, self.session)
         conclude(result, strict=self.state.strict)
 
     def run_case(self, capturing: bool) -> CaseResult:
@@ -199,6 +204,10 @@ class CaseItem(pytest.Item):
                                                         twin=self.twin_factory())
             self.config.add_cleanup(ahead.close)
         return ahead.result(self.case, self.version)
+
+    def run_ahead(self) -> RunAhead | None:
+        """The RunAhead of this item's target, once its first item made it."""
+        return self.config.stash.get(RUN_AHEAD, {}).get(self.target_spec)
 
     def jobs(self) -> int:
         return self.config.getoption("conformance_jobs", 1) or 1

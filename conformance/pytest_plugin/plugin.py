@@ -98,6 +98,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-jobs", type=int, default=1, metavar="N", dest="conformance_jobs",
                     help="run a target's items N at a time ahead of their reports, serial cases alone "
                          "(default: 1; conformance run --jobs sets it)")
+    group.addoption("--conformance-restart-command", metavar="COMMAND", default=None,
+                    dest="conformance_restart_command",
+                    help="shell command that brings a HOST:PORT target back after it stopped answering (the way "
+                         "its supervisor restarts it); the run then goes on, and items that ran beside the crash "
+                         "run again one at a time to find the one that took it down")
     group.addoption("--conformance-drafts", action="store_true", default=False, dest="conformance_drafts",
                     help="also run cases that check a draft KIP text (skipped by default)")
     group.addoption("--conformance-long", action="store_true", default=False, dest="conformance_long",
@@ -158,6 +163,7 @@ def pytest_configure(config: pytest.Config) -> None:
         run_id=run_id, results_path=results_path,
         sinks=extensions.sinks(SinkContext(config=config, results_path=results_path, run_id=run_id)),
         transcripts=config.getoption("conformance_transcripts"), harness_version=provenance().harness_version,
+        restart_command=config.getoption("conformance_restart_command"),
     )
     config.stash[STATE_KEY] = state
     _compact_console(config, state)
@@ -217,6 +223,12 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
     _apply_principals(config, pool, invocation_dir)
+    if config.getoption("conformance_restart_command"):
+        from .run_state import brings_itself_back
+
+        if all(brings_itself_back(pool.target(spec)) for spec in pool.specs):
+            raise ValueError("--restart-command is for HOST:PORT targets (the harness brings back the brokers it "
+                             "starts)")
     option = config.getoption("conformance_client_config")
     if not option:
         return
@@ -299,16 +311,20 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Where items run ahead (``--conformance-jobs`` above 1), the serial ones are reported after the others.
+    """The items that send what a broker may not survive (``Case.hazardous``) run, and are reported, after
+    every other item of their target, so a crash there costs no other verdict; where items run ahead
+    (``--conformance-jobs`` above 1), the serial ones are reported after the others, before those.
 
     pytest reports items in order, each once its result is there. A serial item waits its turn on the
     twin for most of a run; reported in suite order, it would hold back the report of every item after it,
     which all piled up for the end (0.9 s after the last item, in a Kafka run). Their order is kept otherwise."""
-    if config.stash.get(STATE_KEY, None) is None or (config.getoption("conformance_jobs", 1) or 1) <= 1:
+    if config.stash.get(STATE_KEY, None) is None:
         return
     from .items import CaseItem
 
-    items.sort(key=lambda item: isinstance(item, CaseItem) and item.case.serial)
+    ahead = (config.getoption("conformance_jobs", 1) or 1) > 1
+    items.sort(key=lambda item: (isinstance(item, CaseItem) and item.case.hazardous,
+                                 ahead and isinstance(item, CaseItem) and item.case.serial))
 
 
 # ------------------------------------------------------------------------------------ running

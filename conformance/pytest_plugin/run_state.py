@@ -15,6 +15,7 @@ import pytest
 from ..extension import Extensions
 from ..report.sinks import Sink
 from ..suite.components import Components
+from ..targets.base import Capability
 from ..targets.pool import TargetPool
 from .verdicts import verdict
 
@@ -44,6 +45,7 @@ class RunState:
     ran: set[str] = field(default_factory=set)  # targets that ran at least one item
     harness_version: str = ""  # so analyses tell a harness change from a target's flakiness
     transcripts: str = "failures"  # which items keep their transcript in the results: failures, all or none
+    restart_command: str | None = None  # brings back an attached target that stopped answering
 
     @property
     def verbose(self) -> bool:
@@ -60,8 +62,13 @@ class RunState:
     def runner(self, target_spec: str):
         """Built before its target starts: collection asks it which versions a case expands to."""
         if target_spec not in self.runners:
-            self.runners[target_spec] = self.runner_factory(self.pool.target(target_spec), run_id=self.run_id,
-                                                            strict=self.strict, components=self.components)
+            target = self.pool.target(target_spec)
+            runner = self.runners[target_spec] = self.runner_factory(target, run_id=self.run_id, strict=self.strict,
+                                                                     components=self.components)
+            if self.restart_command and not brings_itself_back(target):
+                from ..runner.runner import command_restart
+
+                runner.bring_back = command_restart(self.restart_command)
         return self.runners[target_spec]
 
     def is_suite_file(self, path: Path) -> bool:
@@ -125,3 +132,8 @@ def keeps_transcript(mode: str, result: "CaseResult") -> bool:
     if mode == "none":
         return False
     return not result.outcome.uneventful
+
+
+def brings_itself_back(target) -> bool:
+    """Whether the harness can bring the target back itself after a crash (it started it): restart or revive."""
+    return bool({Capability.RESTART, Capability.REVIVE} & set(target.capabilities))

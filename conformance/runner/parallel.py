@@ -4,6 +4,13 @@ Every item has its own connections and uniquely named topics, transactional ids 
 items do not see each other; cases marked ``serial`` (broker restarts, expiry waits that count on
 quiet housekeeping) run alone: after the others, or beside them on a twin of the target, where those
 marked ``serial: restart`` run together and share their restarts (:mod:`.shared_restart`).
+
+A crash must cost one item, never the run. Items that send what a broker may not survive (``Case.hazardous``:
+malformed frames, raw bytes, expected disconnects) run after every other item of the target, one at a time,
+so a crash there is attributed at once and takes no other verdict with it. Should the target stop answering
+while items ran beside each other, and the harness bring it back, the items whose verdicts the crash spoiled
+run again one at a time once the others are done: the one that takes the target down again fails for it,
+the others get their own verdicts.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Callable
 
 from ..suite.model import Case, CaseResult
 from .pacing import Slots
-from .runner import Runner
+from .runner import RerunAlone, Runner
 from .shared_restart import SharedRestart
 
 log = logging.getLogger(__name__)
@@ -56,8 +63,9 @@ class RunAhead:
     quiet broker) run one at a time: given ``twin`` (which starts another target of the same spec and
     returns its runner and how to stop it), on that twin from the start, beside the others, those that
     share restarts first and together; without one, or if it cannot start, on the target itself once every
-    concurrent item has finished, as in a serial run. Items never asked for (the run stopped) are
-    cancelled by :meth:`close`.
+    concurrent item has finished, as in a serial run. Then, on the target, alone and one at a time: the items
+    a crash left without a verdict, and last the hazardous ones (see the module). Items never asked for (the
+    run stopped) are cancelled by :meth:`close`.
     """
 
     def __init__(self, runner: Runner, items: list[tuple[Case, int | None]], workers: int,
@@ -67,9 +75,12 @@ class RunAhead:
         self._pool = ThreadPoolExecutor(max_workers=workers * UNDER_WAY_PER_WORKER, thread_name_prefix="case")
         self._futures: dict[tuple[int, int | None], Future] = {}
         self._concurrent: list[Future] = []
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held by every item that runs alone on the target
         self._alone: ThreadPoolExecutor | None = None
         self._twin: tuple[Runner, Callable[[], None]] | bool | None = None  # False: it could not start
+        self._twin_known = threading.Event()  # set once the twin started or could not
+        self._spoiled: list[tuple[Case, int | None, Future]] = []  # items to run again alone after a crash
+        self._spoiled_lock = threading.Lock()
         api = next((case.api for case, _ in items if case.api is not None), None)
         if api is not None:  # the version probe, before threads share it
             try:
@@ -77,12 +88,17 @@ class RunAhead:
             except Exception:  # noqa: BLE001 - each item meets the same problem and reports it, as when serial
                 pass
         for case, version in sorted(items, key=waits_on_the_broker_first):
-            if not case.serial:
-                self._futures[(id(case), version)] = self._pool.submit(self._slots.run, runner.run, case, version,
-                                                                       ticket=self._slots.ticket())
+            if not case.serial and not case.hazardous:
+                self._futures[(id(case), version)] = self._pool.submit(self._slots.run, self._beside_others, case,
+                                                                       version, ticket=self._slots.ticket())
         self._concurrent = list(self._futures.values())
         serial = [(case, version) for case, version in items if case.serial]
+        # On the target after every concurrent item, one at a time and in this order: the spoiled items, the
+        # serial ones without a twin (on its thread: _alone_on_target), then the hazardous ones.
+        self._after = ThreadPoolExecutor(max_workers=1, thread_name_prefix="after")
+        self._after.submit(self._rerun_spoiled)
         self._together: list[Future] = []  # the results of the items that share restarts, once they run
+        self._serial: list[Future] = []
         if twin is not None and serial:
             self._alone = ThreadPoolExecutor(max_workers=1, thread_name_prefix="alone")
             together = [(case, version) for case, version in serial if case.shares_restart]
@@ -94,15 +110,55 @@ class RunAhead:
             for case, version in serial:
                 if not case.shares_restart:
                     self._futures[(id(case), version)] = self._alone.submit(self._run_alone, twin, case, version)
+            self._serial = [self._futures[(id(case), version)] for case, version in serial]
             self._alone.submit(self._retire_twin)  # as soon as the last serial item is done, not at the run's end
+            self._after.submit(self._after_serial_on_target)
+        else:
+            self._twin_known.set()
+            for case, version in serial:
+                self._futures[(id(case), version)] = self._after.submit(self._alone_on_target, case, version)
+        for case, version in items:
+            if case.hazardous and not case.serial:
+                self._futures[(id(case), version)] = self._after.submit(self._alone_on_target, case, version)
 
     def result(self, case: Case, version: int | None) -> CaseResult:
         future = self._futures.get((id(case), version))
-        if future is not None:
-            return future.result()
-        with self._lock:  # serial items one at a time, after everything concurrent
-            wait(self._concurrent)
+        if future is None:  # not among the items handed in: alone, after everything concurrent
+            return self._alone_on_target(case, version)
+        found = future.result()
+        return found.result() if isinstance(found, Future) else found  # a spoiled item: its run alone
+
+    def _beside_others(self, case: Case, version: int | None) -> CaseResult | Future:
+        """A concurrent item's result, or where a crash beside it left it without one, the future of its run
+        alone (:meth:`_rerun_spoiled`)."""
+        try:
+            return self.runner.run(case, version, rerun_alone=True)
+        except RerunAlone:
+            later: Future = Future()
+            with self._spoiled_lock:
+                self._spoiled.append((case, version, later))
+            return later
+
+    def _alone_on_target(self, case: Case, version: int | None) -> CaseResult:
+        wait(self._concurrent)
+        with self._lock:
             return self.runner.run(case, version)
+
+    def _rerun_spoiled(self) -> None:
+        """Once every concurrent item has ended: those a crash spoiled, one at a time. Alone, the one that
+        takes the target down is the one that stopped it answering (:meth:`Runner.run` fails it)."""
+        wait(self._concurrent)
+        with self._spoiled_lock:
+            spoiled = list(self._spoiled)
+        for case, version, later in spoiled:
+            with self._lock:
+                _settle(later, self.runner.run, case, version)
+
+    def _after_serial_on_target(self) -> None:
+        """Before the hazardous items: the serial ones, where the twin could not start and they run on the target."""
+        self._twin_known.wait()
+        if self._twin is False:
+            wait(self._serial)
 
     def _on_twin(self, twin) -> Runner | None:
         """On the one thread for serial items: the twin's runner, started by the first of them; None
@@ -114,20 +170,27 @@ class RunAhead:
                 log.warning("no second %s for the serial items (%s): they run after the others", self.runner.target.spec,
                             error)
                 self._twin = False
+            finally:
+                self._twin_known.set()
         if self._twin is False:
             wait(self._concurrent)
             return None
         return self._twin[0]
 
     def _run_alone(self, twin, case: Case, version: int | None) -> CaseResult:
-        return (self._on_twin(twin) or self.runner).run(case, version)
+        runner = self._on_twin(twin)
+        if runner is not None:
+            return runner.run(case, version)
+        with self._lock:
+            return self.runner.run(case, version)
 
     def _run_together(self, twin, items: list[tuple[Case, int | None]]) -> None:
         """The items that share restarts, at once on the twin (one at a time on the target without one)."""
         runner = self._on_twin(twin)
         if runner is None:
             for (case, version), future in zip(items, self._together):
-                _settle(future, self.runner.run, case, version)
+                with self._lock:
+                    _settle(future, self.runner.run, case, version)
             return
         shared = SharedRestart(runner.target.restart, len(items))
 
@@ -154,8 +217,13 @@ class RunAhead:
         self._pool.shutdown(wait=True, cancel_futures=True)
         if self._alone is not None:
             self._alone.shutdown(wait=True, cancel_futures=True)
+        self._twin_known.set()  # the twin's thread is done: nothing waits for it any more
         for future in self._together:  # never started: the run stopped first
             future.cancel()
+        self._after.shutdown(wait=True, cancel_futures=True)
+        with self._spoiled_lock:
+            for _, _, later in self._spoiled:
+                later.cancel()  # never run again: the run stopped first
         self._retire_twin()
 
 

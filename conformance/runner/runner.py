@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
 import threading
 import time
 import traceback
+from typing import Callable
 
 from ..client.cluster import Cluster, ClusterError
 from ..client.connection import ClientError
@@ -23,13 +25,34 @@ from .dispatch import run_steps
 from .resources import Resources, TooFewBrokers, UnknownSetting, delete_topics, replicas_needed, too_few_brokers
 from .shared_restart import SharedRestart
 from .steps import bundled
-from .under_way import UnderWay
+from .under_way import UnderWay, last_request, replayable
 
 
 LIVENESS_TIMEOUT_S = 5.0
 # A crashed process's connections close a moment before it can be reaped: how long to wait for how it ended.
 ENDING_WAIT_S = 1.0
 UNDER_IT = "the target stopped answering while another item ran beside this one, and the harness restarted it under this one"
+# How long a target brought back by the user's command (``--restart-command``) may take to answer again.
+BRING_BACK_WAIT_S = 60.0
+NOT_KNOWN = ("which took it down is not known: rerun them with --jobs 1, or let the harness bring the target back "
+             "(--restart-command for a HOST:PORT target) and it reruns them one at a time")
+
+
+class RerunAlone(Exception):
+    """From :meth:`Runner.run` given ``rerun_alone``: the target stopped answering while this item ran beside
+    others, and the harness brought it back. Which of them took it down is not known, so this item has no
+    verdict yet: it is to be run again, alone (:mod:`.parallel` does so once the others are done)."""
+
+
+def command_restart(command: str, timeout_s: float = 300.0) -> Callable[[], None]:
+    """How the user's supervisor brings an attached target back (``--restart-command``): a shell command that
+    returns once the broker is starting; :meth:`Runner._restarted` then waits for it to answer."""
+    def bring_back() -> None:
+        done = subprocess.run(command, shell=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"the restart command exited with status {done.returncode}")
+    return bring_back
 
 
 class Runner:
@@ -57,6 +80,8 @@ class Runner:
         self._under_way = UnderWay()  # several threads may run items (parallel.RunAhead)
         self._restarts = 0  # how often the harness brought the target back after it stopped answering
         self._recovering = threading.Lock()
+        # Brings back a target the harness cannot restart itself (an attached HOST:PORT): ``--restart-command``.
+        self.bring_back: Callable[[], None] | None = None
         self._probing = threading.Lock()
         # Topics the items created, deleted when the runner closes rather than after each item: deleting a
         # topic while other items run disturbs them on some brokers (Kafka 3.9's group coordinator forgets
@@ -116,44 +141,73 @@ class Runner:
         return f"; {ended}" if ended else ""
 
     def _restarted(self) -> bool:
-        """Brings a provisioned target back: restarted where it can be (its data kept), else started afresh
-        where it can be (``revive``: the mock); False where it cannot or did not come back."""
+        """Brings the target back: restarted where it can be (its data kept), else started afresh where it can
+        be (``revive``: the mock), else by the user's command (:attr:`bring_back`); False where it cannot or did
+        not come back."""
+        if Capability.RESTART in self.target.capabilities:
+            bring_back = self.target.restart
+        elif Capability.REVIVE in self.target.capabilities:
+            bring_back = self.target.revive
+        elif self.bring_back is not None:
+            bring_back = self.bring_back
+        else:
+            return False
+        # Counted before it happens: an item that finds the target answering again must know it was restarted.
+        self._restarts += 1
         try:
-            if Capability.RESTART in self.target.capabilities:
-                self.target.restart()
-            elif Capability.REVIVE in self.target.capabilities:
-                self.target.revive()
-            else:
-                return False
+            bring_back()
         except Exception:  # noqa: BLE001 - a failed restart leaves the target down, which is what gets reported
             return False
-        self._restarts += 1
         with self._probing:
             if self._probe is not None:
                 self._probe.close()
                 self._probe = None
-        return self.alive() is None
+        # A supervisor's command may return before the broker listens; restart() and revive() return once it does.
+        deadline = time.monotonic() + (BRING_BACK_WAIT_S if bring_back is self.bring_back else 0.0)
+        while self.alive() is not None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        return True
 
     # ---------------------------------------------------------------------- running
-    def run(self, case: Case, version: int | None, shared_restart: SharedRestart | None = None) -> CaseResult:
+    def run(self, case: Case, version: int | None, shared_restart: SharedRestart | None = None, *,
+            rerun_alone: bool = False) -> CaseResult:
         """Runs one item; after one that may have hurt the target, checks the target still answers. Given
-        ``shared_restart``, the item is one of a group sharing broker restarts (its restart steps wait there)."""
+        ``shared_restart``, the item is one of a group sharing broker restarts (its restart steps wait there).
+        Given ``rerun_alone`` (items running beside each other, :mod:`.parallel`), an item whose verdict a
+        crash left unknown, the target being back, raises :class:`RerunAlone` instead of ending without one."""
+        with self._recovering:  # never while the target is being brought back: then on the life it comes back to
+            restarts = self._restarts
         if self.down is not None:
             result = self._result(case, version, Transcript(), time.monotonic())
             return self._finish(result, Outcome.ERROR, time.monotonic(), Transcript(), f"not run: {self.down}")
         where = f"{case.full_id}" + ("" if version is None else f" v{version}")
-        token, restarts = self._under_way.start(where), self._restarts
-        try:
-            result = self._run(case, version, shared_restart)
+        transcript = Transcript()
+        token = self._under_way.start(where, transcript)
+        try:  # under way until judged: a crash names the items still being judged too
+            result = self._run(case, version, shared_restart, transcript)
+            return self._judged(case, where, transcript, result, self._under_way.beside(token), restarts,
+                                rerun_alone, token)
         finally:
-            beside = self._under_way.finish(token)
+            self._under_way.finish(token)
+
+    def _judged(self, case: Case, where: str, transcript: Transcript, result: CaseResult, beside: list[str],
+                restarts: int, rerun_alone: bool, token: int) -> CaseResult:
+        """The item's result once the target's health is known (see :meth:`run`)."""
         done = result.outcome.uneventful
         if self._restarts != restarts and not done:  # another item's crash: the restart, not this case, did it
+            if rerun_alone:
+                raise RerunAlone(where)
             return self._no_verdict(result, f"no verdict: {UNDER_IT}")
         if done and not case.rough:
             self._answered = True
             return result
         problem = self.alive()
+        if problem is None and self._restarts != restarts and not done:  # it answers again: restarted meanwhile
+            if rerun_alone:
+                raise RerunAlone(where)
+            return self._no_verdict(result, f"no verdict: {UNDER_IT}")
         if problem is None:
             self._answered = True
             return result
@@ -164,24 +218,29 @@ class Runner:
         problem += self._ending()
         with self._recovering:  # items that notice together: one restart
             if self._restarts != restarts:
+                if rerun_alone:
+                    raise RerunAlone(where)
                 return self._no_verdict(result, f"no verdict: {UNDER_IT} ({problem})")
             restarted = self.down is None and self._restarted()
+            if not restarted and beside:  # set before any other item goes on: those after it are not run
+                named = "; ".join([f"{where} (last sent: {last_request(transcript)})", *self._under_way.now(but=token)])
+                self.down = self.down or (f"target {self.target.spec} stopped answering while {len(beside) + 1} "
+                                          f"items ran at once: {problem}; under way then: {named}")
+            elif not restarted:
+                self.down = self.down or f"target {self.target.spec} stopped answering after {where}: {problem}"
         then = "; the harness restarted it" if restarted else ""
         if beside:  # in a parallel run any item under way may have taken it down: the one that noticed is not blamed
+            if restarted and rerun_alone:
+                raise RerunAlone(where)
             others = ", ".join(beside[:3]) + (", ..." if len(beside) > 3 else "")
-            if not restarted:
-                self.down = self.down or (f"target {self.target.spec} stopped answering while {len(beside) + 1} "
-                                          f"items ran at once: {problem}")
             return self._no_verdict(result, f"no verdict: the target stopped answering while this item and "
-                                            f"{len(beside)} others ran at once ({others}): {problem}{then}; which "
-                                            "took it down is not known: rerun them with --jobs 1")
-        if not restarted:
-            self.down = self.down or f"target {self.target.spec} stopped answering after {where}: {problem}"
+                                            f"{len(beside)} others ran at once ({others}): {problem}{then}; this "
+                                            f"item last sent {last_request(transcript)}; {NOT_KNOWN}")
         # A crash is never a pass: the case that took the target down fails, whatever its steps saw
         # and whatever its requirement level (an IMPLEMENTATION case that differed too).
         result.outcome = Outcome.FAILED
-        result.message = (f"{STOPPED_ANSWERING} ({problem}){then}" if restarted else f"{STOPPED_ANSWERING}: {problem}") \
-            + (f"\n{result.message}" if result.message else "")
+        result.message = (f"{STOPPED_ANSWERING}: it took the target down ({problem}){then}; {replayable(transcript)}"
+                          + (f"\n{result.message}" if result.message else ""))
         return result
 
     @staticmethod
@@ -190,9 +249,9 @@ class Runner:
         result.message = why + (f"\n{result.message}" if result.message else "")
         return result
 
-    def _run(self, case: Case, version: int | None, shared_restart: SharedRestart | None) -> CaseResult:
+    def _run(self, case: Case, version: int | None, shared_restart: SharedRestart | None,
+             transcript: Transcript) -> CaseResult:
         started = time.monotonic()
-        transcript = Transcript()
         result = self._result(case, version, transcript, started)
         try:
             if case.api is not None and version is not None:

@@ -2,7 +2,8 @@
 
 In a serial run the item after which the target stopped answering is the one that took it down. In a
 parallel run any item under way at the time may have; blaming the one that happened to notice would turn
-another case's crash into its failure, so the runner needs to know whether an item ran alone.
+another case's crash into its failure, so the runner needs to know whether an item ran alone, and, where
+it cannot find out which one did it, which items were under way and what each sent last.
 """
 
 from __future__ import annotations
@@ -12,23 +13,57 @@ import threading
 
 
 class UnderWay:
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tokens = itertools.count()
         self._labels: dict[int, str] = {}
+        self._transcripts: dict[int, object] = {}  # token -> the item's transcript (a client Transcript)
         self._beside: dict[int, set[str]] = {}  # token -> labels of the items that ran while it did
 
-    def start(self, label: str) -> int:
+    def start(self, label: str, transcript=None) -> int:
         with self._lock:
             token = next(self._tokens)
             for beside in self._beside.values():
                 beside.add(label)
             self._beside[token] = set(self._labels.values())
             self._labels[token] = label
+            self._transcripts[token] = transcript
             return token
 
-    def finish(self, token: int) -> list[str]:
-        """The items that ran, for some of the time, beside this one (none in a serial run)."""
+    def beside(self, token: int) -> list[str]:
+        """The items that ran, for some of the time so far, beside this one (none in a serial run)."""
+        with self._lock:
+            return sorted(self._beside[token])
+
+    def finish(self, token: int) -> None:
         with self._lock:
             del self._labels[token]
-            return sorted(self._beside.pop(token))
+            self._transcripts.pop(token, None)
+            self._beside.pop(token)
+
+    def now(self, but: int | None = None) -> list[str]:
+        """Every item under way at this moment but the one of token ``but``, each with the last request it sent."""
+        with self._lock:
+            under_way = [(label, self._transcripts.get(token)) for token, label in self._labels.items() if token != but]
+        return sorted(f"{label} (last sent: {last_request(transcript)})" for label, transcript in under_way)
+
+
+def last_request(transcript) -> str:
+    """``Metadata v12, step '1 send Metadata'``: the last request in a transcript, or that it sent none."""
+    exchanges = list(getattr(transcript, "exchanges", None) or [])
+    if not exchanges:
+        return "no request yet"
+    last = exchanges[-1]
+    return f"{last.api} v{last.version}" + (f", step '{last.step}'" if last.step else "")
+
+
+def replayable(transcript, limit: int = 512) -> str:
+    """The last request of a transcript as the bytes that replay it: where it is in the transcript (whose
+    ``request_bytes`` keep it), and its hex where it is short enough to show."""
+    exchanges = list(getattr(transcript, "exchanges", None) or [])
+    if not exchanges:
+        return "it sent no request"
+    frame = bytes(exchanges[-1].request_bytes)
+    shown = f", hex {frame.hex()}" if len(frame) <= limit else ""
+    return (f"the request that did it: {last_request(transcript)}, exchange {len(exchanges)} of the transcript "
+            f"(its request_bytes, {len(frame)} bytes with the size prefix{shown})")

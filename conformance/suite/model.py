@@ -18,6 +18,11 @@ LONG_TAG = "long"
 # Keys (or values, as in ``fault: disconnect``) that make a case rough on the target: malformed frames,
 # expected disconnects, refusals or silence, raw bytes, faults.
 ROUGH_WORDS = frozenset({"malform", "disconnect", "no_response", "refused", "raw_hex", "fault"})
+# Keys of a step that send what a broker may not survive: a malformed frame (an unknown API key or version, an
+# impossible size), raw bytes, a request the broker is expected to answer by closing the connection. Their
+# items run after every other item of the target, one at a time (runner.parallel), so a crash costs no other
+# verdict. (``fault: disconnect`` is the harness closing its own connection: a value, not one of these keys.)
+HAZARD_KEYS = frozenset({"malform", "raw_hex", "disconnect"})
 
 
 @dataclass
@@ -70,6 +75,11 @@ class Case:
         """Whether the case treats the target roughly (malformed frames, expected disconnects or silence):
         the target is checked to still answer after each of its items, even a passing one."""
         return any(text in ROUGH_WORDS for text in tree.texts(self.steps))
+
+    @functools.cached_property
+    def hazardous(self) -> bool:
+        """Whether the case sends what a broker may not survive (:data:`HAZARD_KEYS`); such cases are rough too."""
+        return any(key in HAZARD_KEYS for key, _ in tree.entries(self.steps))
 
     @functools.cached_property
     def topics_used(self) -> list[str]:

@@ -20,7 +20,7 @@ class Recorder:
         self.target = SimpleNamespace(spec="fake")
         self.closed = False
 
-    def run(self, case, version):
+    def run(self, case, version, rerun_alone=False):
         began = time.monotonic()
         time.sleep(self.pause_s)
         self.log.append((self.name, case.id, began, time.monotonic(), threading.current_thread().name))
@@ -34,9 +34,9 @@ class Recorder:
         self.kept_topics = keep_topics
 
 
-def fake_case(n: int, serial: bool = False, shares_restart: bool = False) -> SimpleNamespace:
+def fake_case(n: int, serial: bool = False, shares_restart: bool = False, hazardous: bool = False) -> SimpleNamespace:
     return SimpleNamespace(id=f"c{n}", serial=serial or shares_restart, shares_restart=shares_restart, api=None,
-                           requires_config={})
+                           requires_config={}, hazardous=hazardous)
 
 
 def items():
@@ -235,3 +235,18 @@ def test_without_a_twin_items_that_share_restarts_run_one_at_a_time_after_the_ot
     spans = {case: (began, end) for _, case, began, end, _ in log}
     assert spans["c1"][0] >= spans["c0"][1] and spans["c2"][0] >= spans["c1"][1]
 
+
+
+def test_hazardous_items_run_after_every_other_item_of_the_target_one_at_a_time():
+    """A crash there costs no other verdict: the concurrent items and the serial ones without a twin are done."""
+    log = []
+    cases = [fake_case(0, hazardous=True), fake_case(1), fake_case(2, serial=True), fake_case(3, hazardous=True),
+             fake_case(4), fake_case(5)]
+    work = [(case, None) for case in cases]
+    ahead = RunAhead(Recorder("main", log), work, 4)
+    results = [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    assert results == [f"main:c{n}" for n in range(6)]
+    spans = {case: (began, end) for _, case, began, end, _ in log}
+    others_end = max(end for case, (_, end) in spans.items() if case not in ("c0", "c3"))
+    assert spans["c0"][0] >= others_end and spans["c3"][0] >= spans["c0"][1]  # last, in order, one at a time

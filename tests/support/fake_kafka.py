@@ -7,6 +7,10 @@ answer (every field at its default: no error), or one of the behaviours below. `
 whole server misbehave: ``hang`` (accepts, never answers), ``http`` (answers like a web server),
 ``truncate`` (sends half of every frame, then closes).
 
+``on_unknown_key`` is what it does with a request whose API key it does not know: ``CLOSE`` (Kafka's
+answer) or ``DIE`` (a broker that crashes on it). ``port`` listens on a given port: a test brings a dead
+fake back where the harness expects it (:meth:`FakeKafka.revived`).
+
 ``tls`` (a server ``ssl.SSLContext``) makes it a TLS listener; ``sasl`` (a :class:`Sasl`) makes it
 require SASL as Kafka does: before authenticating only ApiVersions and the SASL requests are
 answered (anything else closes the connection), PLAIN and SCRAM are checked against the users, and
@@ -28,6 +32,7 @@ from conformance.protocol.codec import default_codec
 from conformance.protocol.exceptions import DecodeError
 
 CODEC = default_codec()
+KNOWN_KEYS = frozenset(spec.api_key for spec in CODEC.registry.apis())
 CLOSE = "close"  # handler answer: close this connection without answering
 SILENT = "silent"  # handler answer: keep the connection, never answer this request
 DIE = "die"  # handler answer: close the connection and stop listening, like a crashed broker
@@ -51,15 +56,17 @@ PRE_AUTHENTICATION = ("ApiVersions", "SaslHandshake", "SaslAuthenticate")
 
 class FakeKafka:
     def __init__(self, handler=None, *, mode: str = "answer", apis: dict[str, tuple[int, int]] | None = None,
-                 tls: ssl.SSLContext | None = None, sasl: Sasl | None = None):
+                 tls: ssl.SSLContext | None = None, sasl: Sasl | None = None, on_unknown_key: str = CLOSE,
+                 port: int = 0):
         self.handler = handler or (lambda api, version, body: None)
+        self.on_unknown_key = on_unknown_key
         self.mode = mode
         self.apis = apis
         self.tls = tls
         self.sasl = sasl
         self.connections = 0
         self.requests: list[tuple[str, int]] = []
-        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server = socket.create_server(("127.0.0.1", port))
         self.port = self.server.getsockname()[1]
         self.alive = True
         self._clients: list[socket.socket] = []
@@ -69,6 +76,11 @@ class FakeKafka:
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def revived(self) -> "FakeKafka":
+        """A new fake like this one on the same port, as a supervisor restarts a crashed broker."""
+        return FakeKafka(self.handler, mode=self.mode, apis=self.apis, tls=self.tls, sasl=self.sasl,
+                         on_unknown_key=self.on_unknown_key, port=self.port)
 
     def stop(self) -> None:
         """Stop listening and drop every connection: from the client's side, the broker died."""
@@ -129,13 +141,21 @@ class FakeKafka:
                         return
                     if answer == SILENT:
                         continue
+                    if not self.alive:  # it died while this request was handled: a dead broker answers nothing
+                        return
                     if self.mode == "truncate":
                         client.sendall(answer[: len(answer) // 2])
                         return
-                    client.sendall(answer)
+                    try:
+                        client.sendall(answer)
+                    except OSError:  # closed by stop() meanwhile
+                        return
 
     def _answer(self, payload: bytes, state: dict | None = None):
         api_key, version, correlation = frames.peek_request_header(payload)
+        if api_key not in KNOWN_KEYS:
+            self.requests.append((f"key {api_key}", version))
+            return self.on_unknown_key
         api = CODEC.registry.api(api_key).name
         try:
             _, body = frames.decode_request(CODEC, payload)

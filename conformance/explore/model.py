@@ -1,0 +1,558 @@
+"""The reference model: what each answer of an explored history may be, by the KIP texts, and the invariants.
+
+The model holds what the requests so far established: per transactional id its producer id, epoch and older
+generations and its transaction (partitions and groups added, pending offsets, whether EndTxn ended it and how);
+per idempotent producer its id; per partition the writes accepted (their record values and offsets) and the
+values of writes refused; per group the offsets committed. For each operation :meth:`Model.expect` picks the
+row of :data:`TABLE` that applies and says which answers the rule allows; :meth:`Model.step` judges the answer,
+applies its effect and checks the invariants. A retriable error is never a departure: it leaves the state as it
+was, and where the rule demands an answer the step is inconclusive (:class:`Inconclusive`).
+
+What the model does not know it does not judge: a write accepted while its transaction was ending (transaction
+version 1 lets it join the ending transaction or start another) has no known fate, and the offsets of a commit
+still completing may be read old or new.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from .ops import Op, Resolved
+from .rules import Rule, rule
+
+NONE = 0
+# Errors that say "not now": the coordinator loading or moving, a transaction still completing, a replica set
+# short for a moment. They never make a departure, and they have no effect.
+RETRIABLE = frozenset({6, 13, 14, 15, 16, 19, 51})
+# Errors after which a write may or may not have happened: never judged, the history is inconclusive.
+UNKNOWN_OUTCOME = frozenset({7, 20})
+UNSTABLE_OFFSET_COMMIT = 88
+
+ACCEPT, REFUSE, EITHER = "accept", "refuse", "either"
+
+
+class Inconclusive(Exception):
+    """The answer leaves the model unable to judge what follows (a retriable error where an answer was due)."""
+
+
+@dataclass(frozen=True)
+class Departure:
+    """An answer or a state the rule forbids."""
+
+    rule: Rule
+    message: str
+    # the departing step's expectation in the suite format, one the answer seen fails; {} where the format has none
+    expect: dict
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the rule allows for an operation's error: accepted, refused (any error), or either."""
+
+    outcome: str
+    rule: Rule
+
+
+@dataclass(eq=False)
+class Transaction:
+    """One transaction of a transactional id; ``outcome`` is set when EndTxn (or a new generation) ended it."""
+
+    serial: int
+    partitions: set = field(default_factory=set)
+    groups: set = field(default_factory=set)
+    pending: dict = field(default_factory=dict)   # (group, topic, partition) -> offset
+    first_offsets: dict = field(default_factory=dict)  # (topic, partition) -> first offset written
+    outcome: str | None = None                    # None while open, then "commit" or "abort"
+
+
+@dataclass
+class Producer:
+    """A transactional id or an idempotent producer: its generations (producer id, epoch), newest last."""
+
+    generations: list = field(default_factory=list)
+    transaction: Transaction | None = None
+    ended: tuple | None = None  # transaction version 2: (generation before the bump, commit) of the last EndTxn
+
+    @property
+    def current(self) -> tuple[int, int] | None:
+        """The newest generation: (producer id, epoch)."""
+        return self.generations[-1] if self.generations else None
+
+
+@dataclass(eq=False)
+class Write:
+    """Records an accepted Produce wrote; ``transaction`` None for an idempotent write, ``fate_known`` False for
+    a write that arrived while its transaction was ending."""
+
+    values: tuple
+    key: tuple
+    base_offset: int
+    transaction: Transaction | None
+    fate_known: bool = True
+
+
+@dataclass
+class Partition:
+    """What the history wrote to one partition, and what was refused."""
+    writes: list = field(default_factory=list)
+    by_value: dict = field(default_factory=dict)
+    refused: set = field(default_factory=set)
+    end: int = 0  # one past the last offset an accepted write took: the high watermark is at least this
+
+
+@dataclass
+class Batch:
+    """The last batch a producer wrote to a partition, to recognise a repeat."""
+
+    sequence: int
+    values: tuple
+    base_offset: int
+
+
+# The table: per operation kind, the rows in order; the first whose condition holds decides. A condition reads
+# the model's view of the operation (:class:`Situation`).
+TABLE: dict[str, list[tuple[str, str, str]]] = {
+    "InitProducerId": [("always", ACCEPT, "init.assigns-producer-id")],
+    "AddPartitionsToTxn": [("stale", REFUSE, "fenced.refused"),
+                           ("always", ACCEPT, "add-partitions.accepted")],
+    "AddOffsetsToTxn": [("stale", REFUSE, "fenced.refused"),
+                        ("always", ACCEPT, "add-offsets.accepted")],
+    # Kafka's documented deviation (rules.DEVIATIONS): a write at the epoch EndTxn v5 just bumped from, to a
+    # partition of the transaction it ended, may still be accepted while the markers are written
+    "Produce": [("tv2_just_bumped", EITHER, "fenced.refused"),
+                ("stale", REFUSE, "fenced.refused"),
+                ("tv2_sequence_gap", REFUSE, "produce.sequence"),
+                ("tv2_repeat", EITHER, "produce.exactly-once"),
+                ("tv2", ACCEPT, "produce.added-implicitly"),
+                ("late", EITHER, "produce.partition-in-transaction"),
+                ("outside_transaction", REFUSE, "produce.partition-in-transaction"),
+                ("sequence_gap", REFUSE, "produce.sequence"),
+                ("repeat", EITHER, "produce.exactly-once"),
+                ("always", ACCEPT, "produce.accepted")],
+    "TxnOffsetCommit": [("stale", REFUSE, "fenced.refused"),
+                        ("tv2", ACCEPT, "txn-offset-commit.added-implicitly"),
+                        ("late_group", EITHER, "txn-offset-commit.after-add-offsets"),
+                        ("no_offsets_added", REFUSE, "txn-offset-commit.after-add-offsets"),
+                        ("group_not_added", EITHER, "txn-offset-commit.after-add-offsets"),
+                        ("always", ACCEPT, "txn-offset-commit.after-add-offsets")],
+    "EndTxn": [("end_retry", EITHER, "end-txn.bumps-epoch"),
+               ("stale", REFUSE, "fenced.refused"),
+               ("no_open_transaction", EITHER, "end-txn.accepted"),
+               ("tv2", ACCEPT, "end-txn.bumps-epoch"),
+               ("always", ACCEPT, "end-txn.accepted")],
+    "Fetch": [("always", ACCEPT, "read.known-records")],
+    "ListOffsets": [("always", ACCEPT, "read.known-records")],
+    "OffsetFetch": [("require_stable_pending", EITHER, "offsets.pending-refused"),
+                    ("always", ACCEPT, "offsets.committed-only")],
+    "DescribeTransactions": [("always", EITHER, "describe.answers")],
+    "ListTransactions": [("always", EITHER, "describe.answers")],
+}
+
+
+class Model:
+    """The state a history established, and the judge of its next answer."""
+
+    def __init__(self, topics: int = 2, partitions: int = 2, *, tv2: bool = False):
+        """``tv2``: the history speaks transaction version 2 (KIP-890 part 2): EndTxn v5 bumps the epoch, Produce
+        v12 and TxnOffsetCommit v5 add their partition to the transaction themselves."""
+        self.tv2 = tv2
+        self.transactional: dict[int, Producer] = {}
+        self.idempotent: dict[int, Producer] = {}
+        self.partitions = {(t, p): Partition() for t in range(topics) for p in range(partitions)}
+        self.committed: dict[tuple, int] = {}       # (group, topic, partition) -> committed offset
+        self.maybe_committed: dict[tuple, set] = {}  # offsets a commit still completing may show
+        self.sequences: dict[tuple, int] = {}        # (pid, epoch, topic, partition) -> next sequence
+        self.last_batch: dict[tuple, Batch] = {}
+        self.producer_ids: dict[int, str] = {}       # every producer id answered, to whom
+        self._serials = itertools.count(1)
+        self._values = itertools.count(1)
+
+    # ------------------------------------------------------------------ what an operation may do
+    def can(self, op: Op) -> bool:
+        """Whether ``op`` makes sense now (the driver draws only those): a producer must exist to act, a stale
+        operation needs an older generation, a repeat needs a batch to repeat."""
+        producer = self._producer(op)
+        if op.kind in ("AddPartitionsToTxn", "AddOffsetsToTxn", "TxnOffsetCommit", "EndTxn", "Produce"):
+            if producer is None or producer.current is None:
+                return False
+            if op.stale and len(producer.generations) < 2:
+                return False
+        if op.kind == "Produce" and not op.stale:
+            key = self._sequence_key(op)
+            if op.sequence == "gap" and self.sequences.get(key, 0) == 0:
+                return False  # the text ties a refusal to a sequence after "the last committed message" only
+            if op.sequence == "repeat" and key not in self.last_batch:
+                return False
+        if op.kind == "TxnOffsetCommit" and op.group is None:
+            return False
+        return True
+
+    def _producer(self, op: Op) -> Producer | None:
+        if op.txn is not None:
+            return self.transactional.get(op.txn)
+        if op.producer is not None:
+            return self.idempotent.get(op.producer)
+        return None
+
+    def _sequence_key(self, op: Op) -> tuple:
+        producer = self._producer(op)
+        assert producer is not None  # can() asks only of operations whose producer exists
+        pid, epoch = producer.generations[-2 if op.stale else -1]
+        return (pid, epoch, op.topic, op.partition)
+
+    def resolve(self, op: Op, names: "Names") -> Resolved:
+        """Concrete values for ``op``: the generation it speaks for, its sequence, fresh record values."""
+        resolved = Resolved(transactional_id=names.txn(op.txn) if op.txn is not None else None,
+                            topic=names.topic(op.topic), topic_id=names.topic_ids.get(op.topic),
+                            group=names.group(op.group) if op.group is not None else "",
+                            names={names.topic(index): index for index in range(names.topics)})
+        producer = self._producer(op)
+        if producer is not None and producer.current is not None and op.kind != "InitProducerId":
+            resolved.producer_id, resolved.producer_epoch = producer.generations[-2 if op.stale else -1]
+        if op.kind == "Produce":
+            key = (resolved.producer_id, resolved.producer_epoch, op.topic, op.partition)
+            following = self.sequences.get(key, 0)
+            if op.sequence == "repeat" and key in self.last_batch:
+                batch = self.last_batch[key]
+                resolved.base_sequence, resolved.values = batch.sequence, batch.values
+            else:
+                resolved.base_sequence = following + (2 if op.sequence == "gap" else 0)
+                resolved.values = tuple(f"v{next(self._values)}" for _ in range(op.count))
+        if op.kind == "AddPartitionsToTxn":
+            resolved.partitions = tuple((names.topic(t), p) for t, p in op.partitions)
+        if op.kind == "OffsetFetch":
+            resolved.partitions = tuple((names.topic(t), p) for t, p in sorted({(t, p) for (_, t, p) in self._group_keys(op.group)} | {(0, 0)}))
+        return resolved
+
+    def _group_keys(self, group) -> set:
+        keys = {key for key in self.committed if key[0] == group}
+        keys |= {key for key in self.maybe_committed if key[0] == group}
+        for producer in self.transactional.values():
+            if producer.transaction is not None:
+                keys |= {key for key in producer.transaction.pending if key[0] == group}
+        return keys
+
+    # ------------------------------------------------------------------ the table
+    def situation(self, op: Op, resolved: Resolved) -> set[str]:
+        """The conditions of :data:`TABLE` that hold for ``op``."""
+        holds = {"always"}
+        if op.stale:
+            holds.add("stale")
+        producer = self._producer(op)
+        transaction = producer.transaction if producer is not None else None
+        open_ = transaction if transaction is not None and transaction.outcome is None else None
+        if op.kind == "Produce" and op.txn is not None:
+            where = (op.topic, op.partition)
+            if transaction is not None and transaction.outcome is not None and where in transaction.partitions:
+                holds.add("late")
+            if open_ is None or where not in open_.partitions:
+                holds.add("outside_transaction")
+        if op.kind == "Produce" and not op.stale:
+            key = (resolved.producer_id, resolved.producer_epoch, op.topic, op.partition)
+            following = self.sequences.get(key, 0)
+            batch = self.last_batch.get(key)
+            if batch is not None and resolved.base_sequence == batch.sequence and resolved.values == batch.values:
+                holds.add("repeat")
+            elif resolved.base_sequence != following:
+                holds.add("sequence_gap")
+        if op.kind == "TxnOffsetCommit":
+            if transaction is not None and transaction.outcome is not None and op.group in transaction.groups:
+                holds.add("late_group")
+            if open_ is None or not open_.groups:
+                holds.add("no_offsets_added")
+            elif op.group not in open_.groups:
+                # the text ties AddOffsetsToTxn to a group but says nothing of another group's offsets in the same
+                # transaction (Kafka checks the offsets partition, which two groups may share): either answer
+                holds.add("group_not_added")
+        if op.kind == "EndTxn" and open_ is None:
+            holds.add("no_open_transaction")
+        if self.tv2 and op.kind == "EndTxn" and op.stale and producer is not None and producer.ended == (
+                producer.generations[-2], op.commit):
+            holds.add("end_retry")  # the same EndTxn again at the epoch before its bump: a retry, not a zombie
+        if self.tv2 and op.kind == "Produce" and op.stale and producer is not None and producer.ended is not None \
+                and producer.ended[0] == producer.generations[-2] and transaction is not None \
+                and transaction.outcome is not None and (op.topic, op.partition) in transaction.partitions:
+            holds.add("tv2_just_bumped")
+        if self.tv2 and op.txn is not None and op.kind in ("Produce", "TxnOffsetCommit", "EndTxn"):
+            holds.add("tv2")
+            holds |= {f"tv2_{name}" for name in ("sequence_gap", "repeat") if name in holds}
+        if op.kind == "OffsetFetch" and op.require_stable and self._pending_offsets(op.group):
+            holds.add("require_stable_pending")
+        return holds
+
+    def expect(self, op: Op, resolved: Resolved) -> Expectation:
+        """The first row of :data:`TABLE` for ``op`` whose condition holds."""
+        holds = self.situation(op, resolved)
+        for condition, outcome, rule_id in TABLE[op.kind]:
+            if condition in holds:
+                return Expectation(outcome, rule(rule_id))
+        raise AssertionError(f"no row of the table applies to {op.describe()}")
+
+    # ------------------------------------------------------------------ judging
+    def step(self, op: Op, resolved: Resolved, answer: dict) -> list[Departure]:
+        """Judge ``answer`` to ``op``, apply its effect, check the invariants; the departures found."""
+        expectation = self.expect(op, resolved)
+        error = answer.get("error", NONE)
+        if error in UNKNOWN_OUTCOME:
+            raise Inconclusive(f"{op.describe()}: error {error} leaves the write's outcome unknown")
+        if error in RETRIABLE:
+            if expectation.outcome == ACCEPT:
+                raise Inconclusive(f"{op.describe()}: still a retriable error ({error}) when the retries ended")
+            return []
+        accepted = error == NONE
+        if expectation.outcome == ACCEPT and not accepted:
+            return [Departure(expectation.rule, f"{op.describe()} was refused with error {error}; "
+                              f"{expectation.rule.summary}", {"error_code": "NONE"})]
+        if expectation.outcome == REFUSE and accepted:
+            self._note_refused_accepted(op, resolved, answer)
+            return [Departure(expectation.rule, f"{op.describe()} was accepted; {expectation.rule.summary}",
+                              {"error_code": {"ne": "NONE"}})]
+        if not accepted:
+            if op.kind == "Produce":
+                self.partitions[(op.topic, op.partition)].refused.update(resolved.values)
+            return []
+        apply = getattr(self, f"_apply_{op.kind}")
+        return apply(op, resolved, answer, expectation) or []
+
+    def _note_refused_accepted(self, op, resolved, answer) -> None:
+        """A write the rule refuses was accepted: its records exist, with no transaction the model knows."""
+        if op.kind == "Produce":
+            self._record_write(op, resolved, answer, transaction=None, fate_known=False)
+
+    # ------------------------------------------------------------------ effects of accepted answers
+    def _apply_InitProducerId(self, op, resolved, answer, expectation):
+        pid, epoch = answer.get("producer_id", -1), answer.get("producer_epoch", -1)
+        owner = f"txn{op.txn}" if op.txn is not None else f"producer{op.producer}"
+        if pid is None or pid < 0 or epoch is None or epoch < 0:
+            return [Departure(expectation.rule, f"{op.describe()} answered producer id {pid}, epoch {epoch}",
+                              {"error_code": "NONE", "fields": {"producer_id": {"ge": 0}, "producer_epoch": {"ge": 0}}})]
+        previous_owner = self.producer_ids.get(pid)
+        if op.txn is None and previous_owner is not None:
+            return [Departure(expectation.rule, f"{op.describe()} answered producer id {pid}, already {previous_owner}'s",
+                              {})]
+        if op.txn is not None and previous_owner not in (None, owner):
+            return [Departure(expectation.rule, f"{op.describe()} answered producer id {pid}, already {previous_owner}'s",
+                              {})]
+        self.producer_ids[pid] = owner
+        table = self.transactional if op.txn is not None else self.idempotent
+        producer = table.setdefault(op.txn if op.txn is not None else op.producer, Producer())
+        departures = []
+        if producer.current is not None:
+            old_pid, old_epoch = producer.current
+            if pid == old_pid and epoch <= old_epoch:
+                departures.append(Departure(rule("init.fences-older-generation"),
+                                            f"{op.describe()} answered epoch {epoch} of producer id {pid}, not above {old_epoch}",
+                                            {}))
+        if producer.transaction is not None and producer.transaction.outcome is None:
+            self._end(producer.transaction, "abort")  # init.aborts-pending-transaction
+        producer.generations.append((pid, epoch))
+        return departures
+
+    def _apply_AddPartitionsToTxn(self, op, resolved, answer, expectation):
+        transaction = self._open_transaction(op)
+        transaction.partitions.update(op.partitions)
+
+    def _apply_AddOffsetsToTxn(self, op, resolved, answer, expectation):
+        self._open_transaction(op).groups.add(op.group)
+
+    def _open_transaction(self, op) -> Transaction:
+        producer = self.transactional[op.txn]
+        if producer.transaction is None or producer.transaction.outcome is not None:
+            producer.transaction = Transaction(next(self._serials))
+        return producer.transaction
+
+    def _apply_Produce(self, op, resolved, answer, expectation):
+        key = (resolved.producer_id, resolved.producer_epoch, op.topic, op.partition)
+        where = self.partitions[(op.topic, op.partition)]
+        batch = self.last_batch.get(key)
+        if batch is not None and (resolved.base_sequence, resolved.values) == (batch.sequence, batch.values):
+            return []  # a repeat: not written again (produce.exactly-once is checked where the log is read)
+        departures = []
+        if answer["base_offset"] < where.end:
+            departures.append(Departure(rule("read.known-records"),
+                                        f"{op.describe()} was written at offset {answer['base_offset']}, below "
+                                        f"{where.end} where an earlier write ended", {}))
+        producer = self._producer(op)
+        if self.tv2 and op.txn is not None:
+            self._open_transaction(op).partitions.add((op.topic, op.partition))  # Produce v12 adds it itself
+        transaction = producer.transaction if op.txn is not None else None
+        late = expectation.outcome == EITHER  # joined a transaction that was ending
+        self._record_write(op, resolved, answer, transaction=transaction, fate_known=not late)
+        if transaction is not None and not late:
+            transaction.first_offsets.setdefault((op.topic, op.partition), answer["base_offset"])
+        self.sequences[key] = resolved.base_sequence + len(resolved.values)
+        self.last_batch[key] = Batch(resolved.base_sequence, resolved.values, answer["base_offset"])
+        return departures
+
+    def _record_write(self, op, resolved, answer, *, transaction, fate_known) -> None:
+        where = self.partitions[(op.topic, op.partition)]
+        write = Write(resolved.values, (op.topic, op.partition), answer.get("base_offset", -1), transaction, fate_known)
+        where.writes.append(write)
+        for value in resolved.values:
+            where.by_value[value] = write
+        if write.base_offset >= 0:
+            where.end = max(where.end, write.base_offset + len(resolved.values))
+
+    def _apply_TxnOffsetCommit(self, op, resolved, answer, expectation):
+        if self.tv2:
+            self._open_transaction(op).groups.add(op.group)  # TxnOffsetCommit v5 adds the offsets itself
+        transaction = self.transactional[op.txn].transaction
+        key = (op.group, op.topic, op.partition)
+        if expectation.outcome == EITHER and (transaction is None or transaction.outcome is not None):
+            self.maybe_committed.setdefault(key, set()).add(op.offset)  # joined an ending transaction: either offset
+            return
+        transaction.pending[key] = op.offset
+
+    def _apply_EndTxn(self, op, resolved, answer, expectation):
+        producer = self.transactional[op.txn]
+        departures = []
+        if self.tv2:  # EndTxn v5 answers the generation the producer continues with
+            bumped = (answer.get("producer_id", -1), answer.get("producer_epoch", -1))
+            if expectation.outcome == EITHER and op.stale:
+                return []  # a retry of the EndTxn that bumped: no new generation, no effect
+            if bumped[0] is not None and bumped[0] >= 0 and (bumped[1] or 0) >= 0 and bumped != producer.current:
+                producer.ended = (producer.current, op.commit)
+                producer.generations.append(bumped)
+            elif expectation.outcome == ACCEPT:
+                departures.append(Departure(expectation.rule, f"{op.describe()} answered producer id {bumped[0]} "
+                                            f"epoch {bumped[1]}, not a new generation", {}))
+        if expectation.outcome == EITHER or producer.transaction is None:
+            return departures  # no open transaction: the text ties no effect to it
+        self._end(producer.transaction, "commit" if op.commit else "abort")
+        return departures
+
+    def _end(self, transaction: Transaction, outcome: str) -> None:
+        transaction.outcome = outcome
+        for key, offset in transaction.pending.items():
+            if outcome == "commit":  # until read, the old offset may still show: the commit is completing
+                self.maybe_committed.setdefault(key, set()).add(offset)
+
+    # ------------------------------------------------------------------ reads: the invariants
+    def _apply_Fetch(self, op, resolved, answer, expectation):
+        where = self.partitions[(op.topic, op.partition)]
+        departures, kept, seen = [], [], set()
+        hw, lso = answer["high_watermark"], answer["last_stable_offset"]
+        for value in answer["values"]:
+            write = where.by_value.get(value)
+            problem = None
+            if value in where.refused:
+                problem = ("refused.not-written", f"returned {value}, a record of a refused write")
+            elif write is None:
+                problem = ("read.known-records", f"returned {value}, a record never written")
+            elif value in seen:
+                problem = ("produce.exactly-once", f"returned {value} twice")
+            elif op.isolation == 1 and write.fate_known and write.transaction is not None \
+                    and write.transaction.outcome != "commit":
+                state = "aborted" if write.transaction.outcome == "abort" else "still open"
+                problem = ("read-committed.committed-only", f"returned {value}, a record of a transaction {state}")
+            seen.add(value)
+            if problem is None:
+                kept.append(value)
+            else:
+                departures.append((rule(problem[0]), f"{op.describe()} {problem[1]}"))
+        # the values a reader may see are those the log may hold, once each: what the case expects instead
+        departures = [Departure(found, message, {"values": kept}) for found, message in departures]
+        if op.isolation == 1 and lso >= 0:
+            beyond = [value for value in answer["values"] if answer["offsets"].get(value, -1) >= lso]
+            if beyond:
+                departures.append(Departure(rule("lso.below-open-transaction"),
+                                            f"{op.describe()} returned {beyond[0]} at offset "
+                                            f"{answer['offsets'][beyond[0]]}, not below the last stable offset {lso}",
+                                            {}))
+        departures += self._check_offsets(op, hw=hw, lso=lso)
+        return departures
+
+    def _apply_ListOffsets(self, op, resolved, answer, expectation):
+        if op.isolation == 1:
+            return self._check_offsets(op, hw=None, lso=answer["offset"])
+        return self._check_offsets(op, hw=answer["offset"], lso=None)
+
+    def _check_offsets(self, op, *, hw, lso) -> list[Departure]:
+        """The high watermark covers every write; the LSO stays at or below each open transaction's first offset
+        and at or below the high watermark."""
+        where = self.partitions[(op.topic, op.partition)]
+        departures = []
+        if hw is not None and hw < where.end:
+            departures.append(Departure(rule("read.known-records"),
+                                        f"{op.describe()}: high watermark {hw} below {where.end}, the end of the "
+                                        f"accepted writes", {"fields": {"high_watermark": {"ge": where.end}}}))
+        if lso is None:
+            return departures
+        if hw is not None and lso > hw:
+            departures.append(Departure(rule("lso.below-open-transaction"),
+                                        f"{op.describe()}: last stable offset {lso} above the high watermark {hw}", {}))
+        for first in self.open_first_offsets(op.topic, op.partition):
+            if lso > first:
+                field_name = "last_stable_offset" if op.kind == "Fetch" else "topics[0].partitions[0].offset"
+                departures.append(Departure(rule("lso.below-open-transaction"),
+                                            f"{op.describe()}: last stable offset {lso} passed {first}, the first offset "
+                                            f"of a transaction still open", {"fields": {field_name: {"le": first}}}))
+        return departures
+
+    def open_first_offsets(self, topic: int, partition: int) -> list[int]:
+        """First offsets on the partition of the transactions the model knows to be open."""
+        return sorted(transaction.first_offsets[(topic, partition)]
+                      for producer in self.transactional.values()
+                      for transaction in [producer.transaction]
+                      if transaction is not None and transaction.outcome is None
+                      and (topic, partition) in transaction.first_offsets)
+
+    def _pending_offsets(self, group) -> dict:
+        pending = {}
+        for producer in self.transactional.values():
+            transaction = producer.transaction
+            if transaction is not None and transaction.outcome is None:
+                pending.update({key: offset for key, offset in transaction.pending.items() if key[0] == group})
+        return pending
+
+    def _apply_OffsetFetch(self, op, resolved, answer, expectation):
+        departures = []
+        pending = self._pending_offsets(op.group)
+        for (topic, partition), (error, offset) in answer["partitions"].items():
+            key = (op.group, topic, partition)
+            if error:
+                if key in pending and op.require_stable:
+                    continue  # offsets.pending-refused: a refusal is what the text asks
+                if error in RETRIABLE or error == UNSTABLE_OFFSET_COMMIT:
+                    continue
+                departures.append(Departure(rule("offsets.committed-only"),
+                                            f"{op.describe()}: error {error} for t{topic}-{partition}", {}))
+                continue
+            allowed = {self.committed.get(key, -1)} | self.maybe_committed.get(key, set())
+            if offset not in allowed:
+                detail = "a pending offset of an open transaction" if offset == pending.get(key) else "never committed"
+                departures.append(Departure(rule("offsets.committed-only"),
+                                            f"{op.describe()}: offset {offset} for t{topic}-{partition}, {detail} "
+                                            f"(allowed: {sorted(allowed)})", {}))
+            elif offset != self.committed.get(key, -1):
+                self.committed[key] = offset  # the commit completed: from now on only it is stable
+                self.maybe_committed.pop(key, None)
+        return departures
+
+    def _apply_DescribeTransactions(self, op, resolved, answer, expectation):
+        return []  # describe.answers: sent and answered, the state not judged
+
+    def _apply_ListTransactions(self, op, resolved, answer, expectation):
+        return []
+
+
+class Names:
+    """The names of one history's topics, transactional ids and groups (unique to it)."""
+
+    def __init__(self, prefix: str, topics: int = 2, topic_ids: dict | None = None):
+        self.prefix = prefix
+        self.topics = topics
+        self.topic_ids = topic_ids or {}
+
+    def topic(self, index: int) -> str:
+        """The name of topic ``index``."""
+        return f"{self.prefix}-t{index}"
+
+    def txn(self, index: int) -> str:
+        """The name of transactional id ``index``."""
+        return f"{self.prefix}-txn{index}"
+
+    def group(self, index: int) -> str:
+        """The name of group ``index``."""
+        return f"{self.prefix}-group{index}"

@@ -1,0 +1,52 @@
+"""The fan-out: the same seeds explored by worker processes here and as Spark tasks on a standalone cluster (a
+master and a worker on loopback, from pyspark's own distribution) give the same departures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+import conformance  # noqa: E402
+from conformance.analysis.cluster import StandaloneCluster  # noqa: E402
+from conformance.cli import main  # noqa: E402
+from conformance.report.results import read_results  # noqa: E402
+from conformance.targets.kafka_jars import cached_libs  # noqa: E402
+
+pytestmark = pytest.mark.broker
+EXPLORATION = ["--target", "kafka:3.5.2", "--budget", "30", "--seed", "7", "--workers", "2"]
+
+
+def departures(results: Path) -> set[str]:
+    """The cases written for the departures, by file name (rule and shrunk steps' digest)."""
+    return {Path(row["artifacts"]["case"]).name for row in read_results(results) if row["outcome"] == "failed"}
+
+
+def test_spark_tasks_on_a_standalone_cluster_find_what_local_workers_find(tmp_path, monkeypatch):
+    if not cached_libs("3.5.2").is_dir():
+        pytest.skip("Kafka 3.5.2 jars are not cached: python -m conformance.targets.kafka_jars 3.5.2")
+    local = tmp_path / "local.jsonl"
+    assert main(["explore", *EXPLORATION, "--cases", str(tmp_path / "local"), "--results", str(local)]) == 1
+    # The command in a child process, as a user types it: one JVM holds one Spark context, and the executors
+    # import this checkout of the package.
+    # The daemons pass their environment on to the executors' Python workers: set before the cluster starts.
+    root = str(Path(conformance.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    environment = dict(os.environ)
+    cluster = StandaloneCluster(cores=1, memory="1g")
+    with cluster:
+        completed = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", "explore", *EXPLORATION, "--spark", cluster.url,
+             "--cases", str(tmp_path / "spark"), "--results", str(tmp_path / "spark.jsonl")],
+            capture_output=True, text=True, timeout=900, env=environment, cwd=root)
+        applications = cluster.state().get("completedapps", [])
+    assert completed.returncode == 1, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert [(app["name"], app["state"]) for app in applications] == [("conformance-explore", "FINISHED")]
+    found = departures(local)
+    assert "explore.kafka-3-5-2.produce-partition-in-transaction.9b3b7adf.yaml" in found
+    assert departures(tmp_path / "spark.jsonl") == found

@@ -1,0 +1,65 @@
+"""The exploration's budget, and the merge of several seeds' explorations (no broker)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.explore.driver import Collector, Step
+from conformance.explore.fanout import merge, seeds_from
+from conformance.explore.model import Model, Names
+from conformance.explore.ops import Op
+from conformance.explore.session import Budget, Exploration, Found, results
+
+
+def test_a_budget_is_a_time_or_a_number_of_histories():
+    assert Budget.parse("60s") == Budget(seconds=60)
+    assert Budget.parse("5m") == Budget(seconds=300)
+    assert Budget.parse("200") == Budget(examples=200)
+    for wrong in ("", "0", "-3s", "soon"):
+        with pytest.raises(ValueError, match="give a time"):
+            Budget.parse(wrong)
+
+
+def hanging(pid: int) -> Found:
+    """The two-request history of the hanging-transaction class, as one seed found it."""
+    model, names, history = Model(), Names(f"s{pid}"), []
+    for op, answer in ((Op("InitProducerId", 0, txn=0), {"error": 0, "producer_id": pid, "producer_epoch": 0}),
+                       (Op("Produce", 3, txn=0), {"error": 0, "base_offset": 0})):
+        resolved = model.resolve(op, names)
+        step = Step(op, resolved, answer=answer, outcome=model.expect(op, resolved).outcome)
+        step.departures = model.step(op, resolved, answer)
+        history.append(step)
+    return Found("produce.partition-in-transaction", "accepted", history, None)
+
+
+def exploration(seed: int, *found: Found, requests: int = 10) -> Exploration:
+    collector = Collector()
+    collector.examples, collector.requests = 2, requests
+    return Exploration("kafka:3.5.2", seed, collector, elapsed_s=1.0, found=list(found))
+
+
+def test_the_same_shrunk_case_found_by_two_seeds_is_one_departure():
+    # producer ids differ between the two runs; the case's steps (saved variables) do not
+    merged = merge([exploration(1, hanging(10)), exploration(2, hanging(77), requests=5)], target="kafka:3.5.2", seed=1)
+    assert len(merged.found) == 1
+    assert (merged.collector.examples, merged.collector.requests) == (4, 15)
+    assert seeds_from(7, 3) == [7, 8, 9]
+
+
+def test_a_departure_is_a_failed_result_with_its_history(tmp_path):
+    [result] = results(exploration(1, hanging(10)), run_id="r", target_version="3.5.2", histories=tmp_path)
+    assert (result.suite_id, result.case_id, result.outcome.value) == ("explore", "produce.partition-in-transaction",
+                                                                      "failed")
+    assert "1. InitProducerId v0 txn0 -> NONE; 2. Produce v3 txn0" in result.message
+    assert result.cites.startswith("KIP-890: ") and result.api == "Produce" and result.version == 3
+    assert (tmp_path / "r-produce.partition-in-transaction.json").is_file()
+    [quiet] = results(exploration(1), run_id="r", target_version="3.5.2", histories=tmp_path)
+    assert quiet.outcome.value == "passed" and "no departure in 2 histories, 10 requests" in quiet.message
+
+
+def test_a_history_with_an_offset_fetch_is_written_as_json(tmp_path):
+    found = hanging(10)
+    read = Op("OffsetFetch", 8, group=0)
+    found.history.insert(1, Step(read, found.history[0].resolved, answer={"error": 0, "partitions": {(0, 0): (0, -1)}}))
+    results(exploration(1, found), run_id="r", target_version=None, histories=tmp_path)
+    assert '"t0-0"' in (tmp_path / "r-produce.partition-in-transaction.json").read_text()
