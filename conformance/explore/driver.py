@@ -22,7 +22,7 @@ from ..client.connection import ClientError
 from ..protocol.compression import Compression, compress
 from ..protocol.errors import error_name
 from .model import RETRIABLE, Departure, Inconclusive, Model, Names
-from .ops import READ_COMMITTED, READ_UNCOMMITTED, Op, Resolved, answer, request
+from .ops import READ_COMMITTED, READ_UNCOMMITTED, SHORT_TRANSACTION_TIMEOUT_MS, WAIT_MS, Op, Resolved, answer, request
 
 TOPICS, PARTITIONS, TRANSACTIONAL_IDS, PRODUCERS, GROUPS = 2, 2, 2, 2, 2
 RETRY_FOR_S = 8.0
@@ -287,11 +287,17 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                 return  # hypothesis's swarm testing can leave only the init rules enabled: a few are enough
             if self.names is None:
                 self.names = target.new_names()
+            if op.kind == "Wait":  # no request: time passes, as the model knows
+                self.history.append(Step(op, Resolved(), answer={"error": 0}, outcome="either"))
+                time.sleep(WAIT_MS / 1000)
+                return
             resolved = self.model.resolve(op, self.names)
             resolved.names.update({("txn", index): self.names.txn(index) for index in range(TRANSACTIONAL_IDS)})
             step = Step(op, resolved, outcome=self.model.expect(op, resolved).outcome)
             self.history.append(step)
+            sent_at = time.monotonic()
             got, problem, step.attempts = target.send(op, self.names, resolved)
+            answered_at = time.monotonic()
             collector.requests += step.attempts
             if got is None:
                 step.error = problem
@@ -302,7 +308,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             collector.answers[(op.kind, error_name(got.get("error", 0)))] += 1
             judging = time.perf_counter()
             try:
-                step.departures = self.model.step(op, resolved, got)
+                step.departures = self.model.step(op, resolved, got, sent_at=sent_at, answered_at=answered_at)
             except Inconclusive as why:
                 step.error = str(why)
                 collector.inconclusive += 1
@@ -318,10 +324,18 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                     return
                 raise DepartureFound(f"{step.departures[0].rule.id}: {step.departures[0].message}")
 
-        @rule(txn=txn, version=version("InitProducerId"))
-        def init_transactional(self, txn, version):
-            """InitProducerId for a transactional id."""
-            self.run(Op("InitProducerId", version, txn=txn))
+        @rule(txn=txn, short_timeout=mostly_not, version=version("InitProducerId"))
+        def init_transactional(self, txn, short_timeout, version):
+            """InitProducerId for a transactional id, now and then with a short transaction timeout."""
+            self.run(Op("InitProducerId", version, txn=txn, short_timeout=short_timeout))
+
+        @rule()
+        def wait_past_timeout(self):
+            """Let a transaction of a short timeout outlive it (only when one is open: otherwise nothing to wait
+            for). The coordinator may abort it; the model allows that from here on."""
+            if any(producer.timeout_ms <= SHORT_TRANSACTION_TIMEOUT_MS and producer.transaction is not None
+                   and producer.transaction.outcome is None for producer in self.model.transactional.values()):
+                self.run(Op("Wait", 0))
 
         @rule(producer=producer, version=version("InitProducerId"))
         def init_idempotent(self, producer, version):
