@@ -26,6 +26,10 @@ from .ops import READ_COMMITTED, READ_UNCOMMITTED, SHORT_TRANSACTION_TIMEOUT_MS,
 
 TOPICS, PARTITIONS, TRANSACTIONAL_IDS, PRODUCERS, GROUPS = 2, 2, 2, 2, 2
 RETRY_FOR_S = 8.0
+# Who may have a request in a burst: one request each, so that each is resolved (its generation, its sequence)
+# the same whatever order the target serves them in
+BURST_ACTORS = [f"txn{index}" for index in range(TRANSACTIONAL_IDS)] + [
+    f"producer{index}" for index in range(PRODUCERS)] + ["reader"]
 MAX_INITS = 6  # InitProducerId requests in one history
 # The highest version a client of transaction version 1 sends (Kafka's client caps the same ones); versions that
 # name topics by id only are left out (the model names them); AddPartitionsToTxn v4+ is for brokers.
@@ -51,12 +55,13 @@ class Step:
     departures: list = field(default_factory=list)
     attempts: int = 1
     outcome: str = ""  # what the model's rule allowed: accept, refuse or either
+    burst: int = 0  # sent at once with this many requests (0: alone)
 
     def line(self) -> str:
         """The request and its answer, in one line."""
         got = self.error or ("NONE" if not self.answer or not self.answer.get("error")
                              else error_name(self.answer["error"]))
-        return f"{self.op.describe()} -> {got}"
+        return f"{self.op.describe()}{f' [burst of {self.burst}]' if self.burst else ''} -> {got}"
 
 
 class Collector:
@@ -219,6 +224,48 @@ class Target:
             pause = min(pause * 2, 0.5)
 
 
+    def send_burst(self, sends: list, pipelined: bool) -> list[tuple[dict | None, str, int, float]]:
+        """Send every request of ``sends`` ((op, names, resolved) each) before reading any answer: pipelined on
+        the destination's connection, or each on a fresh connection of its own (the broker then serves them
+        concurrently). A retriable answer is sent again alone, as :meth:`send` does. Per request: the answer, the
+        client's problem, the attempts, and when the answer arrived."""
+        pending, fresh = [], []
+        for op, names, resolved in sends:
+            api, version, body = request(op, resolved)
+            try:
+                destination = self.destination(op, names, resolved)
+                connection = self.cluster.connection(destination, fresh=not pipelined)
+                if not pipelined:
+                    fresh.append(connection)
+                pending.append((connection, connection.send(api, version, body, step=op.kind)))
+            except (ClientError, ClusterError) as error:
+                pending.append((None, f"{type(error).__name__}: {error}"))
+        results = []
+        try:
+            for (op, names, resolved), (connection, sent) in zip(sends, pending):
+                if connection is None:
+                    results.append((None, sent, 1, time.monotonic()))
+                    continue
+                try:
+                    got = answer(op, resolved, _answered(connection.receive(sent)))
+                except (ClientError, ClusterError) as error:
+                    results.append((None, f"{type(error).__name__}: {error}", 1, time.monotonic()))
+                    continue
+                except (KeyError, IndexError, TypeError) as error:
+                    results.append((None, f"the answer lacks what the request asked for ({type(error).__name__})", 1,
+                                    time.monotonic()))
+                    continue
+                results.append((got, "", 1, time.monotonic()))
+        finally:
+            for connection in fresh:
+                connection.close()
+        for index, ((op, names, resolved), (got, problem, attempts, answered_at)) in enumerate(zip(sends, results)):
+            if got is not None and got.get("error") in RETRIABLE:
+                got, problem, more = self.send(op, names, resolved)
+                results[index] = (got, problem, attempts + more, time.monotonic())
+        return results
+
+
 def _answered(exchange) -> dict:
     """The decoded answer of an exchange the client completed (it raises when there is none)."""
     if exchange.response is None:
@@ -272,57 +319,145 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             """Each history speaks one transaction version: 1, or 2 where the target finalizes it."""
             self.model.tv2 = tv2
 
-        def run(self, op: Op) -> None:
-            """Send ``op`` (when it makes sense now), judge the answer, fail the example on a departure."""
+        def prepare(self, op: Op) -> Op | None:
+            """``op`` as this history sends it (its transaction version's API version), or None when it makes no
+            sense now or the budget is spent."""
             if self.stopped or (deadline is not None and time.monotonic() > deadline):
-                return  # the budget is spent, or the history can no longer be judged: the rest sends nothing
+                return None  # the budget is spent, or the history can no longer be judged: the rest sends nothing
             if self.model.tv2 and op.txn is not None:
                 if op.kind in ("AddPartitionsToTxn", "AddOffsetsToTxn"):
-                    return  # a client of transaction version 2 lets Produce and TxnOffsetCommit add them
+                    return None  # a client of transaction version 2 lets Produce and TxnOffsetCommit add them
                 if op.kind in TV2_VERSIONS:
                     op = Op(**{**op.__dict__, "version": TV2_VERSIONS[op.kind]})
             if not self.model.can(op):
-                return
+                return None
             if op.kind == "InitProducerId" and sum(step.op.kind == op.kind for step in self.history) >= MAX_INITS:
-                return  # hypothesis's swarm testing can leave only the init rules enabled: a few are enough
+                return None  # hypothesis's swarm testing can leave only the init rules enabled: a few are enough
             if self.names is None:
                 self.names = target.new_names()
+            return op
+
+        def new_step(self, op: Op) -> Step:
+            """The step of ``op``, resolved against the model as it is now."""
+            resolved = self.model.resolve(op, self.names)
+            resolved.names.update({("txn", index): self.names.txn(index) for index in range(TRANSACTIONAL_IDS)})
+            return Step(op, resolved, outcome=self.model.expect(op, resolved).outcome)
+
+        def run(self, op: Op) -> None:
+            """Send ``op`` (when it makes sense now), judge the answer, fail the example on a departure."""
+            op = self.prepare(op)
+            if op is None:
+                return
             if op.kind == "Wait":  # no request: time passes, as the model knows
                 self.history.append(Step(op, Resolved(), answer={"error": 0}, outcome="either"))
                 time.sleep(WAIT_MS / 1000)
                 return
-            resolved = self.model.resolve(op, self.names)
-            resolved.names.update({("txn", index): self.names.txn(index) for index in range(TRANSACTIONAL_IDS)})
-            step = Step(op, resolved, outcome=self.model.expect(op, resolved).outcome)
+            step = self.new_step(op)
             self.history.append(step)
             sent_at = time.monotonic()
-            got, problem, step.attempts = target.send(op, self.names, resolved)
+            got, problem, step.attempts = target.send(op, self.names, step.resolved)
             answered_at = time.monotonic()
-            collector.requests += step.attempts
-            if got is None:
-                step.error = problem
-                collector.inconclusive += 1
-                self.stopped = True
+            if not self.answered(step, got, problem):
                 return
-            step.answer = got
-            collector.answers[(op.kind, error_name(got.get("error", 0)))] += 1
             judging = time.perf_counter()
             try:
-                step.departures = self.model.step(op, resolved, got, sent_at=sent_at, answered_at=answered_at)
+                step.departures = self.model.step(op, step.resolved, got, sent_at=sent_at, answered_at=answered_at)
             except Inconclusive as why:
-                step.error = str(why)
-                collector.inconclusive += 1
-                self.stopped = True
+                self.give_up(step, str(why))
                 return
             finally:
                 collector.judged += 1
                 collector.judging_s += time.perf_counter() - judging
+            self.report(step)
+
+        def answered(self, step: Step, got, problem: str) -> bool:
+            """Count ``step``'s answer; False (and the history stops) when there was none."""
+            collector.requests += step.attempts
+            if got is None:
+                self.give_up(step, problem)
+                return False
+            step.answer = got
+            collector.answers[(step.op.kind, error_name(got.get("error", 0)))] += 1
+            return True
+
+        def give_up(self, step: Step, why: str) -> None:
+            """The history can no longer be judged: it sends nothing more."""
+            step.error = why
+            collector.inconclusive += 1
+            self.stopped = True
+
+        def report(self, step: Step) -> None:
+            """Fail the example when ``step`` departed (so that hypothesis shrinks it)."""
             if step.departures:
                 collector.departed(self.history, step.departures[0])
                 if step.departures[0].rule.id in collector.settled:
                     self.stopped = True  # found and shrunk in an earlier round: this history adds nothing
                     return
                 raise DepartureFound(f"{step.departures[0].rule.id}: {step.departures[0].message}")
+
+        def run_burst(self, ops: list[Op], pipelined: bool) -> None:
+            """Send ``ops`` at once (pipelined on one connection, or each on a connection of its own), then judge
+            their answers in every order the target may have served them: a departure only if every order
+            departs (:meth:`Model.step_concurrently`)."""
+            ops = [prepared for prepared in map(self.prepare, ops) if prepared is not None]
+            if len(ops) < 2:
+                for op in ops:
+                    self.run(op)
+                return
+            steps = [self.new_step(op) for op in ops]
+            for step in steps:
+                step.burst = len(steps)
+            sent_at = time.monotonic()
+            answers = target.send_burst([(step.op, self.names, step.resolved) for step in steps], pipelined)
+            self.history.extend(steps)
+            judged = []
+            for step, (got, problem, step.attempts, answered_at) in zip(steps, answers):
+                if not self.answered(step, got, problem):
+                    return
+                judged.append((step.op, step.resolved, got, sent_at, answered_at))
+            judging = time.perf_counter()
+            try:
+                order, departures = self.model.step_concurrently(judged)
+            except Inconclusive as why:
+                self.give_up(steps[-1], str(why))
+                return
+            finally:
+                collector.judged += len(judged)
+                collector.judging_s += time.perf_counter() - judging
+            if departures:  # every order departs: the history as sent, up to the member that departed first
+                departing = steps[order[-1]]
+                departing.departures = departures
+                del self.history[len(self.history) - len(steps):]
+                self.history.extend(steps[index] for index in order)
+                self.report(departing)
+
+        @rule(where=where, actors=st.lists(st.sampled_from(BURST_ACTORS), min_size=2, max_size=3, unique=True),
+              pipelined=st.booleans(), data=st.data())
+        def burst(self, where, actors, pipelined, data):
+            """Two or three requests in flight at once to the partition's leader and the coordinators, one per
+            actor (a transactional id, an idempotent producer, a reader): every order they may be served in is
+            allowed."""
+            ops = []
+            for actor in actors:
+                if actor.startswith("txn"):
+                    index = int(actor[3:])
+                    kind = data.draw(st.sampled_from(["Produce", "EndTxn", "InitProducerId"]), label=actor)
+                    if kind == "Produce":
+                        ops.append(Op("Produce", data.draw(version("Produce")), txn=index, topic=where[0],
+                                      partition=where[1]))
+                    elif kind == "EndTxn":
+                        ops.append(Op("EndTxn", data.draw(version("EndTxn")), txn=index,
+                                      commit=data.draw(st.booleans(), label="commit")))
+                    else:
+                        ops.append(Op("InitProducerId", data.draw(version("InitProducerId")), txn=index))
+                elif actor.startswith("producer"):
+                    ops.append(Op("Produce", data.draw(version("Produce")), producer=int(actor[8:]), topic=where[0],
+                                  partition=where[1]))
+                else:
+                    read = data.draw(st.sampled_from(["Fetch", "ListOffsets"]), label="read")
+                    ops.append(Op(read, data.draw(version(read)), topic=where[0], partition=where[1],
+                                  isolation=data.draw(st.sampled_from([READ_COMMITTED, READ_UNCOMMITTED]))))
+            self.run_burst(ops, pipelined)
 
         @rule(txn=txn, short_timeout=mostly_not, version=version("InitProducerId"))
         def init_transactional(self, txn, short_timeout, version):

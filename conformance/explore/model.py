@@ -19,6 +19,7 @@ commit is accepted.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -347,6 +348,38 @@ class Model:
             return []
         apply = getattr(self, f"_apply_{op.kind}")
         return apply(op, resolved, answer, expectation) or []
+
+    def step_concurrently(self, steps: list[tuple]) -> tuple[tuple, list[Departure]]:
+        """Judge the answers of requests that were in flight together ((op, resolved, answer, sent_at,
+        answered_at) each): the target may have served them in any order, so each order is tried on a copy of the
+        model and the first that departs nowhere is kept. Only when every order departs is it a departure: that of
+        the order sent, with the members up to the one that departed ((indices in that order), departures).
+        Inconclusive only when no order departs nowhere and some order could not be judged."""
+        first, unjudged = None, None
+        for order in itertools.permutations(range(len(steps))):
+            trial = copy.deepcopy(self, {id(self.clock): self.clock})  # one clock for every trial
+            departures, done = [], []
+            try:
+                for index in order:
+                    op, resolved, answer, sent_at, answered_at = steps[index]
+                    done.append(index)
+                    departures = trial.step(op, resolved, answer, sent_at=sent_at, answered_at=answered_at)
+                    if departures:
+                        break
+            except Inconclusive as why:
+                unjudged = unjudged or why
+                continue
+            if not departures:
+                self.__dict__.update(trial.__dict__)
+                return order, []
+            if first is None:
+                first = (tuple(done), departures, trial)
+        if unjudged is not None:
+            raise Inconclusive(str(unjudged))
+        assert first is not None
+        done, departures, trial = first
+        self.__dict__.update(trial.__dict__)
+        return done, departures
 
     def _note_refused_accepted(self, op, resolved, answer) -> None:
         """A write the rule refuses was accepted: its records exist, with no transaction the model knows."""
