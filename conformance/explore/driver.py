@@ -37,6 +37,21 @@ CAPS = {"Produce": 11, "EndTxn": 4, "TxnOffsetCommit": 4, "AddPartitionsToTxn": 
         "InitProducerId": 99}
 TV2_VERSIONS = {"Produce": 12, "EndTxn": 5, "TxnOffsetCommit": 5}  # what a client of transaction version 2 sends
 FLOORS = {"Produce": 3, "Fetch": 4, "ListOffsets": 2}  # the first versions with transactions / isolation
+# The proxy's faults an operation may meet on proxy+SPEC, and the operations each may meet. A request without
+# an answer (dropped, or its answer dropped) is sent again as it was, as Kafka's clients do after a timeout:
+# the same batch and sequence, the same epoch, so the KIPs' retry rules say what the second answer may be. A
+# duplicated request reaches the broker twice (the second answer swallowed): only for requests whose repeat the
+# KIPs make harmless (a write's repeat is not written again), never InitProducerId (a second one is a new
+# generation the client never hears of) nor EndTxn and TxnOffsetCommit (the copy may arrive after later requests
+# on other connections). A response answered twice is the client's matter, not the broker's: not drawn.
+RESENT = ("Produce", "AddPartitionsToTxn", "AddOffsetsToTxn", "TxnOffsetCommit", "EndTxn", "InitProducerId",
+          "Fetch", "ListOffsets", "OffsetFetch")
+FAULTS = {"delay": None, "reorder": None, "drop_request": RESENT, "drop_response": RESENT,
+          "duplicate_request": ("Produce", "AddPartitionsToTxn", "AddOffsetsToTxn", "Fetch", "ListOffsets",
+                                "OffsetFetch")}
+FAULT_DELAY_MS = 300
+NO_ANSWER_S = 3.0  # how long a request whose answer the proxy drops is waited for before it is sent again
+RESENDS = 3
 REQUIRED = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "Produce", "Fetch")
 
 
@@ -93,10 +108,12 @@ class Collector:
 class Target:
     """The target as the driver sees it: a cluster connection, the versions to draw from, fresh names."""
 
-    def __init__(self, bootstrap: str, *, security=None, run: str = "explore", create_topic=None):
+    def __init__(self, bootstrap: str, *, security=None, run: str = "explore", create_topic=None, inject=None):
         """``create_topic(name, partitions)`` makes a topic where the target has no CreateTopics (librdkafka's
-        mock creates them through its own control API)."""
+        mock creates them through its own control API); ``inject(name, **arguments)`` arms a fault of the proxy
+        in front of the target (proxy+SPEC), None where there is none."""
         self.create_topic = create_topic
+        self.inject = inject
         self.cluster = Cluster(bootstrap, timeout=15.0, security=security, client_id="conformance-explore")
         self.run = run
         self.histories = 0
@@ -207,13 +224,28 @@ class Target:
         problem when there was no answer; the number of attempts."""
         api, version, body = request(op, resolved)
         deadline, attempts, pause = time.monotonic() + RETRY_FOR_S, 0, 0.02
+        fault = op.fault if self.inject is not None else ""
+        if fault:  # the next request of this API through the proxy, which is this one
+            self.inject(f"proxy.{fault}", api=api, times=1, **({"ms": FAULT_DELAY_MS} if fault == "delay" else {}))
+        unanswered = 0
         while True:
             attempts += 1
+            connection = None
             try:
-                response = _answered(self.cluster.connection(self.destination(op, names, resolved)).request(
-                    api, version, body, step=op.kind))
+                connection = self.cluster.connection(self.destination(op, names, resolved))
+                response = _answered(connection.request(api, version, body, step=op.kind,
+                                                        timeout=NO_ANSWER_S if fault.startswith("drop") else None))
             except (ClientError, ClusterError) as error:
+                if fault.startswith("drop") and unanswered < RESENDS:
+                    unanswered += 1  # no answer: the same request again, on a new connection
+                    if connection is not None:
+                        connection.close()
+                    continue
                 return None, f"{type(error).__name__}: {error}", attempts
+            finally:
+                if fault:
+                    self.inject("proxy.clear")  # a fault this request did not meet meets no later one
+                    fault = ""
             try:
                 got = answer(op, resolved, response)
             except (KeyError, IndexError, TypeError) as error:  # no entry for what was asked: nothing to judge
@@ -229,9 +261,13 @@ class Target:
         the destination's connection, or each on a fresh connection of its own (the broker then serves them
         concurrently). A retriable answer is sent again alone, as :meth:`send` does. Per request: the answer, the
         client's problem, the attempts, and when the answer arrived."""
-        pending, fresh = [], []
+        pending, fresh, armed = [], [], False
         for op, names, resolved in sends:
             api, version, body = request(op, resolved)
+            if op.fault and self.inject is not None:
+                self.inject(f"proxy.{op.fault}", api=api, times=1,
+                            **({"ms": FAULT_DELAY_MS} if op.fault == "delay" else {}))
+                armed = True
             try:
                 destination = self.destination(op, names, resolved)
                 connection = self.cluster.connection(destination, fresh=not pipelined)
@@ -259,6 +295,8 @@ class Target:
         finally:
             for connection in fresh:
                 connection.close()
+            if armed:
+                self.inject("proxy.clear")
         for index, ((op, names, resolved), (got, problem, attempts, answered_at)) in enumerate(zip(sends, results)):
             if got is not None and got.get("error") in RETRIABLE:
                 got, problem, more = self.send(op, names, resolved)
@@ -312,6 +350,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             self.model = Model(TOPICS, PARTITIONS)
             self.history: list[Step] = []
             self.stopped = False
+            self.next_fault = ""  # the proxy's fault the next request meets
             collector.examples += 1
 
         @initialize(tv2=st.booleans() if target.tv2 else st.just(False))
@@ -335,6 +374,9 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                 return None  # hypothesis's swarm testing can leave only the init rules enabled: a few are enough
             if self.names is None:
                 self.names = target.new_names()
+            fault, self.next_fault = self.next_fault, ""
+            if fault and (FAULTS[fault] is None or op.kind in FAULTS[fault]):
+                op = Op(**{**op.__dict__, "fault": fault})
             return op
 
         def new_step(self, op: Op) -> Step:
@@ -400,6 +442,8 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             their answers in every order the target may have served them: a departure only if every order
             departs (:meth:`Model.step_concurrently`)."""
             ops = [prepared for prepared in map(self.prepare, ops) if prepared is not None]
+            # in a burst only the proxy's faults that leave every request an answer: each is answered once
+            ops = [op if op.fault in ("", "delay", "reorder") else Op(**{**op.__dict__, "fault": ""}) for op in ops]
             if len(ops) < 2:
                 for op in ops:
                     self.run(op)
@@ -458,6 +502,12 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                     ops.append(Op(read, data.draw(version(read)), topic=where[0], partition=where[1],
                                   isolation=data.draw(st.sampled_from([READ_COMMITTED, READ_UNCOMMITTED]))))
             self.run_burst(ops, pipelined)
+
+        if target.inject is not None:
+            @rule(fault=st.sampled_from(sorted(FAULTS)))
+            def proxy_fault(self, fault):
+                """On proxy+SPEC: the proxy's fault on the next request that may meet it."""
+                self.next_fault = fault
 
         @rule(txn=txn, short_timeout=mostly_not, version=version("InitProducerId"))
         def init_transactional(self, txn, short_timeout, version):

@@ -46,6 +46,7 @@ class Op:
     offset: int = 0                   # TxnOffsetCommit's offset
     partitions: tuple = ()            # AddPartitionsToTxn: ((topic, partition), ...)
     short_timeout: bool = False       # InitProducerId asks for SHORT_TRANSACTION_TIMEOUT_MS
+    fault: str = ""                   # on proxy+SPEC: the proxy's fault on this request (delay, drop_response, ...)
 
     @property
     def timeout_ms(self) -> int:
@@ -66,7 +67,8 @@ class Op:
                  "EndTxn": " commit" if self.commit else " abort",
                  "InitProducerId": f" timeout={self.timeout_ms}ms" if self.short_timeout else "",
                  "Wait": f" {WAIT_MS}ms"}.get(self.kind, "")
-        return f"{self.kind} v{self.version}{who}{where}{' STALE' if self.stale else ''}"
+        return (f"{self.kind} v{self.version}{who}{where}{' STALE' if self.stale else ''}"
+                f"{f' [proxy.{self.fault}]' if self.fault else ''}")
 
 
 @dataclass

@@ -81,24 +81,25 @@ class Exploration:
 
 
 def explore(bootstrap: str, *, target: str, budget: Budget, seed: int, cases_dir: Path, security=None,
-            keep_going: bool = False, progress=None, run: str | None = None, create_topic=None) -> Exploration:
+            keep_going: bool = False, progress=None, run: str | None = None, create_topic=None,
+            inject=None) -> Exploration:
     """Explore the target at ``bootstrap``; departures' cases go to ``cases_dir``. ``progress(exploration)`` is
     called after every round."""
     result = search(bootstrap, target=target, budget=budget, seed=seed, security=security, keep_going=keep_going,
-                    progress=progress, run=run, create_topic=create_topic)
+                    progress=progress, run=run, create_topic=create_topic, inject=inject)
     write_found(result, cases_dir)
     return result
 
 
 def search(bootstrap: str, *, target: str, budget: Budget, seed: int, security=None, keep_going: bool = False,
-           progress=None, run: str | None = None, create_topic=None) -> Exploration:
+           progress=None, run: str | None = None, create_topic=None, inject=None) -> Exploration:
     """The exploration itself: departures found (``found``, their cases not written yet)."""
     began = time.monotonic()
     deadline = began + budget.seconds if budget.seconds else None
     collector = Collector()
     result = Exploration(target, seed, collector)
     driver = Target(bootstrap, security=security, run=run or f"explore-{seed}-{int(time.time())}",
-                    create_topic=create_topic)
+                    create_topic=create_topic, inject=inject)
     machine = machine_for(driver, collector, deadline=deadline)
     rounds = 0
     try:
