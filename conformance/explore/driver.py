@@ -94,6 +94,8 @@ class Collector:
         self.answers: Counter = Counter()  # (API, error name): how often, to show what the histories reached
         self.judged = 0  # answers the model judged, and the time it took (the benchmark compares it with the broker's)
         self.judging_s = 0.0
+        # how often a history met what no single request shows: bursts, waits past a timeout, the proxy's faults
+        self.shapes: Counter = Counter()
 
     def departed(self, history: list[Step], departure: Departure) -> None:
         """Keep ``history`` if it is the shortest departing one of its rule so far."""
@@ -392,10 +394,13 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                 return
             if op.kind == "Wait":  # no request: time passes, as the model knows
                 self.history.append(Step(op, Resolved(), answer={"error": 0}, outcome="either"))
+                collector.shapes["waits past a transaction timeout"] += 1
                 time.sleep(WAIT_MS / 1000)
                 return
             step = self.new_step(op)
             self.history.append(step)
+            if op.fault:
+                collector.shapes[f"proxy.{op.fault}"] += 1
             sent_at = time.monotonic()
             got, problem, step.attempts = target.send(op, self.names, step.resolved)
             answered_at = time.monotonic()
@@ -449,6 +454,10 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                     self.run(op)
                 return
             steps = [self.new_step(op) for op in ops]
+            collector.shapes[f"bursts ({'pipelined' if pipelined else 'on connections of their own'})"] += 1
+            for op in ops:
+                if op.fault:
+                    collector.shapes[f"proxy.{op.fault}"] += 1
             for step in steps:
                 step.burst = len(steps)
             sent_at = time.monotonic()

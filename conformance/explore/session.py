@@ -174,8 +174,11 @@ def printer(every_s: float = 5.0, stream=None):
 
 def answers_line(exploration: Exploration) -> str:
     """How often each API got each answer: what the histories reached."""
-    counts = exploration.collector.answers
-    return "answers: " + ", ".join(f"{api} {error} {count}" for (api, error), count in sorted(counts.items()))
+    collector = exploration.collector
+    counts = collector.answers
+    shapes = ", ".join(f"{what} {count}" for what, count in sorted(collector.shapes.items()))
+    return "answers: " + ", ".join(f"{api} {error} {count}" for (api, error), count in sorted(counts.items())) + (
+        f"; {shapes}" if shapes else "")
 
 
 def results(exploration: Exploration, *, run_id: str, target_version: str | None,
