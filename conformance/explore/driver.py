@@ -43,10 +43,12 @@ FLOORS = {"Produce": 3, "Fetch": 4, "ListOffsets": 2}  # the first versions with
 # duplicated request reaches the broker twice (the second answer swallowed): only for requests whose repeat the
 # KIPs make harmless (a write's repeat is not written again), never InitProducerId (a second one is a new
 # generation the client never hears of) nor EndTxn and TxnOffsetCommit (the copy may arrive after later requests
-# on other connections). A response answered twice is the client's matter, not the broker's: not drawn.
+# on other connections). A response answered twice is the client's matter, not the broker's: not drawn. A
+# response reordered behind the next one on its connection exists only in a pipelined burst (alone, it would
+# wait for an answer that never comes).
 RESENT = ("Produce", "AddPartitionsToTxn", "AddOffsetsToTxn", "TxnOffsetCommit", "EndTxn", "InitProducerId",
           "Fetch", "ListOffsets", "OffsetFetch")
-FAULTS = {"delay": None, "reorder": None, "drop_request": RESENT, "drop_response": RESENT,
+FAULTS = {"delay": None, "reorder": (), "drop_request": RESENT, "drop_response": RESENT,
           "duplicate_request": ("Produce", "AddPartitionsToTxn", "AddOffsetsToTxn", "Fetch", "ListOffsets",
                                 "OffsetFetch")}
 FAULT_DELAY_MS = 300
@@ -454,6 +456,10 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                     self.run(op)
                 return
             steps = [self.new_step(op) for op in ops]
+            destinations = [target.destination(step.op, self.names, step.resolved) for step in steps]
+            for index, step in enumerate(steps):  # a response goes behind the next one on its connection only
+                if step.op.fault == "reorder" and not (pipelined and destinations[index] in destinations[index + 1:]):
+                    step.op = Op(**{**step.op.__dict__, "fault": ""})
             collector.shapes[f"bursts ({'pipelined' if pipelined else 'on connections of their own'})"] += 1
             for op in ops:
                 if op.fault:
