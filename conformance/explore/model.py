@@ -287,7 +287,9 @@ class Model:
         if op.kind == "EndTxn" and open_ is None:
             holds.add("no_open_transaction")
         if op.txn is not None and producer is not None and not op.stale and (
-                producer.uncertain or (open_ is not None and self._timed_out(open_))):
+                producer.uncertain or (open_ is not None and self._timed_out(open_))
+                # its own first attempt may have begun a transaction that timed out before the attempt answered
+                or self.now - self.sent_at > producer.timeout_ms / 1000):
             holds.add("timed_out")
         if self.tv2 and op.kind == "EndTxn" and op.stale and producer is not None and producer.ended == (
                 producer.generations[-2], op.commit):

@@ -114,3 +114,21 @@ def test_the_written_case_waits_and_asks_for_the_short_timeout():
     written = _step(Step(init, Resolved(), answer={"error": 0}), _Generations(), expect={"error_code": "NONE"})
     assert written["fields"]["transaction_timeout_ms"] == 1000
     assert _step(Step(Op("Wait", 0), Resolved(), answer={"error": 0}), _Generations(), expect={}) == {"wait": 1500}
+
+
+def test_a_request_answered_after_its_timeout_may_meet_the_transaction_its_first_attempt_began():
+    history = History()
+    assert history.do(Op("InitProducerId", 3, txn=0, short_timeout=True), producer_id=7, producer_epoch=0) == []
+    history.model.tv2 = True
+    resolved = history.model.resolve(Op("TxnOffsetCommit", 5, txn=0, group=0), history.names)
+    # sent, its answer lost, sent again 3 s later: the first attempt began a transaction the coordinator aborted
+    found = history.model.step(Op("TxnOffsetCommit", 5, txn=0, group=0), resolved, {"error": 47},
+                               sent_at=100.0, answered_at=103.0)
+    assert found == []
+    fresh = History()
+    assert fresh.do(Op("InitProducerId", 3, txn=0, short_timeout=True), producer_id=7, producer_epoch=0) == []
+    fresh.model.tv2 = True
+    resolved = fresh.model.resolve(Op("TxnOffsetCommit", 5, txn=0, group=0), fresh.names)
+    found = fresh.model.step(Op("TxnOffsetCommit", 5, txn=0, group=0), resolved, {"error": 47},
+                             sent_at=100.0, answered_at=100.5)  # within the timeout: the rule holds
+    assert [departure.rule.id for departure in found] == ["txn-offset-commit.added-implicitly"]
