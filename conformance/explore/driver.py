@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from ..client.cluster import Cluster, ClusterError
-from ..client.connection import ClientError
+from ..client.connection import ClientError, Connection
+from ..client.transcript import Exchange
 from ..protocol.compression import Compression, compress
 from ..protocol.errors import error_name
 from .model import RETRIABLE, Departure, Inconclusive, Model, Names
@@ -48,7 +49,7 @@ FLOORS = {"Produce": 3, "Fetch": 4, "ListOffsets": 2}  # the first versions with
 # wait for an answer that never comes).
 RESENT = ("Produce", "AddPartitionsToTxn", "AddOffsetsToTxn", "TxnOffsetCommit", "EndTxn", "InitProducerId",
           "Fetch", "ListOffsets", "OffsetFetch")
-FAULTS = {"delay": None, "reorder": (), "drop_request": RESENT, "drop_response": RESENT,
+FAULTS: dict[str, tuple[str, ...] | None] = {"delay": None, "reorder": (), "drop_request": RESENT, "drop_response": RESENT,
           "duplicate_request": ("Produce", "AddPartitionsToTxn", "AddOffsetsToTxn", "Fetch", "ListOffsets",
                                 "OffsetFetch")}
 FAULT_DELAY_MS = 300
@@ -265,7 +266,9 @@ class Target:
         the destination's connection, or each on a fresh connection of its own (the broker then serves them
         concurrently). A retriable answer is sent again alone, as :meth:`send` does. Per request: the answer, the
         client's problem, the attempts, and when the answer arrived."""
-        pending, fresh, armed = [], [], False
+        pending: list[tuple[Connection | None, Exchange | str]] = []
+        fresh: list[Connection] = []
+        armed = False
         for op, names, resolved in sends:
             api, version, body = request(op, resolved)
             if op.fault and self.inject is not None:
@@ -273,39 +276,38 @@ class Target:
                             **({"ms": FAULT_DELAY_MS} if op.fault == "delay" else {}))
                 armed = True
             try:
-                destination = self.destination(op, names, resolved)
-                connection = self.cluster.connection(destination, fresh=not pipelined)
+                connection = self.cluster.connection(self.destination(op, names, resolved), fresh=not pipelined)
                 if not pipelined:
                     fresh.append(connection)
                 pending.append((connection, connection.send(api, version, body, step=op.kind)))
             except (ClientError, ClusterError) as error:
                 pending.append((None, f"{type(error).__name__}: {error}"))
-        results = []
+        results: list[tuple[dict | None, str, int, float]] = []
         try:
-            for (op, names, resolved), (connection, sent) in zip(sends, pending):
-                if connection is None:
-                    results.append((None, sent, 1, time.monotonic()))
-                    continue
-                try:
-                    got = answer(op, resolved, _answered(connection.receive(sent)))
-                except (ClientError, ClusterError) as error:
-                    results.append((None, f"{type(error).__name__}: {error}", 1, time.monotonic()))
-                    continue
-                except (KeyError, IndexError, TypeError) as error:
-                    results.append((None, f"the answer lacks what the request asked for ({type(error).__name__})", 1,
-                                    time.monotonic()))
-                    continue
-                results.append((got, "", 1, time.monotonic()))
+            for (op, _, resolved), (used, sent) in zip(sends, pending):
+                results.append((*self._received(op, resolved, used, sent), 1, time.monotonic()))
         finally:
-            for connection in fresh:
-                connection.close()
+            for opened in fresh:
+                opened.close()
             if armed:
                 self.inject("proxy.clear")
-        for index, ((op, names, resolved), (got, problem, attempts, answered_at)) in enumerate(zip(sends, results)):
+        for index, ((op, names, resolved), (got, _, attempts, _)) in enumerate(zip(sends, results)):
             if got is not None and got.get("error") in RETRIABLE:
-                got, problem, more = self.send(op, names, resolved)
-                results[index] = (got, problem, attempts + more, time.monotonic())
+                again, problem, more = self.send(op, names, resolved)
+                results[index] = (again, problem, attempts + more, time.monotonic())
         return results
+
+    @staticmethod
+    def _received(op: Op, resolved, connection: Connection | None, sent: Exchange | str) -> tuple[dict | None, str]:
+        """The answer to a request of a burst, or the client's problem."""
+        if connection is None or isinstance(sent, str):
+            return None, str(sent)
+        try:
+            return answer(op, resolved, _answered(connection.receive(sent))), ""
+        except (ClientError, ClusterError) as error:
+            return None, f"{type(error).__name__}: {error}"
+        except (KeyError, IndexError, TypeError) as error:
+            return None, f"the answer lacks what the request asked for ({type(error).__name__})"
 
 
 def _answered(exchange) -> dict:
@@ -379,7 +381,8 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             if self.names is None:
                 self.names = target.new_names()
             fault, self.next_fault = self.next_fault, ""
-            if fault and (FAULTS[fault] is None or op.kind in FAULTS[fault]):
+            meets = FAULTS.get(fault, ())
+            if fault and (meets is None or op.kind in meets):
                 op = Op(**{**op.__dict__, "fault": fault})
             return op
 
@@ -391,9 +394,10 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
 
         def run(self, op: Op) -> None:
             """Send ``op`` (when it makes sense now), judge the answer, fail the example on a departure."""
-            op = self.prepare(op)
-            if op is None:
+            prepared = self.prepare(op)
+            if prepared is None:
                 return
+            op = prepared
             if op.kind == "Wait":  # no request: time passes, as the model knows
                 self.history.append(Step(op, Resolved(), answer={"error": 0}, outcome="either"))
                 collector.shapes["waits past a transaction timeout"] += 1

@@ -327,8 +327,9 @@ class Model:
         self.now = self.clock() if answered_at is None else answered_at
         self.sent_at = self.now if sent_at is None else sent_at
         expectation = self.expect(op, resolved)
-        if expectation.rule.id == "timeout.aborts":
-            self._producer(op).uncertain = True  # until a new InitProducerId, whatever follows may be fenced
+        producer = self._producer(op)
+        if expectation.rule.id == "timeout.aborts" and producer is not None:
+            producer.uncertain = True  # until a new InitProducerId, whatever follows may be fenced
         error = answer.get("error", NONE)
         if error in UNKNOWN_OUTCOME:
             raise Inconclusive(f"{op.describe()}: error {error} leaves the write's outcome unknown")
@@ -357,10 +358,12 @@ class Model:
         model and the first that departs nowhere is kept. Only when every order departs is it a departure: that of
         the order sent, with the members up to the one that departed ((indices in that order), departures).
         Inconclusive only when no order departs nowhere and some order could not be judged."""
-        first, unjudged = None, None
+        first: tuple[tuple, list[Departure], Model] | None = None
+        unjudged: Inconclusive | None = None
         for order in itertools.permutations(range(len(steps))):
             trial = copy.deepcopy(self, {id(self.clock): self.clock})  # one clock for every trial
-            departures, done = [], []
+            departures: list[Departure] = []
+            done: list[int] = []
             try:
                 for index in order:
                     op, resolved, answer, sent_at, answered_at = steps[index]
@@ -379,9 +382,8 @@ class Model:
         if unjudged is not None:
             raise Inconclusive(str(unjudged))
         assert first is not None
-        done, departures, trial = first
-        self.__dict__.update(trial.__dict__)
-        return done, departures
+        self.__dict__.update(first[2].__dict__)
+        return first[0], first[1]
 
     def _note_refused_accepted(self, op, resolved, answer) -> None:
         """A write the rule refuses was accepted: its records exist, with no transaction the model knows."""
