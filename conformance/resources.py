@@ -95,6 +95,20 @@ def certification_levels() -> Path:
     return _package() / "report" / "certify" / "levels.yaml"
 
 
+def known_bugs() -> Path:
+    """The known-bugs ledger: Apache Kafka's transaction-protocol bugs since 3.3 (:mod:`conformance.ledger`)."""
+    return _package() / "ledger" / "kafka-bugs.yaml"
+
+
+def known_bugs_schema() -> Path:
+    return _package() / "ledger" / "schema.json"
+
+
 def page_templates() -> Path:
     """The Jinja2 templates of every HTML and SVG page (rendered by :mod:`conformance.pages`)."""
     return _package() / "pages" / "templates"
+
+
+def capabilities_schema() -> Path:
+    """The JSON Schema of the capabilities file a vendor writes (``conformance certify --claims``)."""
+    return _package() / "report" / "certify" / "capabilities.schema.json"

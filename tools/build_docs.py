@@ -9,7 +9,10 @@ The pages:
 - docs/reference/suite-format.md: every key of a suite file, from ``conformance/suite/suite.schema.json``
   (the schema the loader validates with), the built-in step kinds and the matchers;
 - docs/generated/coverage.md and docs/generated/deviations.md: ``conformance coverage`` and
-  ``conformance deviations`` over the bundled suites.
+  ``conformance deviations`` over the bundled suites;
+- docs/generated/known-bugs.md: the known-bugs ledger (``conformance/ledger/kafka-bugs.yaml``) with the
+  evidence of ``conformance releases --known-bugs`` that ``tools/pin_known_bugs.py`` keeps in
+  ``fixtures/known-bugs/evidence.jsonl``.
 
 docs/generated/findings.md is not made here: it comes from results of runs on brokers
 (``conformance findings``), which the repository does not keep.
@@ -114,6 +117,9 @@ def _command_section(name: str, parser: argparse.ArgumentParser, summary: str, l
     if parser.epilog:  # examples and notes, laid out by hand: kept as written
         lines += ["```text", textwrap.dedent(parser.epilog).strip("\n"), "```", ""]
     subcommands, helps = _subcommands(parser)
+    nested = getattr(parser, "nested_commands", None)  # certify verify, certify register: parsed on their own
+    if subcommands is None and nested is not None:
+        subcommands, helps = nested, {choice.dest: choice.help or "" for choice in nested._choices_actions}
     if subcommands is not None:
         for child, child_parser in subcommands.choices.items():
             lines += _command_section(f"{name} {child}", child_parser, helps.get(child, ""), level + 1)
@@ -371,11 +377,21 @@ def deviations_markdown() -> str:
     return _command_output("deviations")
 
 
+def known_bugs_markdown() -> str:
+    """The known-bugs ledger with the evidence of runs on the releases each entry is checked on."""
+    from conformance.report.known_bugs import known_bugs_markdown as render
+
+    evidence = ROOT / "fixtures" / "known-bugs" / "evidence.jsonl"
+    lines = evidence.read_text(encoding="utf-8").splitlines() if evidence.is_file() else []
+    return render([json.loads(line) for line in lines if line.strip()])
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "reference/cli.md": cli_markdown,
     "reference/suite-format.md": suite_format_markdown,
     "generated/coverage.md": coverage_markdown,
     "generated/deviations.md": deviations_markdown,
+    "generated/known-bugs.md": known_bugs_markdown,
 }
 
 

@@ -12,10 +12,12 @@ the analysis one PySpark.
 BENCHMARKS = {
     "analysis": "the Spark jobs and the capture decode on a corpus grown from real results",
     "capture": "decoding pcaps, against tshark",
+    "certify": "conformance certify --target kafka complete (cluster, proxy, exactly-once tier beside it) against one node",
     "crash": "a broker that crashes on an unknown API key: the default run's time and verdicts against no crash and one at a time",
     "codec": "this codec against kio and kafka-python, encoding and decoding",
     "explore": "exploration's answers judged per second (and the model alone), and the time to the first departure on Kafka 3.5.2",
     "epochs": "the fast_forward step's re-initialisations per second, one at a time and pipelined, and the end of the space",
+    "releases": "the release matrix: a run of the default suites per Apache Kafka release, measured on a subset and extrapolated",
     "proxy": "per exchange: the harness's client and the proxy against a bare socket",
     "semantic": "the exactly-once tier's transactions per second against confluent-kafka alone",
     "site": "conformance analyze site on 100 runs of six targets grown from real results, on local[2]",

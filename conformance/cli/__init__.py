@@ -26,16 +26,16 @@ import sys
 import threading
 from typing import NoReturn
 
-from . import (analyze, certify, decode, diff, documents, explore, flaky, gate, lint, listing, report, run, semantic, show,
-               targets)
+from . import (analyze, certify, decode, diff, documents, explore, flaky, gate, lint, listing, releases, report, run,
+               semantic, show, targets)
 
-PYTEST_PASS_THROUGH = ("run", "flaky")  # commands that hand the arguments after -- to pytest
+PYTEST_PASS_THROUGH = ("run", "flaky", "releases")  # commands that hand the arguments after -- to pytest
 
 # Each command's register, in the order ``conformance --help`` lists them.
 COMMANDS = (targets.register, lint.register, listing.register, documents.register_deviations,
             documents.register_coverage, decode.register, diff.register, documents.register_findings, run.register,
-            analyze.register, gate.register, show.register, certify.register, semantic.register, explore.register,
-            flaky.register, report.register)
+            releases.register, analyze.register, gate.register, show.register, certify.register, semantic.register,
+            explore.register, flaky.register, report.register)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,6 +84,8 @@ def dispatch(argv: list[str] | None = None) -> int:
     if "--" in argv:
         split = argv.index("--")
         argv, pytest_arguments = argv[:split], argv[split + 1:]
+    if len(argv) >= 2 and argv[0] == "certify" and argv[1] in certify.NESTED:  # certify verify, certify register
+        return certify.dispatch_nested(argv[1:])
     parser = build_parser()
     arguments = parser.parse_args(argv)
     if pytest_arguments and arguments.command not in PYTEST_PASS_THROUGH:

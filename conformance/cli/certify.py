@@ -8,6 +8,7 @@ xdist workers), certify starts the target once more just to ask it.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -16,8 +17,12 @@ import pytest
 from ..report import known_failures
 from ..results.store import new_run_id, read_lines
 from ..report.certify import certificate, fingerprint, levels
+from . import certify_complete
+from ..report.certify import bundle
+from ..report.certify import register as register_page
+from ..report.certify import claims as claim_checks
 from ..report.invocation import SUITE_PATHS_HELP
-from ..defaults import CERTIFICATION_OUTPUT
+from ..defaults import CERTIFICATION_OUTPUT, REGISTER_OUTPUT
 
 
 def register(commands) -> None:
@@ -41,15 +46,87 @@ def register(commands) -> None:
                          help=f"where the certification folder is created (default: {CERTIFICATION_OUTPUT})")
     certify.add_argument("--require", action="append", default=[], metavar="LEVEL",
                          help="exit 1 unless this level (id) is reached (repeatable)")
+    certify.add_argument("--claims", metavar="FILE.yaml",
+                         help="the vendor's capabilities file: what it does not claim is graded 'not claimed', "
+                              "and every claim is checked (see --init)")
+    certify.add_argument("--no-companions", action="store_true",
+                         help="with --target kafka[:VERSION]: run on that one node only (no three-node cluster, fault "
+                              "proxy, exactly-once tier or --long cases beside it)")
+    certify.add_argument("--semantic-duration", type=float, default=certify_complete.SEMANTIC_SECONDS,
+                         metavar="SECONDS", help="how long the exactly-once tier's clients run in each group protocol "
+                                                 f"(default: {certify_complete.SEMANTIC_SECONDS:g})")
+    certify.add_argument("--init", nargs="?", const="capabilities.yaml", metavar="FILE.yaml",
+                         help="write a capabilities file to fill in (default: capabilities.yaml) and exit")
     certify.set_defaults(handler=command_certify)
+    certify.nested_commands = nested_commands()  # certify verify, certify register: parsed on their own
+
+
+NESTED = ("verify", "register")
+
+
+def nested_commands() -> argparse._SubParsersAction:
+    """``conformance certify verify`` and ``certify register``: parsed apart from ``certify``, whose first
+    positional arguments are suite paths (:func:`conformance.cli.dispatch` sends them here)."""
+    holder = argparse.ArgumentParser(prog="conformance certify")
+    nested = holder.add_subparsers(dest="certify_action", required=True)
+    verify = nested.add_parser("verify", help="re-grade certification bundles offline and say 'verified' or what "
+                                              "differs (exit 1 on any difference)")
+    verify.add_argument("bundles", nargs="+", metavar="BUNDLE", help="certification folders")
+    verify.set_defaults(handler=command_verify)
+    listing = nested.add_parser("register", help="verify bundles and build a static page of the certified "
+                                                 "implementations (product, version, levels, date, harness)")
+    listing.add_argument("bundles", nargs="+", metavar="BUNDLE", help="certification folders")
+    listing.add_argument("--out", default=REGISTER_OUTPUT, metavar="DIR",
+                         help=f"the register's folder: index.html and a copy of each bundle (default: {REGISTER_OUTPUT})")
+    listing.set_defaults(handler=command_register)
+    return nested
+
+
+def dispatch_nested(argv: list[str]) -> int:
+    """Run ``conformance certify ACTION ...`` (``argv`` starts with the action)."""
+    nested = nested_commands()
+    arguments = nested.choices[argv[0]].parse_args(argv[1:])
+    return arguments.handler(arguments)
+
+
+def command_register(arguments) -> int:
+    page, refused = register_page.build([Path(folder) for folder in arguments.bundles], Path(arguments.out))
+    for folder, problems in refused:
+        print(f"{folder}: not verified, not listed:" + "".join(f"\n  - {problem}" for problem in problems),
+              file=sys.stderr)
+    print(f"wrote {page}: {len(arguments.bundles) - len(refused)} of {len(arguments.bundles)} bundles listed")
+    return 1 if refused else 0
+
+
+def command_verify(arguments) -> int:
+    status = 0
+    for folder in arguments.bundles:
+        problems = bundle.verify(Path(folder))
+        if problems:
+            status = 1
+            print(f"{folder}: NOT verified ({len(problems)} difference{'s' if len(problems) != 1 else ''})")
+            for problem in problems:
+                print(f"  - {problem}")
+        else:
+            print(f"{folder}: verified (manifest sha256 {bundle.manifest_digest(Path(folder))})")
+    return status
 
 
 def command_certify(arguments) -> int:
+    if arguments.init:
+        return _write_template(Path(arguments.init))
+    claims = None
+    if arguments.claims:
+        try:
+            claims = claim_checks.load(arguments.claims)
+        except claim_checks.ClaimsError as error:
+            print(f"certify: {error}", file=sys.stderr)
+            return 2
     if not arguments.results and not arguments.target:
         print("certify: give --target SPEC (to run the suites) or --results FILE", file=sys.stderr)
         return 2
     level_list = levels.load_levels(arguments.levels)
-    waivers = known_failures.load(arguments.known_failures)
+    waivers = known_failures.load(arguments.known_failures) + list(claims.deviations if claims else ())
     if arguments.results:
         records = [row for path in arguments.results for row in read_lines(path)]
         sources, probes = list(arguments.results), {}
@@ -57,6 +134,7 @@ def command_certify(arguments) -> int:
         records, sources, probes = run_suites(arguments)
     targets = [arguments.target] if arguments.target else list(dict.fromkeys(row.get("target") for row in records))
     status = 0
+    known_suites = _suite_ids(arguments.paths)
     for target in targets:
         rows = [row for row in records if row.get("target") == target]
         if not rows:
@@ -65,17 +143,39 @@ def command_certify(arguments) -> int:
             continue
         print_found, identity = _fingerprint_for(target, rows, probes, arguments)
         features = None if print_found is None else print_found.get("finalized_features", {})
-        grades = levels.grade(level_list, rows, features, waivers, known_suites=_suite_ids(arguments.paths))
+        grades = levels.grade(level_list, rows, features, waivers, known_suites=known_suites, claims=claims)
+        companions = getattr(arguments, "companions", [])
+        for grade in grades:  # what a level lacks that no companion gave it, in words a vendor can act on
+            if grade.status in (levels.INCOMPLETE, levels.NOT_RUN):
+                grade.reasons += certify_complete.needs_of(grade, companions)
         facts = certificate.build(target, rows, grades, fingerprint=print_found, identity=identity, sources=sources,
-                                  levels_file=arguments.levels or "bundled levels.yaml")
+                                  levels_file=arguments.levels or "bundled levels.yaml", claims=claims)
+        if companions:
+            facts["companions"] = [companion.facts() for companion in companions]
         folder = certificate.write(facts, grades, rows, Path(arguments.output))
+        bundle.write(folder, rows, levels_path=arguments.levels, claims_path=arguments.claims,
+                     known_failure_paths=arguments.known_failures, known_suites=known_suites)
         print(f"{target}: " + ", ".join(f"{grade.level.name}: {grade.label}" for grade in grades))
         print(f"wrote {folder / 'index.html'} and certification.json")
+        if claims is not None:
+            false_claims = [row for row in facts["claims"]["checks"] if row["status"] in claim_checks.FALSE_CLAIMS]
+            print(f"claims ({claims.path}): {len(facts['claims']['checks'])} checks, "
+                  f"{len(false_claims)} of them false claims" + "".join(f"\n  {row['claim']}: {row['status']} ({row['detail']})"
+                                                              for row in false_claims))
         for required in arguments.require:
             if not any(grade.level.id == required and grade.status == levels.REACHED for grade in grades):
                 print(f"certify: {target} did not reach the required level {required!r}", file=sys.stderr)
                 status = status or 1
     return status
+
+
+def _write_template(path: Path) -> int:
+    if path.exists():
+        print(f"certify: {path} exists; not overwritten", file=sys.stderr)
+        return 2
+    path.write_text(claim_checks.template(), encoding="utf-8")
+    print(f"wrote {path}: fill it in, then conformance certify --claims {path} ...")
+    return 0
 
 
 def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments) -> tuple[dict | None, dict]:
@@ -146,12 +246,24 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
         options += ["--suite", str(path)]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]
+    companions, thread = [], None
+    if not arguments.paths and not arguments.no_companions and certify_complete.is_single_kafka(arguments.target):
+        options.append("--conformance-long")  # the end of the epoch space: the levels counting it need it
+        companions = certify_complete.plan(arguments.target, output, run_id,
+                                           semantic_seconds=arguments.semantic_duration)
+        thread = certify_complete.start(companions)
     capture = FingerprintCapture()
-    pytest.main(options, plugins=[capture])
-    records = read_lines(results, run_id=run_id)
+    try:
+        pytest.main(options, plugins=[capture])
+        records = read_lines(results, run_id=run_id)
+        extra = certify_complete.finish(companions, arguments.target, thread)
+    finally:
+        certify_complete.stop(companions)
+    arguments.companions = companions
+    records = certify_complete.combine(records, companions, extra)
     if arguments.target not in capture.found and records:
         capture.found[arguments.target] = _start_and_ask(arguments, records)
-    return records, [str(results)], capture.found
+    return records, [str(results), *(str(companion.results) for companion in companions)], capture.found
 
 
 def _start_and_ask(arguments, records: list[dict], spec: str | None = None) -> tuple[dict | None, dict]:

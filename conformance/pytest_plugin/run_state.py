@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import pytest
 
+from .. import ledger
 from ..extension import Extensions
 from ..report.sinks import Sink
 from ..suite.components import Components
@@ -119,6 +120,10 @@ def result_line(result: "CaseResult", *, nodeid: str, strict: bool, harness_vers
     record = result.record(nodeid=nodeid, verdict=verdict(result, strict=strict), strict=strict,
                            harness_version=harness_version, worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
                            recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    bug = ledger.known_bug({"outcome": record.outcome, "suite": record.suite, "case": record.case,
+                            "target": record.target, "target_version": record.target_version})
+    if bug:
+        record = dataclasses.replace(record, known_bug=bug)
     if not keeps_transcript(transcripts, result):
         # a thousand passing items would otherwise repeat ApiVersions bodies
         record = dataclasses.replace(record, transcript=[])

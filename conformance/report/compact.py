@@ -14,6 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import ledger
 from .itemref import case_id, label, reproduce
 
 # The outcomes listed, in this order, and what their section says about them.
@@ -43,6 +44,9 @@ class Entry:
         lines = [f"{self.outcome.upper()} {case_id(first)}  [{where}; {first.get('requirement') or '?'}{items}]"]
         if first.get("cites"):
             lines.append(_field("cites", first["cites"]))
+        bug = ledger.known_bug(first)
+        if bug:  # a departure of an Apache Kafka release that the known-bugs ledger explains
+            lines.append(_field("known bug", f"{bug} ({ledger.jira_link(bug)})"))
         # What follows is the first departing version's: the others may differ (conformance show has each).
         at = "" if first.get("api_version") is None else f"at v{first['api_version']}: "
         if first.get("step_label"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from .. import ledger
 from ..protocol.codec import Codec, default_codec
 from ..protocol.error_catalogue import CatalogueEntry, ErrorCatalogue, bundled_catalogue
 from ..protocol.errors import UnknownErrorName, error_by_name
@@ -318,10 +319,16 @@ def findings_markdown(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _bug_cell(record: dict) -> str:
+    """The known-bugs ledger's entry behind a departure on an Apache Kafka release, linked to its JIRA."""
+    bug = ledger.known_bug(record)
+    return f"[{_cell(bug)}]({ledger.jira_link(bug)})" if bug else ""
+
+
 def departures(results: list[dict], outcome: str, title: str, intro: str) -> list[str]:
     lines = ["", f"## {title}", "", intro, "",
-             "| Target | Case | Versions | Expected | Observed | Citation | Reproduce (the first version) |",
-             "|---|---|---|---|---|---|---|"]
+             "| Target | Case | Versions | Expected | Observed | Citation | Reproduce (the first version) | Known Kafka bug |",
+             "|---|---|---|---|---|---|---|---|"]
     grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in results:
         if row["outcome"] == outcome:
@@ -336,7 +343,8 @@ def departures(results: list[dict], outcome: str, title: str, intro: str) -> lis
         if outcome == "blocked":
             observed = f"step {first.get('step_label')} ({first.get('step_api')}): {_cell(observed)}"
         lines.append(f"| {target} | {case} | {versions} | {_cell(first.get('expected'))[:200]} | "
-                     f"{_cell(observed)[:300]} | {_cell(first.get('cites', ''))[:160]} | `{_cell(reproduce(first))}` |")
+                     f"{_cell(observed)[:300]} | {_cell(first.get('cites', ''))[:160]} | `{_cell(reproduce(first))}` | "
+                     f"{_bug_cell(first)} |")
     lines += ["", f"{sum(len(rows) for rows in grouped.values())} {OUTCOME_LABELS.get(outcome, outcome)} items in "
                   f"{len(grouped)} target × case pairs."]
     return lines

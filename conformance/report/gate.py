@@ -17,6 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import ledger
 from ..results.record import SCHEMA_VERSION
 from . import known_failures
 from .itemref import key, label, latest, reproduce, rerun_argument
@@ -177,6 +178,9 @@ def render(report: GateReport, *, strict: bool, show_new: bool = False) -> str:
             lines.append(f"{heading}: {where}: {change.transition}{note}")
             if kind != "missing" and record.get("message") and record.get("outcome") != "passed":
                 lines.append(f"    {record['message'].splitlines()[0][:300]}")
+            bug = ledger.known_bug(record) if kind != "missing" else None
+            if bug:  # the Apache Kafka release carries a bug of the known-bugs ledger
+                lines.append(f"    known bug: {bug} ({ledger.jira_link(bug)})")
             if kind in ("regression", "flaky", "known", "improvement", "missing"):
                 lines.append(f"    reproduce: {reproduce(record)}")
     for entry in report.stale:
@@ -194,6 +198,7 @@ def to_json(report: GateReport, *, strict: bool) -> dict:
     return {"passed": report.passed(strict=strict), "compared": report.compared, "reruns": report.reruns,
             "changes": [{"kind": change.kind, "item": label(change.record), "target": change.record.get("target"),
                          "transition": change.transition, "note": change.note,
+                         "known_bug": ledger.known_bug(change.record) if change.kind != "missing" else None,
                          "reproduce": reproduce(change.record)} for change in report.changes],
             "stale": [{"entry": entry.describe(), "source": entry.source} for entry in report.stale]}
 

@@ -30,6 +30,9 @@ class Deviation(Exception):
         self.role: str | None = None
         self.final: str | None = None  # why waiting cannot change what was observed (an until stops at once)
         self.hangs = False  # no answer came in the step's time: a repeated sequence would wait as long again
+        # a check that could not observe (its own request failed): no evidence, so never the step under test's
+        self.blind = False
+        self.broken_version = False  # a version advertised and not served (observe.served)
 
 
 class Skip(Exception):
@@ -67,6 +70,7 @@ class Context:
     progress: Progress = field(default_factory=Progress)
     acls: list = field(default_factory=list)  # the ACL bindings the case created, removed after it
     shared_restart: SharedRestart | None = None  # the group whose restarts the item shares (serial: restart)
+    notes: list = field(default_factory=list)  # departures of other APIs and versions, each once (observe.note)
 
     def under_test(self, api: str | None, version: int | None) -> bool:
         """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case
@@ -120,7 +124,7 @@ class Context:
         cluster.finalized_features = self.cluster.finalized_features
         return Context(cluster, self.target, self.version, self.api, self.variables, self.topic_ids,
                        self.step_kinds, self.matchers, self.sequences, self.lock, progress=self.progress,
-                       acls=self.acls, shared_restart=self.shared_restart)
+                       acls=self.acls, shared_restart=self.shared_restart, notes=self.notes)
 
 
 class attributed:

@@ -46,7 +46,7 @@ def run_step(context: Context, step: dict, index: str) -> None:
     except Deviation as deviation:
         if deviation.role is None:  # the innermost step that departed decides ...
             deviation.role = blame(context, step, deviation)
-        elif deviation.role == "check" and step.get("verifies"):  # ... unless an enclosing step verifies
+        elif deviation.role == "check" and step.get("verifies") and not deviation.blind:  # ... unless an enclosing step verifies
             deviation.role = "under_test"
         raise
 

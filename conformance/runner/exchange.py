@@ -54,7 +54,7 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
             cluster._connections[key] = connection
     else:
         connection = cluster.connection(target)
-    timeout = step.get("timeout_ms", 10_000) / 1000
+    timeout = wait_s(step, api, fields)
     body = raw_values(fields)
     sent = connection.send(api, version, body, step=name, malformation=malformation(step.get("malform")),
                            malleable=_has_raw(body), response_version=step.get("response_version"))
@@ -90,6 +90,29 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
         raise Deviation(f"{name}: expected the broker to {what}, it answered",
                         expected="disconnect" if expect.get("disconnect") else "no response", actual=sent.response)
     return sent.response
+
+
+# Request fields that let a broker hold its answer that long (a JoinGroup until the rebalance ends, a Fetch
+# until data comes, a Produce until replicas acknowledge): the step waits at least that, and a margin, so
+# a broker that uses the time its request allows is never taken for one that does not answer.
+HOLDING_FIELDS = ("timeout_ms", "max_wait_ms")
+HOLDING_FIELDS_OF = {"JoinGroup": ("rebalance_timeout_ms", "session_timeout_ms")}
+HOLD_MARGIN_MS = 5_000
+DEFAULT_WAIT_MS = 10_000
+
+
+def held_ms(api: str, fields: dict) -> int:
+    """How long ``fields`` let the broker hold the answer (0 when they do not say)."""
+    names = HOLDING_FIELDS + HOLDING_FIELDS_OF.get(api, ())
+    values = [fields.get(name) for name in names if isinstance(fields, dict)]
+    return max([value for value in values if isinstance(value, int) and not isinstance(value, bool)], default=0)
+
+
+def wait_s(step: dict, api: str, fields: dict) -> float:
+    """How long a step waits for its answer: its ``timeout_ms`` (10 s by default), and never less than what
+    its own request lets the broker hold it, plus a margin."""
+    held = held_ms(api, fields)
+    return max(step.get("timeout_ms", DEFAULT_WAIT_MS), held + HOLD_MARGIN_MS if held > 0 else 0) / 1000
 
 
 def _await_later_answer(connection, name: str, timeout: float) -> None:

@@ -115,5 +115,6 @@ def blame(context: Context, step: dict, deviation: Deviation) -> str:
     if context.under_test(deviation.api, deviation.version):
         return "under_test"
     if context.progress.tested:
-        return "under_test" if step.get("verifies") else "check"
+        # a check that could not observe (its own request failed) is no evidence about the step under test
+        return "under_test" if step.get("verifies") and not deviation.blind else "check"
     return "setup"

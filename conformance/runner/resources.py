@@ -23,6 +23,22 @@ class TooFewBrokers(Exception):
     """The case needs a cluster: a reason to skip it, not an error."""
 
 
+class UnknownSetting(Exception):
+    """The target does not know a topic setting the case's topics are created with (Kafka 3.5 and
+    KIP-937's message.timestamp.before.max.ms): a reason to skip the case, naming the key, not an error."""
+
+
+INVALID_CONFIG = 40
+
+
+def unknown_setting(topic: str, keys: list[str], message: str | None) -> str:
+    """Why a topic with these settings cannot be created here: the keys the target's message names, or all."""
+    named = [key for key in keys if key in (message or "")] or keys
+    return (f"the target does not know the topic setting {', '.join(named)} this case's topic {topic} is created "
+            f"with (CreateTopics: INVALID_CONFIG{': ' + message if message else ''}); a broker setting is not a "
+            "protocol rule")
+
+
 def replicas_needed(case: Case, topics=None) -> int:
     """The most replicas any of ``topics`` (short names; by default those the case's steps name) asks for."""
     return max((int((case.suite.topics.get(short) or {}).get("replication", 1))
@@ -67,8 +83,10 @@ class Resources:
         if needed > 1 and needed > len(self.cluster.metadata([])["brokers"]):
             raise TooFewBrokers(too_few_brokers(needed, len(self.cluster.brokers)))
         requested = []
+        configs: dict[str, list[str]] = {}  # the settings each topic is created with, to name an unknown one
         for short, name in topics.items():
             options = self.case.suite.topics.get(short) or {}
+            configs[name] = [str(key) for key in options.get("configs") or {}]
             requested.append({
                 "name": name, "num_partitions": int(options.get("partitions", 1)),
                 "replication_factor": int(options.get("replication", 1)),
@@ -79,11 +97,18 @@ class Resources:
         response = self.cluster.connection().request(
             "CreateTopics", version, {"topics": requested, "timeout_ms": int(timeout * 1000),
                                       "validate_only": False}, step="setup").response
-        for result in response["topics"]:
+        answered = response["topics"]
+        unknown = [unknown_setting(result["name"], configs[result["name"]], result.get("error_message"))
+                   for result in answered if result["error_code"] == INVALID_CONFIG and configs.get(result["name"])]
+        for result in answered:
+            if unknown and result["error_code"] == INVALID_CONFIG:
+                continue
             if result["error_code"] not in (0, TOPIC_ALREADY_EXISTS):
                 raise ClusterError(f"creating topic {result['name']} failed: {error_name(result['error_code'])} "
                                    f"{result.get('error_message') or ''}")
             self.created.append(result["name"])
+        if unknown:
+            raise UnknownSetting(unknown[0])
         self.wait_for_leaders(topics.values(), timeout)
 
     def _create_through_target(self, topics: dict[str, str]) -> None:

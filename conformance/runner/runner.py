@@ -22,7 +22,7 @@ from ..results.record import STOPPED_ANSWERING, Outcome, Requirement
 from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
-from .resources import Resources, TooFewBrokers, delete_topics, replicas_needed, too_few_brokers
+from .resources import Resources, TooFewBrokers, UnknownSetting, delete_topics, replicas_needed, too_few_brokers
 from .shared_restart import SharedRestart
 from .steps import bundled
 from .under_way import UnderWay, last_request, replayable
@@ -310,7 +310,7 @@ class Runner:
             return self._finish(result, Outcome.BLOCKED, started, transcript,
                                 f"a {what} step on {deviation.api or 'another step kind'} departed, so there is no "
                                 f"verdict on {case.api} v{version}: {deviation}")
-        except (Skip, TooFewBrokers) as skip:
+        except (Skip, TooFewBrokers, UnknownSetting) as skip:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
         except Incomplete as incomplete:
             return self._finish(result, Outcome.ERROR, started, transcript, f"incomplete: {incomplete}")
@@ -323,6 +323,7 @@ class Runner:
             if context is not None:
                 context.close()
                 remove_acls(cluster, context.acls)
+                with_notes(result, context.notes)
             if case.rough:
                 self.target.heal()  # the next case finds the target whole, whatever this one left down
             with self._leftover_lock:
@@ -383,6 +384,14 @@ class Runner:
         result.transcript = transcript.to_json()
         result.transcript_source = transcript
         return result
+
+
+def with_notes(result: CaseResult, notes: list[str]) -> None:
+    """Adds the departures a set-up or check step met on another API and version than the one under test
+    (observe.py): each is that API's finding, named once, never this item's verdict."""
+    if notes:
+        lines = "\n".join(f"finding on {note}" for note in notes)
+        result.message = f"{result.message}\n{lines}".strip()
 
 
 def vacuous(case: Case, version: int | None, progress: Progress) -> str:

@@ -21,7 +21,7 @@ from .kinds import Facts
 from .versioned import is_version_map
 
 SCHEMA_PATH = resources.suite_schema()
-SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response", "refused")  # fetch steps may also check their summary
+SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response", "refused", "kafka_code")  # fetch steps may also check their summary
 
 
 @lru_cache(maxsize=1)
@@ -217,6 +217,8 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
             _check_expect_fields(expect["fields"], known_matchers(components), report, [*where, "expect", "fields"])
         if isinstance(expect, dict) and "error_code" in expect:
             _check_error_names(expect["error_code"], report, [*where, "expect", "error_code"])
+        if isinstance(expect, dict) and "kafka_code" in expect:
+            _check_error_names(expect["kafka_code"], report, [*where, "expect", "kafka_code"])
         for key, matcher in (expect.get("fields") or {}).items() if isinstance(expect, dict) else ():
             if str(key).endswith("error_code") and not isinstance(matcher, dict) or is_version_map(matcher):
                 if str(key).endswith("error_code"):
@@ -232,3 +234,14 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
         for key in actions:
             for inner, body in kinds[key].nested(step):
                 check_steps(body, suite_report, [*where, *inner], *nested)
+
+
+def check_no_effect_verified(steps: list, report, where: list) -> None:
+    """``refused: or_no_effect`` accepts a NONE answer, so the effect must be judged: a step after it says
+    ``verifies: true``; otherwise a broker that accepted and acted would pass."""
+    for index, step in enumerate(steps):
+        expect = step.get("expect") if isinstance(step, dict) else None
+        if isinstance(expect, dict) and expect.get("refused") == "or_no_effect":
+            if not any(isinstance(later, dict) and later.get("verifies") for later in steps[index + 1:]):
+                report([*where, index, "expect", "refused"],
+                       "refused: or_no_effect needs a later step with verifies: true that checks the effect")

@@ -12,12 +12,14 @@ the run's plugins' (``conformance.extension``), or the bundled ones (``conforman
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 from ..protocol.schema import MessageSpec, VersionRange
-from . import internals
-from .checks import (check_matchers, check_shares_restart, check_steps, check_versions, known_matchers,
-                     report_schema_errors, schema_validator)
+from . import citations, internals, settings
+from .checks import (check_matchers, check_no_effect_verified, check_shares_restart, check_steps, check_versions,
+                     known_matchers, report_schema_errors, schema_validator)
 from .components import Components
 from .model import Case, Requirement, Suite
 from .source import SuiteError, dotted, line_of, read_yaml
@@ -84,8 +86,14 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
         steps = expand_templates(raw["steps"], templates, report, [*where, "steps"], kinds=components.step_kinds)
         check_steps(steps, report, [*where, "steps"], api_names, requests, (api, versions) if api and versions else None,
                     components=components)
+        check_no_effect_verified(steps, report, [*where, "steps"])
         if raw.get("requirement", defaults.get("requirement", "MUST")) != Requirement.IMPLEMENTATION.value:
             for at, message in internals.internals_named(raw["steps"], [*where, "steps"]):
+                report(at, message)
+            for at, message in settings.settings_relied_on(raw, steps, suite.topics, where):
+                report(at, message)
+        if raw.get("requirement", defaults.get("requirement", "MUST")) == Requirement.MUST.value:
+            for at, message in citations.unquoted(raw, steps, api, where):
                 report(at, message)
         if raw.get("serial") == "restart":
             check_shares_restart(steps, report, [*where, "serial"])
@@ -100,6 +108,16 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
             serial=bool(raw.get("serial", False)), shares_restart=raw.get("serial") == "restart",
             requires_config=dict((raw.get("requires") or {}).get("config") or {}),
         ))
+        kafka_steps = citations.twin(steps)
+        if kafka_steps is not None and not schema_failed:  # Kafka's code, where the MUST is only a refusal
+            twin_id = f"{raw['id']}-kafka-answer"
+            if twin_id in seen:
+                report([*where, "id"], f"{twin_id} is the twin the loader makes from kafka_code: remove one")
+            seen.add(twin_id)
+            original = suite.cases[-1]
+            suite.cases.append(dataclasses.replace(
+                original, id=twin_id, title=f"Apache Kafka's own code: {original.title}",
+                requirement=Requirement.IMPLEMENTATION, steps=kafka_steps))
     return (None if errors else suite), errors
 
 

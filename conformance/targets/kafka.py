@@ -70,6 +70,8 @@ JVM_FLAGS = [
 MEMORY_FOLDER = "/dev/shm"
 MEMORY_FOLDER_MIN_FREE = 2 << 30  # a run's brokers use tens of MiB there; the rest is a margin for long runs
 STARTUP_TIMEOUT_SECONDS = 60.0
+STARTUP_GRACE_SECONDS = 20.0  # more time for a broker whose log still grows at the timeout
+STARTUP_PATIENCE = 4  # ... up to this many times the timeout in all
 STOP_GRACE_SECONDS = 15.0
 LOG_TAIL_BYTES = 1 << 20
 READINESS_PROBE_TOPIC = "conformance-readiness-probe"
@@ -427,10 +429,20 @@ class KafkaTarget(Target):
         _running.add(self)
 
     def wait_until_ready(self, began: float) -> None:
-        """Return once the controller answers through the broker; else stop and raise with the log."""
+        """Return once the controller answers through the broker; else stop and raise with the log.
+
+        A broker still writing its log at the timeout is slow, not stuck (a loaded machine starting a release
+        whose start does more, as the 4.x ones do): it gets :data:`STARTUP_GRACE_SECONDS` more each time, up
+        to :data:`STARTUP_PATIENCE` times the timeout in all. One whose log stood still fails at the timeout."""
         assert self._process is not None
         deadline = began + self.startup_timeout
-        while time.monotonic() < deadline:
+        last_log_size = self._log_size()
+        while True:
+            if time.monotonic() >= deadline:
+                size = self._log_size()
+                if size == last_log_size or time.monotonic() >= began + self.startup_timeout * STARTUP_PATIENCE:
+                    break
+                last_log_size, deadline = size, time.monotonic() + STARTUP_GRACE_SECONDS
             if self._process.poll() is not None:
                 self._fail(f"Kafka {self._version} exited with status {self._process.returncode} while starting")
             if _port_open(self._broker_port) and _controller_answers(self.plaintext_bootstrap,
@@ -440,11 +452,23 @@ class KafkaTarget(Target):
                 self.startup_seconds = time.monotonic() - began
                 return
             time.sleep(0.1)
-        self._fail(f"Kafka {self._version} was not ready after {self.startup_timeout:.0f} s")
+        self._fail(f"Kafka {self._version} was not ready after {time.monotonic() - began:.0f} s")
+
+    def _log_size(self) -> int:
+        path = self._log_path()
+        try:
+            return path.stat().st_size if path is not None else 0
+        except OSError:
+            return 0
 
     def _fail(self, reason: str) -> NoReturn:
         tail = _last_lines(self.logs() or "", 60)  # taken before stop() appends the shutdown lines
-        self.stop()
+        if self.startup_seconds is None:
+            self.stop()  # a first start: the half-made folder is of no use to anyone
+        else:
+            # A broker that was ready once and does not come back (a node restarted under load): its data stays,
+            # so the cluster's heal() can launch it again before the next case instead of finding no folder.
+            self.kill()
         raise BrokerStartFailed(f"{reason}; last lines of its log:\n{tail}")
 
     # shutting down -------------------------------------------------------------------------

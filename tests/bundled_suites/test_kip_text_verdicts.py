@@ -245,3 +245,120 @@ cases:
     lines = sorted({error.line for error in errors})
     assert lines == [13, 20, 30], [str(error) for error in errors]
     assert all("IMPLEMENTATION" in error.message for error in errors)
+
+
+# ---------------------------------------------------------------------- the outcome after a NONE answer (issue 35)
+class AcceptsCommitAfterAbort(SynchronousAbortBroker):
+    """Answers NONE to a commit of a transaction it just aborted; ``acts`` says whether that commit then
+    writes a COMMIT marker (a real departure) or changes nothing (the outcome KIP-98 demands, by another route)."""
+
+    def __init__(self, acts: bool):
+        super().__init__()
+        self.acts = acts
+
+    def __call__(self, api, version, body):
+        if api == "EndTxn":
+            if not body["committed"] and self.open:
+                self._marker(commit=False)
+            elif body["committed"] and self.acts:
+                self.log.append(records.control_batch(self.PID, self.epoch, True, 0, base_offset=self.next_offset))
+                self.next_offset += 1
+            return {}
+        return super().__call__(api, version, body)
+
+
+def test_a_commit_after_abort_answered_none_with_no_effect_meets_the_kip():
+    case = bundled("kip98/transactions.yaml", "commit-after-abort")
+    assert run(FakeKafka(AcceptsCommitAfterAbort(acts=False)), case, 3).outcome is Outcome.PASSED
+    acted = run(FakeKafka(AcceptsCommitAfterAbort(acts=True)), case, 3)
+    assert acted.outcome is Outcome.FAILED and acted.failure.role == "under_test", acted.message
+
+
+def offsets_without_add_offsets(commits_outside: bool):
+    """TxnOffsetCommit before AddOffsetsToTxn answered NONE: either the offsets join the open transaction
+    (invisible until it commits) or, the departure, they are committed at once."""
+    committed = {"offset": -1}
+
+    def handler(api, version, body):
+        if api == "InitProducerId":
+            return {"producer_id": 7, "producer_epoch": 0}
+        if api == "TxnOffsetCommit":
+            if commits_outside:
+                committed["offset"] = body["topics"][0]["partitions"][0]["committed_offset"]
+            return {"topics": [{"name": topic["name"], "partitions": [{"partition_index": p["partition_index"]}
+                                                                      for p in topic["partitions"]]}
+                               for topic in body["topics"]]}
+        if api == "OffsetFetch":
+            partition = {"partition_index": 0, "committed_offset": committed["offset"], "metadata": ""}
+            if version >= 8:
+                group = body["groups"][0]
+                topic = group["topics"][0]
+                return {"groups": [{"group_id": group["group_id"], "topics": [
+                    {"name": topic.get("name"), "topic_id": topic.get("topic_id"), "partitions": [partition]}]}]}
+            return {"topics": [{"name": body["topics"][0]["name"], "partitions": [partition]}]}
+        return None
+    return handler
+
+
+def test_txn_offset_commit_before_add_offsets_answered_none_is_judged_by_its_effect():
+    case = bundled("kip98/offsets.yaml", "txn-offset-commit-without-add-offsets")
+    joined = run(FakeKafka(offsets_without_add_offsets(commits_outside=False)), case, 3)
+    assert joined.outcome is Outcome.PASSED, joined.message
+    outside = run(FakeKafka(offsets_without_add_offsets(commits_outside=True)), case, 3)
+    assert outside.outcome is Outcome.FAILED and outside.failure.role == "under_test", outside.message
+
+
+# ---------------------------------------------------------------------- read the log as a client does (issue 35)
+class OneBatchPerFetch(AcceptsCommitAfterAbort):
+    """Returns one batch per Fetch, from the offset asked (legal: librdkafka's mock does), so an ABORT
+    marker comes in the response after the records it ends."""
+
+    def __init__(self):
+        super().__init__(acts=False)
+
+    def __call__(self, api, version, body):
+        if api == "Fetch":
+            topic = body["topics"][0]
+            offset = topic["partitions"][0]["fetch_offset"]
+            batch = next((batch for batch in self.log if batch.base_offset + len(batch.records) > offset), None)
+            stable = self.first_offset if self.open else self.next_offset
+            return {"responses": [{"topic": topic.get("topic"), "topic_id": topic.get("topic_id"), "partitions": [
+                {"partition_index": 0, "high_watermark": self.next_offset, "last_stable_offset": stable,
+                 "log_start_offset": 0, "aborted_transactions": None if body["isolation_level"] == 0 else self.aborted,
+                 "preferred_read_replica": -1, "records": records.encode_batch(batch) if batch else b""}]}]}
+        return super().__call__(api, version, body)
+
+
+def test_a_broker_that_returns_one_batch_per_fetch_is_read_on_to_the_high_watermark():
+    result = run(FakeKafka(OneBatchPerFetch()), bundled("kip98/consumers.yaml", "read-uncommitted-no-aborted-list"), 12)
+    assert result.outcome is Outcome.PASSED, result.message
+    assert "onward from offset 2" in result.rendered_transcript()
+
+
+# ---------------------------------------------------------------------- check the observer, not another API (issue 35)
+class FencesButListsNoAbortedTransactions(SynchronousAbortBroker):
+    """Refuses a write at a fenced epoch and appends nothing of it (what KIP-98 demands), but lists no aborted
+    transactions in Fetch, so a read_committed consumer would see the aborted record: a departure of
+    read_committed Fetch (Tansu's, seen in the audit), not of the fenced Produce."""
+
+    def __call__(self, api, version, body):
+        if api == "Produce":
+            partition = body["topic_data"][0]["partition_data"][0]
+            batch = records.decode_batches(partition["records"])[0]
+            if batch.producer_epoch < self.epoch:
+                return {"responses": [{"name": body["topic_data"][0]["name"], "partition_responses": [
+                    {"index": partition["index"], "error_code": error_code("PRODUCER_FENCED"), "base_offset": -1}]}]}
+        if api == "EndTxn":
+            return {}
+        answer = super().__call__(api, version, body)
+        if api == "Fetch":
+            answer["responses"][0]["partitions"][0]["aborted_transactions"] = []
+        return answer
+
+
+def test_a_fenced_write_refused_and_not_appended_passes_whatever_read_committed_does():
+    case = bundled("kip98/transactions-lifecycle.yaml", "produce-after-fence-rejected")
+    result = run(FakeKafka(FencesButListsNoAbortedTransactions()), case, 9)
+    assert result.outcome is Outcome.PASSED, result.message
+    appends = run(FakeKafka(SynchronousAbortBroker()), case, 9)  # accepts and appends the fenced write
+    assert appends.outcome is Outcome.FAILED and appends.failure.role == "under_test"

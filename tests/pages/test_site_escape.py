@@ -85,13 +85,16 @@ def write(folder, text: str) -> dict:
     build.write_site(folder, found, shown, command=text,
                      grade=lambda records, suites: [{"name": text, "status": text, "label": text, "passed": 1,
                                                      "counted": 2, "reasons": [text]}])
-    return {path.name: path.read_text(encoding="utf-8") for path in folder.iterdir()}
+    return {path.name: path.read_text(encoding="utf-8") for path in folder.iterdir() if path.is_file()}
 
 
 def test_every_page_of_the_site_is_inert(tmp_path):
     plain = write(tmp_path / "plain", PLAIN)
     hostile = write(tmp_path / "hostile", HOSTILE)
     assert sorted(hostile) == sorted([*build.PAGES, *build.PICTURES])
+    # Every page links the register of certified implementations; until one is built there, a page says how.
+    assert "href='certified/index.html'" in hostile["index.html"]
+    assert "No implementation is registered yet" in (tmp_path / "hostile" / "certified" / "index.html").read_text()
     for name, markup in hostile.items():
         assert Elements(markup).found == Elements(plain[name]).found, f"{name}: the input added elements"
         if name.endswith(".svg"):

@@ -42,7 +42,8 @@ def test_resources_find_the_data_of_a_source_tree():
     assert resources.suites() == ROOT / "suites" and resources.templates().is_dir()
     assert resources.broker_profile().is_file()
     for path in (resources.message_specs(), resources.error_catalogue(), resources.suite_schema(),
-                 resources.certification_levels(), resources.page_templates() / "base.html.j2"):
+                 resources.certification_levels(), resources.capabilities_schema(),
+                 resources.page_templates() / "base.html.j2"):
         assert path.exists(), path
 
 
@@ -124,6 +125,7 @@ def test_the_wheel_carries_the_data(installed):
     for expected in ("conformance/data/suites/kip98/transactions.yaml", "conformance/data/suites/templates/acls.yaml",
                      "conformance/data/kafka/fast-timeouts.properties", "conformance/protocol/error_catalogue.yaml",
                      "conformance/suite/suite.schema.json", "conformance/report/certify/levels.yaml",
+                     "conformance/report/certify/capabilities.schema.json",
                      "conformance/protocol/specs/EndTxnRequest.json"):
         assert expected in names
     bundled = {name.removeprefix("conformance/data/") for name in names if name.startswith("conformance/data/suites/")}

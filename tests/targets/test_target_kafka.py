@@ -276,3 +276,20 @@ def test_how_the_process_ended_is_waited_for_a_moment_when_asked():
     finally:
         target._process.kill()  # noqa: SLF001
         target._process.wait()  # noqa: SLF001
+
+
+@pytest.mark.parametrize("was_ready_once, folder_kept", [(False, False), (True, True)])
+def test_a_broker_that_does_not_come_back_keeps_its_data_a_first_start_does_not(tmp_path, was_ready_once, folder_kept):
+    """A cluster node restarted under load that misses its deadline keeps its folder, so heal() can launch it
+    again before the next case (a removed folder lost every later cluster item's verdict); a broker that never
+    started leaves nothing behind."""
+    target = KafkaTarget("kafka")
+    target._directory = tmp_path / "node"
+    (target._directory / "data").mkdir(parents=True)
+    (target._directory / "broker.log").write_text("starting\n")
+    target.startup_seconds = 4.2 if was_ready_once else None
+    with pytest.raises(BrokerStartFailed, match="was not ready; last lines of its log:\nstarting"):
+        target._fail("was not ready")
+    assert (tmp_path / "node" / "data").is_dir() is folder_kept
+    assert (target._directory is not None) is folder_kept
+    target.stop()

@@ -1,4 +1,4 @@
-"""Write the interop site: five pages and two SVG pictures into one folder, opening from disk or any web server.
+"""Write the interop site: six pages and two SVG pictures into one folder, opening from disk or any web server.
 
 Spark aggregates (:mod:`.facts`), the departures' evidence is joined in Spark (:mod:`.evidence`), and the
 driver shapes the small results into the pages' JSON (:mod:`.model`) and the pictures' geometry
@@ -21,7 +21,11 @@ from ...results.record import OUTCOME_LABELS
 from ..layout import OUTCOMES
 from . import evidence, facts, model, pictures
 
-PAGES = ["index.html", "matrix.html", "scores.html", "history.html", "compare.html"]
+# The register of certified implementations (conformance certify register, whose default --out is
+# reports/interop/certified): a folder of the site, linked from every page's navigation.
+REGISTER = "certified"
+
+PAGES = ["index.html", "matrix.html", "scores.html", "history.html", "compare.html", "releases.html"]
 PICTURES = ["matrix.svg", "history.svg"]
 
 
@@ -83,6 +87,11 @@ def write_site(out: str | Path, found: facts.Facts, shown: dict, *, grade: Calla
                "runs": sum(len(target["runs"]) for target in history), "targets": len(history),
                "columns": len(columns), "cases": len(matrix["cases"]), "departures": len(shown)}
     common = {"generated": datetime.now(timezone.utc).strftime("built %Y-%m-%d %H:%M UTC"), "labels": labels}
+    register = out / REGISTER / "index.html"
+    if not register.is_file():  # the nav links the register: until one is built there, a page saying how
+        register.parent.mkdir(exist_ok=True)
+        register.write_text(pages.render("register.html.j2", entries=[], generated=common["generated"]),
+                            encoding="utf-8")
     written = [
         write(out, "index.html", title="Interop: which broker does what", current="index.html", data="",
               summary=summary, matrix_picture=matrix_picture, history_picture=history_picture, command=command,
@@ -94,6 +103,8 @@ def write_site(out: str | Path, found: facts.Facts, shown: dict, *, grade: Calla
               history_picture=history_picture, outcomes=OUTCOMES, **common),
         write(out, "compare.html", title="Two targets side by side", current="compare.html", data=_json(matrix),
               **common),
+        write(out, "releases.html", title="Apache Kafka releases", current="releases.html", data="",
+              releases=model.releases(found.cells, columns, shown), **common),
         write(out, "matrix.svg", picture=matrix_picture, labels=labels),
         write(out, "history.svg", picture=history_picture, labels=labels),
     ]

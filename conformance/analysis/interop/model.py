@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ... import ledger
 from ...results.ids import named_target
 from ..layout import CONFORMANCE_LEVELS, NO_VERDICT, OUTCOMES
 
@@ -123,3 +124,73 @@ def history(runs: list, changes: list, changed_items: list, flaky: list) -> list
                 "runs": row.runs, "flips": row.flips, "flip_rate": round(row.flips / max(row.runs - 1, 1), 4),
                 "flaky_rate": row.flaky_rate})
     return [targets[name] for name in sorted(targets)]
+
+
+# Outcomes a release's row lists case by case: departures of the step under test, differences from Kafka
+# (IMPLEMENTATION) and errors; a known Kafka bug of the ledger may be behind any of them.
+RELEASE_DEPARTURES = ("failed", "differs", "error")
+
+
+def releases(cells: list, column_list: list[dict], evidence: dict) -> dict:
+    """Apache Kafka releases × KIP, and × known-bugs ledger entry (:mod:`conformance.ledger`).
+
+    A column is a provisioned Kafka release (``kafka:3.5.2``, ``kafka``: its version); per KIP a cell counts
+    the items passed and lists each departing case with its versions, its evidence key (the matrix page
+    opens it) and the ledger's bug behind it. Per ledger entry with cases, a cell says whether the release
+    showed the bug (a departure of one of its cases), passed its cases, or did not run them."""
+    kafka = [column for column in column_list if ledger.is_apache_kafka(column["target"])
+             and ledger.RELEASE.fullmatch(column["version"] or "")]
+    kafka.sort(key=lambda column: (ledger.release_key(column["version"]), column["target"]))
+    index = {(column["target"], column["version"]): position for position, column in enumerate(kafka)}
+    per_kip: dict[str, list[dict]] = {}
+    ran: dict[tuple[str, int], set] = {}  # (suite::case, column) -> outcomes
+    for cell in cells:
+        slot = index.get((cell.target, cell.target_version))
+        if slot is None:
+            continue
+        row = per_kip.setdefault(cell.kip or "", [{"passed": 0, "judged": 0, "departures": {}} for _ in kafka])
+        found = row[slot]
+        case = f"{cell.suite}::{cell.case}"
+        ran.setdefault((case, slot), set()).add(cell.outcome)
+        if cell.outcome not in ("unsupported", "skipped"):
+            found["judged"] += 1
+            found["passed"] += cell.outcome == "passed"
+        if cell.outcome in RELEASE_DEPARTURES:
+            key = f"{cell.run_id}|{cell.target}|{cell.item}"
+            bug = ledger.known_bug({"outcome": cell.outcome, "suite": cell.suite, "case": cell.case,
+                                    "target": cell.target, "target_version": cell.target_version})
+            departure = found["departures"].setdefault(case, {"case": case, "outcome": cell.outcome, "versions": [],
+                                                              "evidence": None, "bug": bug or "",
+                                                              "jira": ledger.jira_link(bug) or ""})
+            departure["versions"].append(cell.api_version)
+            if departure["evidence"] is None and key in evidence:
+                departure["evidence"] = key
+    rows = []
+    for kip in sorted(per_kip):
+        cells_of_kip = []
+        for found in per_kip[kip]:
+            departures = sorted(found.pop("departures").values(), key=lambda item: item["case"])
+            for departure in departures:
+                departure["versions"] = ", ".join(f"v{version}" for version in sorted(
+                    version for version in departure["versions"] if version is not None))
+            cells_of_kip.append({**found, "departures": departures})
+        rows.append({"kip": kip, "cells": cells_of_kip})
+    bugs = []
+    for entry in ledger.bugs():
+        if not entry.cases:
+            continue
+        states = []
+        for slot, column in enumerate(kafka):
+            outcomes = set().union(*(ran.get((case, slot), set()) for case in entry.cases))
+            if outcomes & set(RELEASE_DEPARTURES) and entry.affects(column["version"]):
+                states.append("found")
+            elif outcomes & set(RELEASE_DEPARTURES):
+                states.append("departs")
+            elif "passed" in outcomes:
+                states.append("passes")
+            else:
+                states.append("not run")
+        bugs.append({"key": entry.key, "jira": entry.link, "title": entry.title, "fixed_in": entry.fixed_in or "not fixed",
+                     "affected": entry.affected_text(), "states": states})
+    return {"columns": [{"label": column["label"], "release": column["version"]} for column in kafka],
+            "rows": rows, "bugs": bugs}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...results.provenance import DISTRIBUTION, provenance
 from ..itemref import label, latest, reproduce
+from . import claims as claim_checks
 from . import page, svg
 from .levels import Grade
 
@@ -58,9 +59,12 @@ def _item(record: dict) -> dict:
 
 
 def build(target: str, records: list[dict], grades: list[Grade], *, fingerprint: dict | None, identity: dict,
-          sources: list[str], levels_file: str) -> dict:
+          sources: list[str], levels_file: str, claims=None) -> dict:
+    """The facts of one certification; with ``claims`` (:class:`.claims.Claims`), what lies outside them is
+    listed apart (never a departure) and every claim is checked."""
     items = list(latest(records).values())
-    return {
+    outside = set() if claims is None else {label(record) for record in items if claims.unclaimed(record)}
+    facts = {
         "format": 1,
         "target": target,
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -79,11 +83,24 @@ def build(target: str, records: list[dict], grades: list[Grade], *, fingerprint:
                     "waived": [{"item": label(row), "reason": entry.reason, "link": entry.link}
                                for row, entry in grade.waived]} for grade in grades],
         "counts": page.outcome_counts(items),
-        "departures": [_item(record) for record in items if record.get("outcome") == "failed"],
+        "departures": [_item(record) for record in items
+                       if record.get("outcome") == "failed" and label(record) not in outside],
         "without_verdict": [_item(record) for record in items if record.get("outcome") in ("blocked", "error")],
         # IMPLEMENTATION items where the target does not do what Apache Kafka does: never graded.
         "differs_from_kafka": [_item(record) for record in items if record.get("outcome") == "differs"],
     }
+    if claims is not None:
+        checks = claim_checks.check(claims, items, fingerprint)
+        facts["claims"] = {
+            "file": Path(claims.path).name, "declared": claims.raw, "checks": checks,
+            "false_claims": sum(1 for row in checks if row["status"] in claim_checks.FALSE_CLAIMS),
+            "not_claimed": claim_checks.not_claimed_summary(claims, items),
+            "not_claimed_items": sorted(outside),
+            # Departures in what is not claimed: evidence kept, never graded.
+            "departures_not_claimed": [_item(record) for record in items
+                                       if record.get("outcome") == "failed" and label(record) in outside],
+        }
+    return facts
 
 
 def write(certificate: dict, grades: list[Grade], records: list[dict], output_root: Path) -> Path:

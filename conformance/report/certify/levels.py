@@ -21,6 +21,9 @@ COUNTABLE = COUNTED_LEVELS  # IMPLEMENTATION is informational: no level may coun
 PREVIEW_TAG = "preview"
 
 REACHED, MISSED, INCOMPLETE, NOT_RUN = "reached", "missed", "incomplete", "not run"
+# With a capabilities file (--claims): a level all of whose items, or whose demands, lie outside what the vendor
+# claims. Neither reached nor missed, and a level including it is graded on the rest.
+NOT_CLAIMED = "not claimed"
 
 
 class LevelsError(ValueError):
@@ -130,6 +133,7 @@ class Grade:
     waived: list[tuple[dict, known_failures.Entry]] = field(default_factory=list)
     ungraded: int = 0  # unsupported versions the level does not demand
     not_run: list[str] = field(default_factory=list)  # the level's suites absent from the results
+    not_claimed: int = 0  # items outside the vendor's claims (--claims): left out of the grade
     reasons: list[str] = field(default_factory=list)
 
     @property
@@ -140,12 +144,14 @@ class Grade:
 
 
 def grade(levels: list[Level], records: list[dict], features: dict[str, int] | None,
-          waivers: list[known_failures.Entry] = (), known_suites: list[str] = ()) -> list[Grade]:
+          waivers: list[known_failures.Entry] = (), known_suites: list[str] = (), claims=None) -> list[Grade]:
     """One grade per level, in file order (so included levels are graded first).
 
     ``features`` is None when the fingerprint is unknown: a level demanding features is then incomplete.
     ``known_suites`` are the suite ids that exist: a level whose suites did not all run is incomplete,
     since a level graded on part of its suites would claim more than was checked.
+    ``claims`` (:class:`.claims.Claims`, optional): items outside them are not counted, and a level whose
+    items or demands all lie outside them is *not claimed*.
     """
     ran = {record.get("suite") for record in records}
     items = {key(record): record for record in records}.values()  # the last record of each item
@@ -154,6 +160,9 @@ def grade(levels: list[Level], records: list[dict], features: dict[str, int] | N
         result = Grade(level, NOT_RUN)
         for record in items:
             if not level.selects(record):
+                continue
+            if claims is not None and claims.unclaimed(record) is not None:
+                result.not_claimed += 1
                 continue
             outcome = record.get("outcome")
             if outcome == "unsupported":
@@ -175,8 +184,16 @@ def grade(levels: list[Level], records: list[dict], features: dict[str, int] | N
             else:
                 result.incomplete.append(record)
         result.not_run = sorted(suite for suite in known_suites if suite not in ran and any(
-            fnmatch.fnmatchcase(suite, pattern) for pattern in level.suites))
-        result.status, result.reasons = _status(level, result, features, grades)
+            fnmatch.fnmatchcase(suite, pattern) for pattern in level.suites)
+            and (claims is None or not claims.suite_unclaimed(suite)))
+        outside = claims.level_unclaimed(level) if claims is not None else []
+        if outside or (result.counted == 0 and result.not_claimed):
+            result.status = NOT_CLAIMED
+            result.reasons = outside or [f"all {result.not_claimed} items of this level lie outside the claims"]
+        else:
+            result.status, result.reasons = _status(level, result, features, grades)
+            if result.not_claimed:
+                result.reasons.append(f"{result.not_claimed} items outside the claims, not counted")
         grades[level.id] = result
     return list(grades.values())
 
@@ -198,7 +215,9 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
             reasons.append(f"finalized feature {name} is {features.get(name, 'absent')}, needs ≥ {minimum}")
     for included in level.includes:
         status = grades[included].status if included in grades else NOT_RUN
-        if status != REACHED:
+        if status == NOT_CLAIMED:  # graded on what is claimed: the page says what was left out
+            reasons.append(f"includes {grades[included].level.name}: not claimed")
+        elif status != REACHED:
             reasons.append(f"includes {grades[included].level.name if included in grades else included}: {status}")
             missed = missed or status == MISSED
             incomplete = incomplete or status != MISSED

@@ -13,6 +13,7 @@ from ...suite.kinds import StepKind
 from ..context import Context, Deviation, attributed
 from ..exchange import exchange, retrying, topic_id
 from ..expect import check_expect, element, save
+from .. import observe
 from ..policy import step_version
 
 DEFAULT_WAIT_MS = 200
@@ -44,8 +45,26 @@ def visible_records(batches: list, aborted: list[dict], isolation: int) -> list[
 
 def fetch_step(context: Context, step: dict, index: str, name: str) -> None:
     version = step_version(context, {**step, "version": step["fetch"].get("version", step.get("version"))}, "Fetch")
-    with attributed("Fetch", version):
-        _fetch(context, step, name, version)
+    no_id = None
+    if observe.by_id("Fetch", version):
+        topic = expressions.resolve(step["fetch"]["topic"], context.variables)
+        if observe.has_no_id(context.topic_ids.get(topic) or topic_id(context, topic)):
+            no_id = observe.no_id_reason(topic)
+    if no_id and observe.observer(context, "Fetch", version):
+        version, name = observe.fallback(context, "Fetch", version, no_id, name)
+        no_id = None
+    try:
+        with attributed("Fetch", version):
+            _fetch(context, step, name, version)
+    except Deviation as deviation:
+        if no_id:  # the step under test itself: it fails here, with the cause named
+            deviation.args = (f"{deviation.args[0]} (cause: {no_id})",)
+        raise
+    except observe.Unaddressed as unaddressed:  # the check could not address its topic by id: by name, then
+        why = f"answered {unaddressed.error} for a topic it has"
+        version, name = observe.fallback(context, "Fetch", version, why, name)
+        with attributed("Fetch", version):
+            _fetch(context, step, name, version)
 
 
 def _fetch(context: Context, step: dict, name: str, version: int) -> None:
@@ -68,13 +87,21 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
     if response is None:
         context.checked("Fetch", version, step.get("expect") or {})
         return
+    expect = expressions.resolve(step.get("expect") or {}, context.variables)
+    observing = observe.observer(context, "Fetch", version) and not ({"error_code", "refused"} & set(expect))
+    unaddressed = observe.unaddressed_error("Fetch", response) if observe.by_id("Fetch", version) else None
+    if observing and unaddressed:
+        raise observe.Unaddressed(unaddressed)
     if response.get("error_code"):
-        expect = expressions.resolve(step.get("expect") or {"error_code": "NONE"}, context.variables)
-        check_expect(context, name, response, expect, version)
-        context.checked("Fetch", version, expect)
+        expect = expect or {"error_code": "NONE"}
+        _judge_own_error(context, name, response, expect, version, observing)
         return
     data = element(response, "responses[0].partitions[0]", name, step.get("expect"), version)
-    batches = records.decode_batches(data.get("records") or b"")
+    if observing and data.get("error_code"):
+        _judge_own_error(context, name, data, {"error_code": "NONE"}, version, observing)
+    batches = list(records.decode_batches(data.get("records") or b""))
+    if "max_bytes" not in spec:  # a case about one response's size reads one response
+        data, batches = read_onward(context, step, name, version, fields, data, batches, isolation)
     visible = visible_records(batches, data.get("aborted_transactions") or [], isolation)
     summary = {
         **{key: value for key, value in data.items() if key != "records"},
@@ -90,7 +117,8 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         "crc_valid": all(batch.crc_valid for batch in batches if isinstance(batch, records.RecordBatch)),
     }
     expect = dict(expressions.resolve(step.get("expect") or {}, context.variables))
-    expect.setdefault("error_code", "NONE")
+    if not expect.get("refused"):
+        expect.setdefault("error_code", "NONE")
     fields_expected = dict(expect.pop("fields", None) or {})
     for key in ("records", "values", "control", "aborted_transactions", "crc_valid"):
         if key in expect:
@@ -108,6 +136,58 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         raise
     context.checked("Fetch", version, expect)
     save(context, summary, step.get("save"))
+
+
+ONWARD_ROUNDS = 50  # at most this many more fetches: a broker may return one batch per response
+
+
+def read_onward(context: Context, step: dict, name: str, version: int, fields: dict, data: dict, batches: list,
+                isolation: int) -> tuple[dict, list]:
+    """Reads on as a client does: a broker may return fewer batches than it has (one per response is legal),
+    so while the batches end before the high watermark (read_uncommitted) or the last stable offset
+    (read_committed), fetch again from where they end. Returns the last response's partition, with the
+    aborted transactions of every response, and the batches of all of them: a marker that came in the next
+    response is judged with the records it ends."""
+    aborted = data.get("aborted_transactions")
+    for _ in range(ONWARD_ROUNDS):
+        ends = [batch for batch in batches if isinstance(batch, records.RecordBatch)]
+        end = data.get("last_stable_offset", -1) if isolation == 1 else -1
+        end = end if end is not None and end >= 0 else data.get("high_watermark", -1)
+        if not ends:
+            break
+        last = ends[-1]
+        next_offset = last.base_offset + (last.last_offset_delta if last.last_offset_delta is not None
+                                          else len(last.records) - 1) + 1
+        if end is None or next_offset >= end:
+            break
+        onward = {**fields, "topics": [{**fields["topics"][0], "partitions": [
+            {**fields["topics"][0]["partitions"][0], "fetch_offset": next_offset}]}]}
+        later = exchange(context, step, f"{name} (onward from offset {next_offset})", "Fetch", version, onward)
+        partitions = (later or {}).get("responses") or [{}]
+        more = (partitions[0].get("partitions") or [{}])[0] if not (later or {}).get("error_code") else {}
+        found = list(records.decode_batches(more.get("records") or b""))
+        if more.get("error_code") or not found:
+            break
+        batches = batches + found
+        for entry in more.get("aborted_transactions") or []:
+            if entry not in (aborted or []):
+                aborted = [*(aborted or []), entry]
+        data = {**more, "aborted_transactions": aborted}
+    return data, batches
+
+
+def _judge_own_error(context: Context, name: str, response: dict, expect: dict, version: int, observing: bool) -> None:
+    """A fetch answered with an error: the step under test's departure, or a check that could not observe
+    (no evidence either way: the item is blocked, naming the check, even where the check verifies)."""
+    try:
+        check_expect(context, name, response, expect, version)
+    except Deviation as deviation:
+        if observing:
+            deviation.blind = True
+            deviation.args = (f"{deviation.args[0]} (the check could not observe, so it is no evidence about "
+                              f"{context.api} v{context.version})",)
+        raise
+    context.checked("Fetch", version, expect)
 
 
 def beyond_reach(summary: dict, wanted: dict) -> str | None:

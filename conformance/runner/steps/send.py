@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from ...protocol.errors import error_name
 from ...protocol.schema import MessageSpec
-from ...suite import expressions
+from ...suite import expressions, matchers
 from ...suite.checks import check_request_fields, refuse_fetch_only_expect
 from ...suite.kinds import Facts, StepKind, detail_from
-from ..context import Context, Skip, attributed
+from ..context import Context, Deviation, Skip, attributed
+from .. import control, observe
 from ..exchange import exchange, retrying
 from ..expect import check_expect, save
 from ..policy import step_version, with_coordinator_retry
@@ -20,22 +21,43 @@ from ..policy import step_version, with_coordinator_retry
 def send_step(context: Context, step: dict, index: str, name: str) -> None:
     api = context.cluster.codec.registry.api_name(step["send"])
     version = step_version(context, step, api)
+    step = with_coordinator_retry(api, step)
+    while True:
+        try:
+            response = _send_at(context, step, name, api, version)
+            break
+        except Deviation as deviation:  # set-up or a check broken at one version goes on at the next one down
+            lower = observe.version_down(context, step, api, version, deviation)
+            if lower is None:
+                raise
+            name = f"{name} (at v{lower}: v{version} {observe.broken(deviation)})"
+            version = lower
+    if response is not None:
+        save(context, response, step.get("save"))
+
+
+def _send_at(context: Context, step: dict, name: str, api: str, version: int):
     fields = expressions.resolve(step.get("fields") or {}, {**context.variables, "version": version})
     if api in ACL_PRINCIPAL_FIELDS:
         fields = acl_principals(context, api, fields)
     with attributed(api, version):
-        step = with_coordinator_retry(api, step)
-        response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
         expect = expressions.resolve(step.get("expect") or {}, context.variables)
+        controlled = control.needs_control(context, step, api, version)
+        departed = control.run_control(context, step, name, api, version, fields) if controlled else None
+        response = retrying(context, step, lambda: exchange(context, step, name, api, version, fields))
+        if departed is not None:  # a malformation whose well-formed request already departs: only the difference
+            control.judge_difference(context, name, api, version, expect, departed, response)
         if response is None:  # the expected disconnect or silence happened
             context.checked(api, version, expect)
-            return
+            return None
         not_served(context, api, response)
+        declined(context, step, response, version)
         if api == "CreateAcls":
             acls_created(context, step, fields, response)
+        observe.served(api, version, response, expect)
         check_expect(context, name, response, expect, version)
         context.checked(api, version, expect)
-    save(context, response, step.get("save"))
+    return response
 
 
 # ------------------------------------------------------------------------------ what the target does not serve
@@ -55,6 +77,21 @@ def not_served(context: Context, api: str, response: dict) -> None:
     error = error_name(response.get("error_code") or 0)
     if (api, error) in NOT_SERVED:
         raise Skip(f"{context.target.spec}: {NOT_SERVED[(api, error)]} ({api}: {error})")
+
+
+def declined(context: Context, step: dict, response: dict, version: int) -> None:
+    """``optional_feature: {name, declined: {path: value}}``: a feature the protocol lets a broker decline
+    (KIP-227's fetch sessions: session id 0). An answer that declines it makes the case not applicable here
+    (skipped, naming the feature), not blocked and not failed."""
+    optional = step.get("optional_feature")
+    if not isinstance(optional, dict) or not isinstance(response, dict):
+        return
+    wanted = expressions.resolve(optional.get("declined") or {}, context.variables)
+    if wanted and all(matchers.match_field(response, path, value, version, context.matchers) is None
+                      for path, value in wanted.items()):
+        shown = ", ".join(f"{path} = {value!r}" for path, value in wanted.items())
+        raise Skip(f"{context.target.spec} declines {optional.get('name', 'an optional feature')} ({shown}), "
+                   "which the protocol allows: the case does not apply")
 
 
 # ------------------------------------------------------------------------------ ACLs
@@ -116,6 +153,9 @@ def check_send(step: dict, report, where: list, facts: Facts) -> None:
         versions = sent_versions(step, step["send"], spec, facts.under_test)
         if versions:  # none: the case's versions are beyond the loaded specs, reported with the case
             check_request_fields(step["fields"], spec.fields, spec, versions, report, [*where, "fields"])
+            control_fields = (step.get("control") or {}).get("fields") if isinstance(step.get("control"), dict) else None
+            if isinstance(control_fields, dict):
+                check_request_fields(control_fields, spec.fields, spec, versions, report, [*where, "control", "fields"])
     refuse_fetch_only_expect(step, report, where)
 
 

@@ -1,0 +1,197 @@
+"""The known-bugs ledger: Apache Kafka's wire-visible transaction-protocol bugs since 3.3, and where each lives.
+
+The ledger is package data (``kafka-bugs.yaml`` beside this module, checked against ``schema.json`` when
+read): one entry per bug, with the releases it affects, the release that fixed it, how it shows on the
+wire, and the bundled cases that detect it (or why none can). Reports ask :func:`known_bug` whether a
+departure on an Apache Kafka release is one of these bugs, so that a finding names it ("KAFKA-14402,
+fixed in 3.6.0"); the release matrix (:mod:`conformance.targets.kafka_releases`) runs the releases the
+entries name.
+
+A match explains a departure; it never makes one, nor excuses one: the item keeps its outcome.
+
+Rules: nothing of the harness is imported here but :mod:`conformance.resources` (every layer that
+writes or reads results may ask the ledger); a release is ``X.Y.Z`` and ranges are inclusive.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .. import resources
+
+# The outcomes a ledger entry can explain: a departure of the step under test, or an error a crash became.
+DEPARTURES = ("failed", "differs", "error")
+RELEASE = re.compile(r"\d+\.\d+\.\d+")
+
+
+class LedgerError(ValueError):
+    """The ledger file is malformed; the message names the file and the entry."""
+
+
+def release_key(release: str) -> tuple[int, ...]:
+    """``"3.10.1"`` → ``(3, 10, 1)``: releases compare as numbers, not as text."""
+    if not RELEASE.fullmatch(release):
+        raise ValueError(f"not a Kafka release: {release!r} (expected X.Y.Z)")
+    return tuple(int(part) for part in release.split("."))
+
+
+@dataclass(frozen=True)
+class ReleaseRange:
+    """Releases ``first`` to ``last``, both included (``"3.3.0..3.5.2"``; one release: ``"4.0.0"``)."""
+
+    first: str
+    last: str
+
+    @classmethod
+    def parse(cls, text: str) -> "ReleaseRange":
+        first, _, last = str(text).partition("..")
+        last = last or first
+        release_key(first), release_key(last)  # noqa: B018 - ValueError names a malformed release
+        if release_key(first) > release_key(last):
+            raise ValueError(f"release range {text!r} ends before it begins")
+        return cls(first, last)
+
+    def __contains__(self, release: str) -> bool:
+        return release_key(self.first) <= release_key(release) <= release_key(self.last)
+
+    def __str__(self) -> str:
+        return self.first if self.first == self.last else f"{self.first} to {self.last}"
+
+
+@dataclass(frozen=True)
+class Bug:
+    """One ledger entry."""
+
+    key: str  # KAFKA-NNNNN
+    title: str
+    kip: str | None
+    affected: tuple[ReleaseRange, ...]
+    fixed_in: str | None  # None: not fixed in any release up to the newest the ledger knows
+    wire: str  # how it shows on the wire
+    cases: tuple[str, ...]  # suite::case ids that detect it
+    undetectable: str | None  # why no case can show it on the wire (when cases is empty)
+    verify: dict | None  # {"affected": X.Y.Z, "fixed": X.Y.Z, "options": [...]}: the releases its test runs
+    links: tuple[str, ...]
+    note: str | None
+
+    @property
+    def link(self) -> str:
+        return f"https://issues.apache.org/jira/browse/{self.key}"
+
+    def affects(self, release: str | None) -> bool:
+        if not release or not RELEASE.fullmatch(release):
+            return False
+        return any(release in span for span in self.affected)
+
+    def label(self) -> str:
+        """``KAFKA-14402, fixed in 3.6.0`` (``..., not fixed yet`` for an open bug)."""
+        return f"{self.key}, {'fixed in ' + self.fixed_in if self.fixed_in else 'not fixed yet'}"
+
+    def verify_target(self, role: str) -> str | None:
+        """The target spec the entry's cases run on for ``role`` (``affected`` or ``fixed``): ``kafka:3.5.2``,
+        ``proxy+kafka:3.9.2``; None without ``verify``."""
+        if not self.verify:
+            return None
+        return f"{self.verify.get('target', 'kafka')}:{self.verify[role]}"
+
+    def affected_text(self) -> str:
+        return ", ".join(map(str, self.affected))
+
+
+def ledger_file() -> Path:
+    return resources.known_bugs()
+
+
+def schema() -> dict:
+    return json.loads(resources.known_bugs_schema().read_text(encoding="utf-8"))
+
+
+@functools.cache
+def bugs() -> tuple[Bug, ...]:
+    """The bundled ledger, read and checked once."""
+    return load(ledger_file())
+
+
+def load(path: Path) -> tuple[Bug, ...]:
+    """Read a ledger file: its JSON Schema first, then what a schema cannot say (ranges, unique keys,
+    a reason for every entry without a case, a fixed release after every affected one)."""
+    import jsonschema
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise LedgerError(f"{path}: {error}") from None
+    problems = sorted(jsonschema.Draft202012Validator(schema()).iter_errors(data), key=lambda e: list(e.path))
+    if problems:
+        where = "/".join(str(part) for part in problems[0].path) or "(top)"
+        raise LedgerError(f"{path}: {where}: {problems[0].message}")
+    entries, seen = [], set()
+    for index, raw in enumerate(data["bugs"]):
+        where = f"{path}: bugs[{index}] ({raw['key']})"
+        if raw["key"] in seen:
+            raise LedgerError(f"{where}: the key is listed twice")
+        seen.add(raw["key"])
+        try:
+            affected = tuple(ReleaseRange.parse(text) for text in raw["affected"])
+        except ValueError as error:
+            raise LedgerError(f"{where}: {error}") from None
+        fixed = raw.get("fixed_in")
+        if fixed is not None and any(release_key(span.last) >= release_key(fixed) for span in affected):
+            raise LedgerError(f"{where}: fixed_in {fixed} is not after every affected release")
+        cases = tuple(raw.get("cases") or ())
+        if not cases and not raw.get("undetectable"):
+            raise LedgerError(f"{where}: an entry without cases says why (undetectable)")
+        verify = raw.get("verify")
+        if verify is not None:
+            bug_ranges = affected
+            if not any(verify["affected"] in span for span in bug_ranges):
+                raise LedgerError(f"{where}: verify.affected {verify['affected']} is not an affected release")
+            if any(verify["fixed"] in span for span in bug_ranges):
+                raise LedgerError(f"{where}: verify.fixed {verify['fixed']} is an affected release")
+        entries.append(Bug(key=raw["key"], title=raw["title"], kip=raw.get("kip"), affected=affected, fixed_in=fixed,
+                           wire=raw["wire"], cases=cases, undetectable=raw.get("undetectable"), verify=verify,
+                           links=tuple(raw.get("links") or ()), note=raw.get("note")))
+    return tuple(entries)
+
+
+def is_apache_kafka(target: str | None) -> bool:
+    """A target the harness provisioned from Apache Kafka's jars (``kafka``, ``kafka:3.5.2,...``, ``proxy+kafka``)."""
+    spec = str(target or "").rsplit("+", 1)[-1]
+    return spec == "kafka" or spec.startswith(("kafka:", "kafka,"))
+
+
+def match(case: str, release: str | None, target: str | None = None,
+          entries: tuple[Bug, ...] | None = None) -> Bug | None:
+    """The entry whose cases include ``case`` (``suite::case``) and whose affected releases include ``release``."""
+    if target is not None and not is_apache_kafka(target):
+        return None
+    for bug in bugs() if entries is None else entries:
+        if case in bug.cases and bug.affects(release):
+            return bug
+    return None
+
+
+def known_bug(record: dict) -> str | None:
+    """``KAFKA-14402, fixed in 3.6.0`` for a results line whose departure is a ledger entry: the line's own
+    ``known_bug`` when it has one (written by the run), else a match of its case, target and release
+    (a results file written before the ledger existed)."""
+    if record.get("known_bug"):
+        return str(record["known_bug"])
+    if record.get("outcome") not in DEPARTURES:
+        return None
+    bug = match(f"{record.get('suite')}::{record.get('case')}", record.get("target_version"), record.get("target"))
+    return bug.label() if bug else None
+
+
+def jira_link(label: str | None) -> str | None:
+    """The JIRA address of the key a :func:`known_bug` label begins with."""
+    if not label:
+        return None
+    key = str(label).split(",")[0].strip()
+    return f"https://issues.apache.org/jira/browse/{key}" if re.fullmatch(r"KAFKA-\d+", key) else None

@@ -1,0 +1,71 @@
+"""The register: one static page of certified implementations, each bundle verified before it is listed.
+
+``conformance certify register BUNDLE... --out DIR`` verifies every bundle (:func:`.bundle.verify`), copies
+those that pass into ``DIR/<bundle>/`` (so each entry's page and evidence travel with the register) and writes
+``DIR/index.html`` from ``register.html.j2``: product, version, the level badges, the date, the harness version,
+the manifest's sha256 and a link to each certification page. A bundle that does not verify is not listed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from ... import pages
+from . import bundle, svg
+
+# What a register calls a target the harness provisions when no capabilities file names the product.
+PRODUCTS = {"kafka": "Apache Kafka", "kafka-cluster": "Apache Kafka", "tansu": "Tansu",
+            "rdkafka-mock": "librdkafka mock cluster"}
+
+
+def entry(folder: Path) -> dict:
+    """What the register shows of one verified bundle."""
+    facts = json.loads((folder / "certification.json").read_text(encoding="utf-8"))
+    identity, declared = facts.get("identity") or {}, (facts.get("claims") or {}).get("declared") or {}
+    levels = facts.get("levels", [])
+    kind = identity.get("kind") or ""
+    return {
+        "folder": folder.name,
+        "product": declared.get("product") or PRODUCTS.get(kind) or kind or identity.get("target") or facts["target"],
+        "version": declared.get("version") or identity.get("target_version") or "",
+        "target": facts["target"],
+        "date": facts.get("generated_at", ""),
+        "harness": f"{facts['harness'].get('name')} {facts['harness'].get('version')}",
+        "manifest": bundle.manifest_digest(folder),
+        "reached": [level["name"] for level in levels if level["status"] == "reached"],
+        "badges": [svg.badge_shape(level["name"], level["label"]) for level in levels],
+        "claims": None if "claims" not in facts else {"file": facts["claims"]["file"],
+                                                       "false_claims": facts["claims"]["false_claims"]},
+    }
+
+
+def build(folders: list[Path], out: Path) -> tuple[Path, list[tuple[Path, list[str]]]]:
+    """Verify each bundle, copy those that pass into ``out``, write ``out/index.html``.
+    Returns the page and the bundles refused, each with its differences."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    entries, refused = [], []
+    for folder in map(Path, folders):
+        problems = bundle.verify(folder)
+        if problems:
+            refused.append((folder, problems))
+            continue
+        copy = out / folder.name
+        if copy.resolve() != folder.resolve():
+            if copy.exists():
+                shutil.rmtree(copy)
+            shutil.copytree(folder, copy)
+        entries.append(entry(copy))
+    entries.sort(key=lambda found: (found["product"].lower(), found["version"], found["date"]))
+    page = out / "index.html"
+    page.write_text(render(entries), encoding="utf-8")
+    return page, refused
+
+
+def render(entries: list[dict]) -> str:
+    """The register page of these entries (none: the page says how to add one)."""
+    return pages.render("register.html.j2", entries=entries,
+                        generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))

@@ -1,0 +1,146 @@
+"""A set-up or check request must be able to observe before it may judge (issue 35).
+
+A Fetch or Produce that is not the step under test is only the harness's way of building or seeing an
+effect. From the version at which those APIs address topics by id (KIP-516), a topic the target gave the
+all-zero id ("this topic has no id") cannot be addressed at all; and an id-addressed request the target
+answers with "no such topic" is the target's departure on that API and version, not evidence about the step
+under test. Such a step goes on at the newest version of its API that names topics, says so in its label,
+and leaves the departure as one note, on its own API and version; where no such version exists the item
+is blocked, naming the check.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from ..protocol.errors import error_name
+from .context import Context, Deviation
+
+# The first version of each API that addresses topics by id instead of by name.
+BY_ID_FROM = {"Fetch": 13, "Produce": 13}
+ZERO_ID = uuid.UUID(int=0)
+# What a broker answers when the id it was given names no topic it knows.
+NO_SUCH_TOPIC = ("UNKNOWN_TOPIC_ID", "UNKNOWN_TOPIC_OR_PARTITION", "INCONSISTENT_TOPIC_ID")
+
+
+class Unaddressed(Exception):
+    """An id-addressed set-up or check request was answered as if the topic did not exist."""
+
+    def __init__(self, error: str):
+        super().__init__(error)
+        self.error = error
+
+
+def by_id(api: str, version: int) -> bool:
+    """Whether ``api`` at ``version`` addresses topics by id."""
+    return api in BY_ID_FROM and version >= BY_ID_FROM[api]
+
+
+def has_no_id(topic_id) -> bool:
+    """The all-zero id is how Kafka's protocol says a topic has none (or an id the harness never learnt)."""
+    return topic_id is None or topic_id == ZERO_ID
+
+
+def observer(context: Context, api: str, version: int) -> bool:
+    """A request of ``api`` at ``version`` that is set-up or a check, not the step under test."""
+    return not context.under_test(api, version)
+
+
+def by_name_version(context: Context, api: str, check: str, why: str) -> int:
+    """The newest advertised version of ``api`` that names topics; a Deviation that blocks the item, naming
+    the check, where the target advertises none."""
+    found = context.cluster.version_range(api)
+    newest = BY_ID_FROM[api] - 1
+    if found is None or found[0] > newest:
+        blind = Deviation(f"{check}: cannot observe: {why}, and {context.target.spec} advertises no {api} version "
+                          f"that names topics (v{newest} or older), so this check has no evidence either way",
+                          expected=f"a {api} version that can address the topic", actual=why, api=api)
+        blind.blind = True
+        raise blind
+    return min(found[1], newest)
+
+
+def fallback(context: Context, api: str, version: int, why: str, name: str) -> tuple[int, str]:
+    """The version a set-up or check step goes on at after ``api`` v``version`` could not address its topic,
+    the step's new label, and the one note the departure leaves on its own API and version."""
+    lower = by_name_version(context, api, name, why)
+    note(context, f"{api} v{version} (not this item's verdict): {why}; the step went on at {api} v{lower}, "
+                  f"which names topics")
+    return lower, f"{name} (at {api} v{lower}: v{version} {why})"
+
+
+def note(context: Context, text: str) -> None:
+    """Keeps a departure of another API and version than the one under test, once, for the item's record."""
+    with context.lock:
+        if text not in context.notes:
+            context.notes.append(text)
+
+
+def no_id_reason(topic: str) -> str:
+    return f"the target gives topic {topic} the all-zero topic id, so no id-addressed request can name it"
+
+
+def unaddressed_error(api: str, response: dict) -> str | None:
+    """The 'no such topic' error of an id-addressed answer, top-level or for the (one) partition asked."""
+    codes = [response.get("error_code") or 0]
+    for topic in response.get("responses") or []:
+        codes += [partition.get("error_code") or 0 for partition in topic.get("partitions") or
+                  topic.get("partition_responses") or []]
+    names = [error_name(code) for code in codes if code]
+    return next((name for name in names if name in NO_SUCH_TOPIC), None)
+
+
+# ------------------------------------------------------------------------------ a version broken, not the API
+# What a request that a version of its API cannot serve ends in: the connection closed, an answer that does not
+# decode, or UNSUPPORTED_VERSION for a version the target advertised (librdkafka's mock advertises JoinGroup
+# v0-6 and closes the connection at v6).
+BROKEN = ("connection closed", "garbage")
+
+
+def served(api: str, version: int, response: dict, expect: dict) -> None:
+    """Raises a Deviation marked as a broken version where the answer is UNSUPPORTED_VERSION and the step
+    does not expect it."""
+    if isinstance(response, dict) and error_name(response.get("error_code") or 0) == "UNSUPPORTED_VERSION" \
+            and "UNSUPPORTED_VERSION" not in repr(expect):
+        unserved = Deviation(f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION",
+                             expected=expect or "a response", actual="UNSUPPORTED_VERSION")
+        unserved.broken_version = True
+        raise unserved
+
+
+def broken(deviation: Deviation) -> str:
+    return "answered UNSUPPORTED_VERSION" if deviation.broken_version else str(deviation.actual)
+
+
+def version_down(context: Context, step: dict, api: str, version: int, deviation: Deviation) -> int | None:
+    """The next version down a set-up or check step goes on at after ``api`` v``version`` broke (the
+    departure is noted once on that API and version), or None: the step under test, a version the case
+    names, an ordinary departure, or no version left below."""
+    if not observer(context, api, version) or step.get("version") not in (None, "max"):
+        return None
+    if deviation.actual not in BROKEN and not deviation.broken_version:
+        return None
+    if deviation.actual in BROKEN and not still_answers(context):
+        return None  # the target went down, not one version of its API: that is the liveness check's finding
+    found = context.cluster.version_range(api)
+    known = context.cluster.codec.registry.api(api).versions()
+    lower = [candidate for candidate in known if candidate < version and (found is None or candidate >= found[0])]
+    if not lower:
+        return None
+    note(context, f"{api} v{version} (not this item's verdict): {broken(deviation)}; the step went on at "
+                  f"{api} v{lower[-1]}")
+    return lower[-1]
+
+
+def still_answers(context: Context) -> bool:
+    """Whether the target answers ApiVersions on a fresh connection: a closed connection is one version's
+    departure only while the target itself is up."""
+    try:
+        probe = context.cluster.connection("bootstrap", fresh=True)
+        try:
+            exchanged = probe.request("ApiVersions", 0, {}, step="is the target still up?", timeout=5)
+        finally:
+            probe.close()
+        return exchanged.response is not None
+    except Exception:  # noqa: BLE001 - any failure to answer means it is not up
+        return False

@@ -1,0 +1,76 @@
+"""certify complete in one command: the companions planned for a Kafka node, their results graded as the target's,
+and what a level lacks said in words a vendor can act on (no broker: companions are small Python processes)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from report_records import record, write_jsonl
+
+from conformance.cli import certify_complete, main
+from conformance.cli.certify_complete import Companion
+
+
+def test_single_kafka_nodes_get_companions_and_nothing_else_does():
+    assert all(map(certify_complete.is_single_kafka, ["kafka", "kafka:3.9.1", "kafka,transaction.version=1"]))
+    assert not any(map(certify_complete.is_single_kafka,
+                       ["kafka,nodes=3", "proxy+kafka", "tansu", "rdkafka-mock", "broker.example:9092"]))
+
+
+def test_the_plan_keeps_the_version_and_feature_options(tmp_path):
+    planned = {companion.name: companion for companion in
+               certify_complete.plan("kafka:3.9.1,transaction.version=1", tmp_path, "run-1", semantic_seconds=5)}
+    assert planned["cluster"].spec == "kafka:3.9.1,nodes=3,transaction.version=1"
+    assert planned["proxy"].spec == "proxy+kafka:3.9.1,transaction.version=1"
+    assert planned["cluster"].suites == ("cluster.*",) and "--long" in planned["cluster"].command
+    classic, consumer = planned["exactly-once (classic group)"], planned["exactly-once (consumer group)"]
+    assert classic.suites == ("semantic.exactly-once",) and consumer.suites == ("semantic.exactly-once.consumer-group",)
+    assert consumer.command[consumer.command.index("--group-protocol") + 1] == "consumer"
+    assert consumer.command[consumer.command.index("--duration") + 1] == "5"
+
+
+def companion(tmp_path, name: str, suite: str, rows: list[dict] | None, spec: str = "kafka,nodes=3") -> Companion:
+    results = tmp_path / f"{name}.jsonl"
+    script = (f"import json; open({str(results)!r}, 'w').write(''.join(json.dumps(row) + '\\n' for row in {rows!r}))"
+              if rows is not None else "import sys; print('could not start the cluster'); sys.exit(3)")
+    return Companion(name, "why", spec, (suite,), [sys.executable, "-c", script], results)
+
+
+def test_companion_results_replace_the_main_runs_and_keep_where_they_ran(tmp_path):
+    main_rows = [record("commit", 3, "passed"),
+                 record("failover", 3, "skipped", suite="cluster.leadership-moves", message="needs nodes=3")]
+    cluster_rows = [record("failover", 3, "passed", suite="cluster.leadership-moves", target="kafka,nodes=3")]
+    companions = [companion(tmp_path, "cluster", "cluster.*", cluster_rows),
+                  companion(tmp_path, "proxy", "faults.*", None, spec="proxy+kafka")]
+    extra = certify_complete.finish(companions, "kafka", certify_complete.start(companions))
+    combined = certify_complete.combine(main_rows, companions, extra)
+    assert [(row["suite"], row["outcome"], row["target"], row.get("ran_on")) for row in combined] == [
+        ("kip98.transactions", "passed", "kafka", None),
+        ("cluster.leadership-moves", "passed", "kafka", "kafka,nodes=3")]
+    assert companions[0].facts()["items"] == 1 and companions[0].problem == ""
+    assert companions[1].problem.startswith("no results (exit 3): could not start the cluster")
+    # A level with items of both without a verdict: the proxy's suites lack what its companion did not give;
+    # the cluster's companion ran, so its items' own messages say why.
+    from conformance.report.certify.levels import Grade, Level
+
+    grade = Grade(Level(id="strict", name="Strict", summary=""), "incomplete",
+                  incomplete=[record("failover", 3, "error", suite="cluster.leadership-moves"),
+                              record("drop", 3, "skipped", suite="faults.proxy-kip98")])
+    [need] = certify_complete.needs_of(grade, companions)
+    assert need.startswith("faults suites: needs the fault proxy") and "proxy on proxy+kafka gave none" in need
+
+
+def test_a_level_needing_node_control_says_so_on_a_target_that_gives_none(tmp_path, capsys):
+    rows = [record("commit", 3, "passed", target="broker.example:9092"),
+            record("failover", 3, "skipped", suite="cluster.leadership-moves", target="broker.example:9092",
+                   message="needs the capability nodes")]
+    results = write_jsonl(tmp_path / "r.jsonl", rows)
+    assert main(["certify", "--results", str(results), "-o", str(tmp_path / "cert")]) == 0
+    facts = json.loads(next((tmp_path / "cert").glob("*/certification.json")).read_text())
+    strict = next(level for level in facts["levels"] if level["id"] == "strict")
+    assert strict["status"] == "incomplete"
+    assert any("cluster suites: needs a way to stop a node, start it and move leadership" in reason
+               for reason in strict["reasons"])
+    faults = next(level for level in facts["levels"] if level["id"] == "exactly-once-under-faults")
+    assert any("semantic suites: needs the exactly-once tier's real clients" in reason for reason in faults["reasons"])

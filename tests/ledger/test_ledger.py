@@ -1,0 +1,162 @@
+"""The known-bugs ledger: its file is valid and true to the bundled suites, and reports name its bugs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conformance import ledger, resources
+from conformance.report import compact, gate, known_bugs
+from conformance.report.documents import findings_markdown
+from conformance.suite.loader import load_suites
+from conformance.runner.steps import bundled
+from conformance.targets import kafka_releases
+
+
+def _case_ids() -> set[str]:
+    suites, errors = load_suites([resources.suites()], components=bundled())
+    assert errors == []
+    return {f"{suite.id}::{case.id}" for suite in suites for case in suite.cases}
+
+
+def test_the_ledger_has_at_least_twelve_entries_each_with_cases_or_a_reason():
+    bugs = ledger.bugs()
+    assert len(bugs) >= 12
+    for bug in bugs:
+        assert bug.cases or bug.undetectable, bug.key
+        assert bug.wire and bug.title and bug.affected
+
+
+def test_every_case_the_ledger_names_is_a_bundled_case():
+    known = _case_ids()
+    missing = [(bug.key, case) for bug in ledger.bugs() for case in bug.cases if case not in known]
+    assert missing == []
+
+
+def test_every_release_the_ledger_names_is_a_kafka_release():
+    for bug in ledger.bugs():
+        named = [span.first for span in bug.affected] + [span.last for span in bug.affected]
+        named += [bug.fixed_in] if bug.fixed_in else []
+        named += [bug.verify["affected"], bug.verify["fixed"]] if bug.verify else []
+        assert set(named) <= set(kafka_releases.RELEASES), bug.key
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda data: data["bugs"][0].update(key="KAFKA-x"), "does not match"),
+    (lambda data: data["bugs"][0].update(fixed_in="3.3.0"), "not after every affected release"),
+    (lambda data: data["bugs"].append(dict(data["bugs"][0])), "listed twice"),
+    (lambda data: data["bugs"][0].update(cases=[], undetectable=None), "says why"),
+    (lambda data: data["bugs"][0].update(affected=["3.5.0..3.4.0"]), "ends before it begins"),
+    (lambda data: data["bugs"][2].update(verify={"affected": "3.6.0", "fixed": "3.7.0"}), "not an affected release"),
+])
+def test_a_malformed_ledger_is_refused_naming_file_and_entry(tmp_path, change, message):
+    data = yaml.safe_load(resources.known_bugs().read_text(encoding="utf-8"))
+    change(data)
+    path = tmp_path / "bugs.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ledger.LedgerError, match=message) as raised:
+        ledger.load(path)
+    assert str(path) in str(raised.value)
+
+
+def _departure(release="3.5.2", case="produce-to-partition-not-added", target=None, outcome="failed"):
+    return {"run_id": "r1", "target": target or f"kafka:{release}", "target_version": release,
+            "suite": "kip890.transaction-v2", "case": case, "api_version": 3, "outcome": outcome,
+            "requirement": "MUST", "message": "got NONE", "cites": "KIP-890", "nodeid": "x", "verdict": "failed"}
+
+
+def test_a_departure_on_an_affected_release_names_the_bug_and_its_fix():
+    assert ledger.known_bug(_departure()) == "KAFKA-14402, fixed in 3.6.0"
+    assert ledger.known_bug(_departure(target="proxy+kafka:3.5.2")) == "KAFKA-14402, fixed in 3.6.0"
+    assert ledger.jira_link("KAFKA-14402, fixed in 3.6.0") == "https://issues.apache.org/jira/browse/KAFKA-14402"
+
+
+@pytest.mark.parametrize("record", [
+    _departure(release="3.6.0"),  # the fixed release: a departure there is a finding of its own
+    _departure(outcome="passed"),
+    _departure(case="another-case"),
+    _departure(target="tansu"),  # another implementation is never explained by Kafka's bugs
+    _departure(target="127.0.0.1:9092"),
+])
+def test_anything_else_names_no_bug(record):
+    assert ledger.known_bug(record) is None
+
+
+def test_the_console_findings_and_gate_name_the_bug():
+    record = _departure()
+    assert "known bug: KAFKA-14402, fixed in 3.6.0" in compact.render([record])
+    assert "[KAFKA-14402, fixed in 3.6.0](https://issues.apache.org/jira/browse/KAFKA-14402)" in findings_markdown([record])
+    baseline = [dict(record, outcome="passed", verdict="passed")]
+    report = gate.compare(baseline, [record])
+    assert "known bug: KAFKA-14402, fixed in 3.6.0" in gate.render(report, strict=False)
+    assert gate.to_json(report, strict=False)["changes"][0]["known_bug"] == "KAFKA-14402, fixed in 3.6.0"
+
+
+def test_the_matrix_is_the_latest_patch_of_each_minor_and_the_releases_the_bugs_are_checked_on():
+    matrix = kafka_releases.matrix()
+    assert kafka_releases.latest_patches() == ["3.3.2", "3.4.1", "3.5.2", "3.6.2", "3.7.2", "3.8.1", "3.9.2", "4.0.2",
+                                               "4.1.2", "4.2.2", "4.3.1", "4.4.0"]
+    for bug in ledger.bugs():
+        if bug.verify:
+            assert any(why.startswith(f"{bug.key} affected") for why in matrix[bug.verify["affected"]])
+            assert any(why.startswith(f"{bug.key} fixed") for why in matrix[bug.verify["fixed"]])
+    assert list(matrix) == sorted(matrix, key=ledger.release_key)
+
+
+def test_a_start_failure_becomes_one_line():
+    message = ("target 'kafka:3.3.0' failed to start: BrokerStartFailed: Kafka 3.3.0 exited with status 1 while "
+               "starting; last lines of its log:\n[x] INFO starting\n[y] ERROR Exiting Kafka due to fatal exception "
+               "(kafka.Kafka$)\n[z] INFO shut down")
+    line = kafka_releases.start_failure(message)
+    assert "\n" not in line and "exited with status 1" in line and "fatal exception" in line
+
+
+def test_the_known_bugs_page_shows_failed_and_passed_releases():
+    bug = next(bug for bug in ledger.bugs() if bug.key == "KAFKA-14402")
+    evidence = [dict(_departure(), known_bug=bug.label(), harness_version="0.1.0")]
+    for case in bug.cases:
+        suite, name = case.split("::")
+        evidence += [dict(_departure(case=name), suite=suite, outcome="failed", harness_version="0.1.0"),
+                     dict(_departure(release="3.6.0", case=name), suite=suite, outcome="passed", harness_version="0.1.0")]
+    page = known_bugs.known_bugs_markdown(known_bugs.evidence_lines(evidence), (bug,))
+    assert "**3.5.2** fails" in page and "**3.6.0** passes" in page
+    half = [line for line in known_bugs.evidence_lines(evidence) if line["target_version"] == "3.5.2"][:1]
+    assert "**3.5.2** DOES NOT FAIL" in known_bugs.known_bugs_markdown(
+        [dict(line, outcome="passed") for line in half], (bug,))
+
+
+def test_the_evidence_file_holds_only_the_ledgers_cases_on_their_releases():
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "known-bugs" / "evidence.jsonl"
+    if not path.is_file():
+        pytest.skip("no evidence pinned yet (tools/pin_known_bugs.py)")
+    import json
+
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert lines == known_bugs.evidence_lines(lines)
+
+
+def test_a_release_whose_broker_never_started_is_one_line():
+    message = "target 'kafka:4.2.2' cannot run here: Kafka 4.2.2 was not ready after 60 s; last lines of its log:\n[t] INFO x"
+    records = [{"target": "kafka:4.2.2", "outcome": "error", "message": message},
+               {"target": "kafka:4.2.2", "outcome": "skipped", "message": "needs a cluster"},
+               {"target": "kafka:4.1.2", "outcome": "error", "message": "a case's own error"},
+               {"target": "kafka:4.1.2", "outcome": "passed", "message": ""}]
+    assert kafka_releases.not_started(records, "4.2.2") == ("target 'kafka:4.2.2' cannot run here: Kafka 4.2.2 was "
+                                                             "not ready after 60 s")
+    assert kafka_releases.not_started(records, "4.1.2") is None
+
+
+def test_the_certification_page_names_the_bug(tmp_path):
+    import json
+
+    from conformance.cli import main
+
+    record = dict(_departure(), path="suites/kip890/transaction-v2.yaml", kip="KIP-890", title="t", tags=[],
+                  draft=False, transcript=[], schema_version=4)
+    results = tmp_path / "r.jsonl"
+    results.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    main(["certify", "--results", str(results), "-o", str(tmp_path / "cert")])
+    html = next((tmp_path / "cert").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "Known Apache Kafka bug: KAFKA-14402, fixed in 3.6.0" in html

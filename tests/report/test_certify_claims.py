@@ -1,0 +1,149 @@
+"""Capabilities files: what is not claimed is neither failed nor missed, and every claim is checked."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from report_records import record, write_jsonl
+
+from conformance.cli import main
+from conformance.report.certify import claims as claims_module
+from conformance.report.certify.claims import (DEPARTING, DOCUMENTED, HOLDS, NOT_ADVERTISED,
+                                               NOT_CLAIMED_BUT_ADVERTISED, STALE, ClaimsError)
+from conformance.report.certify.levels import MISSED, NOT_CLAIMED, REACHED, Level, grade
+from conformance.protocol.schema import VersionRange
+
+TXN = Level(id="txn", name="Transactions", summary="", suites=("kip98.transactions",), demands={"EndTxn": None})
+TV2 = Level(id="tv2", name="Transactions v2", summary="", suites=("kip890.transaction-v2",), includes=("txn",),
+            demands={"EndTxn": VersionRange(5, 5)}, features={"transaction.version": 2})
+STRICT = Level(id="strict", name="Strict", summary="", requirements=("MUST", "SHOULD", "MAY"), includes=("txn", "tv2"))
+
+
+def write_claims(tmp_path, **fields):
+    data = {"capabilities": 1, "product": "Example", "version": "1.0", "transaction_versions": [0, 1],
+            "apis": {"EndTxn": "0-4", "Produce": "3-11"}, **fields}
+    path = tmp_path / "capabilities.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return claims_module.load(path)
+
+
+def fingerprint(apis, transaction_version=None):
+    found = {"apis": [{"api_key": index, "name": name, "min": low, "max": high}
+                      for index, (name, (low, high)) in enumerate(apis.items())],
+             "finalized_features": {}, "supported_features": {}}
+    if transaction_version is not None:
+        found["supported_features"]["transaction.version"] = [0, transaction_version]
+        found["finalized_features"]["transaction.version"] = transaction_version
+    return found
+
+
+def test_items_outside_the_claims_are_not_claimed_neither_failed_nor_missed(tmp_path):
+    claims = write_claims(tmp_path)
+    rows = [record("commit", 3, "passed"), record("commit", 5, "failed"),  # EndTxn v5: outside EndTxn 0-4
+            record("bump", 5, "failed", suite="kip890.transaction-v2")]  # transaction.version 2 not claimed
+    grades = grade([TXN, TV2, STRICT], rows, {"transaction.version": 1}, claims=claims)
+    status = {one.level.id: one.status for one in grades}
+    assert status == {"txn": REACHED, "tv2": NOT_CLAIMED, "strict": REACHED}
+    assert grades[0].not_claimed == 1 and grades[0].departures == []
+    assert "needs transaction.version ≥ 2; claims [0, 1]" in grades[1].reasons
+    assert "includes Transactions v2: not claimed" in grades[2].reasons
+    # Without the claims the same results miss both levels: the claims are what changes the grade.
+    assert {one.level.id: one.status for one in grade([TXN, TV2], rows, {"transaction.version": 1})} == {
+        "txn": MISSED, "tv2": MISSED}
+
+
+def test_a_claimed_item_that_departs_still_misses_the_level(tmp_path):
+    claims = write_claims(tmp_path)
+    grades = grade([TXN], [record("commit", 3, "failed")], {}, claims=claims)
+    assert grades[0].status == MISSED
+
+
+def test_each_kind_of_false_claim_is_found(tmp_path):
+    claims = write_claims(tmp_path, transaction_versions=[0, 1, 2], kip848_consumer_groups=False,
+                          apis={"EndTxn": "0-5", "Produce": "3-11"})
+    rows = [record("commit", 3, "failed"), record("commit", 4, "passed"),
+            record("dup", 3, "passed", suite="kip98.idempotence", api="Produce")]
+    found = fingerprint({"EndTxn": (0, 4), "Produce": (3, 12), "ConsumerGroupHeartbeat": (0, 1)},
+                        transaction_version=1)
+    checks = {(row["claim"], row["status"]): row for row in claims_module.check(claims, rows, found)}
+    assert ("transaction_versions: [0, 1, 2]", NOT_ADVERTISED) in checks  # claims TV2, advertises up to 1
+    assert ("apis.EndTxn: 0-5", NOT_ADVERTISED) in checks  # claims v5, advertises v0-4
+    assert ("apis.Produce: 3-11", NOT_CLAIMED_BUT_ADVERTISED) in checks  # advertises v12 it does not claim
+    assert ("kip848_consumer_groups: false", NOT_CLAIMED_BUT_ADVERTISED) in checks
+    departing = checks[("apis.EndTxn: 0-5", DEPARTING)]
+    assert departing["items"] == ["kip98.transactions::commit@v3"]
+
+
+def test_claims_that_hold_and_documented_deviations(tmp_path):
+    claims = write_claims(tmp_path, compression=["none", "gzip"], deviations=[
+        {"case": "kip98.transactions::commit", "versions": "3", "reason": "answers NONE by design"},
+        {"case": "kip98.transactions::never-ran", "reason": "an old note"}])
+    rows = [record("commit", 3, "failed"), record("commit", 4, "passed"),
+            record("produce-gzip", 3, "passed", suite="protocol.produce-fetch", api="Produce")]
+    checks = claims_module.check(claims, rows, fingerprint({"EndTxn": (0, 4), "Produce": (3, 11)}))
+    statuses = {(row["claim"], row["status"]) for row in checks}
+    assert ("apis.EndTxn: 0-4", HOLDS) in statuses and ("apis.Produce: 3-11", HOLDS) in statuses
+    assert ("compression: gzip", HOLDS) in statuses
+    assert ("deviation kip98.transactions::commit", DOCUMENTED) in statuses
+    assert ("deviation kip98.transactions::never-ran", STALE) in statuses
+    # A documented deviation is a waiver where the level allows waivers.
+    waiving = Level(id="txn", name="T", summary="", suites=("kip98.transactions",), allow_known_failures=True)
+    result = grade([waiving], rows, {}, list(claims.deviations), claims=claims)[0]
+    assert result.status == REACHED and result.label == "reached with 1 waived"
+
+
+def test_a_malformed_capabilities_file_names_the_file_and_field(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("capabilities: 1\nproduct: X\ntransaction_versions: [0, 7]\napis: {}\n")
+    with pytest.raises(ClaimsError, match=r"bad.yaml: transaction_versions.1: 7 is greater than the maximum"):
+        claims_module.load(path)
+    path.write_text("capabilities: 1\nproduct: X\ntransaction_versions: [0]\napis: {EndTxn: 'v5'}\n")
+    with pytest.raises(ClaimsError, match=r"bad.yaml: apis.EndTxn: 'v5' does not match"):
+        claims_module.load(path)
+
+
+def test_init_writes_a_template_that_loads_and_refuses_to_overwrite(tmp_path, capsys):
+    path = tmp_path / "mine.yaml"
+    assert main(["certify", "--init", str(path)]) == 0
+    loaded = claims_module.load(path)
+    assert loaded.apis["InitProducerId"] == VersionRange(0, 5) and not loaded.two_phase_commit
+    assert main(["certify", "--init", str(path)]) == 2
+    assert "exists; not overwritten" in capsys.readouterr().err
+
+
+def test_the_shipped_capability_files_load():
+    from conformance.resources import source_tree
+
+    for name in ("tansu", "rdkafka-mock"):
+        loaded = claims_module.load(source_tree() / "fixtures" / "capabilities" / f"{name}.yaml")
+        assert loaded.product and loaded.source
+
+
+API_VERSIONS = {"api": "ApiVersions", "version": 4, "step": "negotiate", "response": {
+    "error_code": 0, "api_keys": [{"api_key": 26, "min_version": 0, "max_version": 4}],
+    "supported_features": [{"name": "transaction.version", "min_version": 0, "max_version": 2}],
+    "finalized_features": [{"name": "transaction.version", "min_version_level": 2, "max_version_level": 2}]}}
+
+
+def test_certify_with_claims_shows_them_on_the_page_and_in_the_json(tmp_path):
+    rows = [record("commit", 3, "passed", transcript=[API_VERSIONS]), record("commit", 4, "passed"),
+            record("bump", 5, "failed", suite="kip890.transaction-v2")]
+    results = write_jsonl(tmp_path / "r.jsonl", rows)
+    capabilities = tmp_path / "c.yaml"
+    capabilities.write_text(yaml.safe_dump({"capabilities": 1, "product": "Example", "transaction_versions": [0, 1],
+                                            "apis": {"EndTxn": "0-4"}}))
+    out = tmp_path / "cert"
+    assert main(["certify", "--results", str(results), "--claims", str(capabilities), "-o", str(out)]) == 0
+    facts = json.loads((next(out.glob("kafka-*")) / "certification.json").read_text())
+    assert facts["departures"] == []  # the only departure lies outside the claims
+    assert facts["claims"]["not_claimed_items"] == ["kip890.transaction-v2::bump@v5"]
+    assert facts["claims"]["departures_not_claimed"][0]["item"] == "kip890.transaction-v2::bump@v5"
+    by_id = {level["id"]: level["status"] for level in facts["levels"]}
+    assert by_id["transactions-v2"] == NOT_CLAIMED
+    # the fingerprint advertises transaction.version 0-2: TV2 is advertised but not claimed
+    assert any(row["status"] == NOT_CLAIMED_BUT_ADVERTISED and row["claim"].startswith("transaction_versions")
+               for row in facts["claims"]["checks"])
+    html = (next(out.glob("kafka-*")) / "index.html").read_text()
+    assert "<h2 id='claims'>Claims (" in html and "transaction.version 2 (KIP-890) not claimed" in html

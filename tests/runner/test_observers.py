@@ -1,0 +1,147 @@
+"""A check that cannot observe does not judge (issue 35), against a scripted broker that advertises Fetch v13
+but gives every topic the all-zero topic id, so Fetch v13 answers UNKNOWN_TOPIC_ID for a topic it has.
+
+Before observe.py, the produce case below failed on Produce: its verifying fetch went out at v13 and its
+error was read as evidence. Now the check goes on at Fetch v12, says so, and the Fetch v13 departure is
+one note on Fetch v13; a case whose step under test *is* Fetch v13 fails there with the cause named; and
+where no version that names topics is advertised the item is blocked, naming the check.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import uuid
+
+from conformance.protocol import records
+from conformance.suite.model import Outcome
+
+from fake_kafka import CODEC, FakeKafka
+from scripted_runs import run_on, written_case
+
+ZERO = uuid.UUID(int=0)
+UNKNOWN_TOPIC_ID = 100
+
+HEADER = """\
+suite: observers
+title: Checks that cannot observe
+spec: KIP-98
+topics: {out: {partitions: 1}}
+cases:
+"""
+
+PRODUCE_THEN_READ = """\
+- id: produce-then-read
+  title: A produced record is read back
+  cites: KIP-98
+  under_test: {api: Produce, versions: "3"}
+  steps:
+    - produce: {topic: "${topics.out}", partition: 0, records: [a]}
+    - fetch: {topic: "${topics.out}", partition: 0, isolation: read_uncommitted}
+      expect: {records: 1}
+      verifies: true
+"""
+
+FETCH_UNDER_TEST = """\
+- id: fetch-reads
+  title: A fetch reads a produced record
+  cites: KIP-98
+  under_test: {api: Fetch, versions: "13"}
+  steps:
+    - produce: {topic: "${topics.out}", partition: 0, records: [a]}
+    - fetch: {topic: "${topics.out}", partition: 0, isolation: read_uncommitted}
+      expect: {records: 1}
+"""
+
+
+class ZeroIdBroker:
+    """One partition that keeps what is produced; every topic has the all-zero id, so a Fetch that names a
+    topic by id (v13+) is answered UNKNOWN_TOPIC_ID, and one that names it (v12-) is served."""
+
+    def __init__(self):
+        self.log: list[records.RecordBatch] = []
+        self.fake: FakeKafka | None = None
+
+    def __call__(self, api, version, body):
+        if api == "Metadata":
+            answer = self.fake._default(api, version, body)
+            for topic in answer["topics"]:
+                topic["topic_id"] = ZERO
+            return answer
+        if api == "Produce":
+            topic = body["topic_data"][0]
+            partition = topic["partition_data"][0]
+            base = sum(len(batch.records) for batch in self.log)
+            for batch in records.decode_batches(partition["records"]):
+                batch.base_offset = base
+                self.log.append(batch)
+            return {"responses": [{"name": topic["name"], "partition_responses": [
+                {"index": partition["index"], "base_offset": base, "log_start_offset": 0}]}]}
+        if api == "Fetch":
+            topic = body["topics"][0]
+            if version >= 13:
+                return {"responses": [{"topic_id": topic["topic_id"], "partitions": [
+                    {"partition_index": 0, "error_code": UNKNOWN_TOPIC_ID, "high_watermark": -1,
+                     "last_stable_offset": -1, "log_start_offset": -1, "records": b""}]}]}
+            end = sum(len(batch.records) for batch in self.log)
+            return {"responses": [{"topic": topic["topic"], "partitions": [
+                {"partition_index": 0, "high_watermark": end, "last_stable_offset": end, "log_start_offset": 0,
+                 "preferred_read_replica": -1,
+                 "records": b"".join(records.encode_batch(batch) for batch in self.log)}]}]}
+        return None
+
+
+# everything the codec knows, Fetch only up to v13 (the broker of the issue)
+ADVERTISED = {spec.name: (spec.versions()[0], spec.versions()[-1]) for spec in CODEC.registry.apis()
+              if spec.versions()} | {"Fetch": (4, 13)}
+
+
+def run(tmp_path, case_yaml: str, version: int, apis=None, script=None):
+    script = script or ZeroIdBroker()
+    broker = FakeKafka(script, apis=apis or ADVERTISED)
+    script.fake = broker
+    case = written_case(tmp_path, HEADER + textwrap.indent(textwrap.dedent(case_yaml), "  "))
+    return run_on(broker, case, version), broker
+
+
+def test_a_check_fetch_that_cannot_address_its_topic_by_id_goes_on_by_name_and_the_item_is_judged(tmp_path):
+    result, broker = run(tmp_path, PRODUCE_THEN_READ, 3)
+    assert result.outcome is Outcome.PASSED, result.message
+    assert ("Fetch", 12) in broker.requests and ("Fetch", 13) not in broker.requests
+    assert "finding on Fetch v13" in result.message and "all-zero topic id" in result.message
+    assert "at Fetch v12" in result.rendered_transcript()
+
+
+def test_a_check_told_its_topic_does_not_exist_at_an_id_version_goes_on_by_name(tmp_path, monkeypatch):
+    # the id is not zero, but the target still answers UNKNOWN_TOPIC_ID at v13 (a version advertised, not served)
+    monkeypatch.setattr("conformance.runner.observe.has_no_id", lambda topic_id: False)
+    result, broker = run(tmp_path, PRODUCE_THEN_READ, 3)
+    assert result.outcome is Outcome.PASSED, result.message
+    assert broker.requests.index(("Fetch", 13)) < broker.requests.index(("Fetch", 12))
+    assert "finding on Fetch v13" in result.message and "UNKNOWN_TOPIC_ID" in result.message
+
+
+def test_a_check_with_no_version_that_can_observe_blocks_the_item_naming_the_check(tmp_path):
+    result, _ = run(tmp_path, PRODUCE_THEN_READ, 3, apis=ADVERTISED | {"Fetch": (13, 17)})
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert result.failure.api == "Fetch" and result.failure.role == "check"
+    assert "cannot observe" in result.message
+
+
+def test_a_check_whose_own_request_errors_blocks_even_where_it_verifies(tmp_path):
+    class Erring(ZeroIdBroker):
+        def __call__(self, api, version, body):
+            if api == "Fetch":
+                return {"responses": [{"topic": body["topics"][0]["topic"], "partitions": [
+                    {"partition_index": 0, "error_code": 6, "high_watermark": -1}]}]}  # NOT_LEADER_OR_FOLLOWER
+            return super().__call__(api, version, body)
+
+    result, _ = run(tmp_path, PRODUCE_THEN_READ, 3, script=Erring())
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert "could not observe" in result.message
+
+
+def test_the_step_under_test_at_an_id_version_fails_there_with_the_cause_named(tmp_path):
+    result, _ = run(tmp_path, FETCH_UNDER_TEST, 13)
+    assert result.outcome is Outcome.FAILED, result.message
+    assert result.failure.api == "Fetch" and result.failure.role == "under_test"
+    assert "all-zero topic id" in result.message
