@@ -227,7 +227,7 @@ def _step_json(step) -> dict:
     return {"request": step.op.describe(), "op": {key: value for key, value in step.op.__dict__.items()},
             "values": list(step.resolved.values), "producer_id": step.resolved.producer_id,
             "producer_epoch": step.resolved.producer_epoch, "base_sequence": step.resolved.base_sequence,
-            "answer": _plain(step.answer), "error": step.error, "allowed": step.outcome,
+            "answer": _plain(step.answer), "error": step.error, "allowed": step.outcome, "burst": step.burst,
             "departures": [{"rule": departure.rule.id, "message": departure.message} for departure in step.departures]}
 
 
