@@ -15,6 +15,7 @@ import uuid
 
 from ..protocol.errors import error_name
 from .context import Context, Deviation
+from .under_way import LIVENESS_PROBE
 
 # The first version of each API that addresses topics by id instead of by name.
 BY_ID_FROM = {"Fetch": 13, "Produce": 13}
@@ -138,7 +139,7 @@ def still_answers(context: Context) -> bool:
     try:
         probe = context.cluster.connection("bootstrap", fresh=True)
         try:
-            exchanged = probe.request("ApiVersions", 0, {}, step="is the target still up?", timeout=5)
+            exchanged = probe.request("ApiVersions", 0, {}, step=LIVENESS_PROBE, timeout=5)
         finally:
             probe.close()
         return exchanged.response is not None

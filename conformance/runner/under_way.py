@@ -48,9 +48,20 @@ class UnderWay:
         return sorted(f"{label} (last sent: {last_request(transcript)})" for label, transcript in under_way)
 
 
+# The step name of the harness's own liveness probe (an ApiVersions on a fresh connection, asked after a closed
+# connection): never the request that took a target down, so never named as the last one an item sent.
+LIVENESS_PROBE = "is the target still up?"
+
+
+def _sent(transcript) -> list:
+    """The exchanges an item's own steps made, the harness's liveness probes left out."""
+    return [exchange for exchange in (getattr(transcript, "exchanges", None) or [])
+            if getattr(exchange, "step", None) != LIVENESS_PROBE]
+
+
 def last_request(transcript) -> str:
     """``Metadata v12, step '1 send Metadata'``: the last request in a transcript, or that it sent none."""
-    exchanges = list(getattr(transcript, "exchanges", None) or [])
+    exchanges = _sent(transcript)
     if not exchanges:
         return "no request yet"
     last = exchanges[-1]
@@ -60,10 +71,11 @@ def last_request(transcript) -> str:
 def replayable(transcript, limit: int = 512) -> str:
     """The last request of a transcript as the bytes that replay it: where it is in the transcript (whose
     ``request_bytes`` keep it), and its hex where it is short enough to show."""
-    exchanges = list(getattr(transcript, "exchanges", None) or [])
+    everything = list(getattr(transcript, "exchanges", None) or [])
+    exchanges = _sent(transcript)
     if not exchanges:
         return "it sent no request"
     frame = bytes(exchanges[-1].request_bytes)
     shown = f", hex {frame.hex()}" if len(frame) <= limit else ""
-    return (f"the request that did it: {last_request(transcript)}, exchange {len(exchanges)} of the transcript "
+    return (f"the request that did it: {last_request(transcript)}, exchange {everything.index(exchanges[-1]) + 1} of the transcript "
             f"(its request_bytes, {len(frame)} bytes with the size prefix{shown})")

@@ -155,3 +155,20 @@ def test_without_a_way_back_every_item_under_way_is_named_with_its_last_request_
     assert all("this item last sent" in result.message and "--restart-command" in result.message
                for result in no_verdict)
     assert all(result.message.startswith(f"not run: {runner.down}") for result in results[4:])
+
+
+def test_the_request_that_took_the_target_down_is_the_items_own_never_the_liveness_probe():
+    """After a closed connection the harness asks ApiVersions on a fresh one (is the target still up?); that probe
+    goes into the item's transcript, but the crash is the item's own last request (the mock aborted on a
+    ConsumerGroupHeartbeat and the probe was named, with its bytes to replay)."""
+    from types import SimpleNamespace
+
+    from conformance.runner.under_way import LIVENESS_PROBE, last_request, replayable
+
+    heartbeat = SimpleNamespace(api="ConsumerGroupHeartbeat", version=1, step="1 join", request_bytes=b"\x00\x01\x02")
+    probe = SimpleNamespace(api="ApiVersions", version=0, step=LIVENESS_PROBE, request_bytes=b"\x09\x09")
+    transcript = SimpleNamespace(exchanges=[heartbeat, probe])
+    assert last_request(transcript) == "ConsumerGroupHeartbeat v1, step '1 join'"
+    assert replayable(transcript) == ("the request that did it: ConsumerGroupHeartbeat v1, step '1 join', exchange 1 of "
+                                      "the transcript (its request_bytes, 3 bytes with the size prefix, hex 000102)")
+    assert last_request(SimpleNamespace(exchanges=[probe])) == "no request yet"
