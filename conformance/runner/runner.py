@@ -236,6 +236,17 @@ class Runner:
             return self._no_verdict(result, f"no verdict: the target stopped answering while this item and "
                                             f"{len(beside)} others ran at once ({others}): {problem}{then}; this "
                                             f"item last sent {last_request(transcript)}; {NOT_KNOWN}")
+        failure = result.failure
+        if failure is not None and failure.role != "under_test":
+            # A set-up or check request took it down: a crash is that request's API's finding (named here with the
+            # bytes that replay it), and the API under test was never judged (the mock's abort on a set-up
+            # ConsumerGroupHeartbeat was failed on TxnOffsetCommit).
+            result.outcome = Outcome.BLOCKED
+            result.message = (f"{STOPPED_ANSWERING}: its {'set-up' if failure.role == 'setup' else 'check'} request "
+                              f"took the target down ({problem}){then}, a finding on {failure.api or 'that request'}, "
+                              f"so there is no verdict on {case.api}; {replayable(transcript)}"
+                              + (f"\n{result.message}" if result.message else ""))
+            return result
         # A crash is never a pass: the case that took the target down fails, whatever its steps saw
         # and whatever its requirement level (an IMPLEMENTATION case that differed too).
         result.outcome = Outcome.FAILED

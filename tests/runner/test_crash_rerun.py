@@ -172,3 +172,34 @@ def test_the_request_that_took_the_target_down_is_the_items_own_never_the_livene
     assert replayable(transcript) == ("the request that did it: ConsumerGroupHeartbeat v1, step '1 join', exchange 1 of "
                                       "the transcript (its request_bytes, 3 bytes with the size prefix, hex 000102)")
     assert last_request(SimpleNamespace(exchanges=[probe])) == "no request yet"
+
+
+def test_a_crash_on_a_set_up_request_blocks_the_item_and_names_that_api_not_the_api_under_test(tmp_path):
+    """The mock aborts on a set-up ConsumerGroupHeartbeat of the kip848 TxnOffsetCommit cases: the crash is the
+    heartbeat's finding, and TxnOffsetCommit, never sent, gets no verdict."""
+    (tmp_path / "setup-crash.yaml").write_text(textwrap.dedent(f"""\
+        suite: setup-crash
+        title: A set-up request that takes the broker down
+        spec: KIP-98
+        transactional_ids: [main]
+        cases:
+          - id: endtxn-after-deadly-init
+            title: EndTxn, after an InitProducerId the broker dies on
+            cites: KIP-98
+            under_test: {{api: EndTxn, versions: "3"}}
+            steps:
+              - send: InitProducerId
+                fields: {{transactional_id: "${{txn_ids.main}}", transaction_timeout_ms: {DIES_ON_TIMEOUT_MS}, producer_id: -1, producer_epoch: -1}}
+                expect: {{error_code: NONE}}
+                save: {{pid: producer_id, epoch: producer_epoch}}
+              - send: EndTxn
+                fields: {{transactional_id: "${{txn_ids.main}}", producer_id: "${{pid}}", producer_epoch: "${{epoch}}", committed: true}}
+                expect: {{error_code: NONE}}
+        """))
+    suite, errors = load_suite_file(tmp_path / "setup-crash.yaml", components=bundled())
+    assert not errors, errors
+    [result], _, _ = run_all(suite.cases, parallel=False, bring_back=True)
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert result.message.startswith(f"{STOPPED_ANSWERING}: its set-up request took the target down")
+    assert "a finding on InitProducerId, so there is no verdict on EndTxn" in result.message
+    assert "the request that did it: InitProducerId v" in result.message
