@@ -70,7 +70,8 @@ def command_explore(arguments) -> int:
                                   cases_dir=Path(arguments.cases), security=getattr(target, "security", None),
                                   keep_going=arguments.keep_going, progress=printer(), run=f"explore-{run_id}",
                                   create_topic=lambda name, partitions: target.fault(
-                                      "topic_create", topic=name, partitions=partitions, replication=1))
+                                      "topic_create", topic=name, partitions=partitions, replication=1),
+                                  inject=target.fault if arguments.target.startswith("proxy") else None)
         version = target.version
     except Exception as error:  # noqa: BLE001 - a target that cannot be explored: said in one line
         print(f"explore: {arguments.target}: {type(error).__name__}: {error}", file=sys.stderr)

@@ -14,9 +14,9 @@ import re
 
 import yaml
 
-from .driver import PARTITIONS, TOPICS, TRANSACTIONAL_IDS, GROUPS, Step
+from .driver import FAULT_DELAY_MS, PARTITIONS, TOPICS, TRANSACTIONAL_IDS, GROUPS, Step
 from .model import ACCEPT, REFUSE
-from .ops import TRANSACTION_TIMEOUT_MS
+from .ops import WAIT_MS
 
 RETRY = {"on": ["COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR",
                 "CONCURRENT_TRANSACTIONS", "NOT_ENOUGH_REPLICAS", "NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION"],
@@ -67,6 +67,8 @@ def case_for(history: list[Step], *, target: str, seed: int | None) -> dict | No
             written["fields"] = _fields_of(step.op.kind, step.op.version, written["fields"])
     final["label"] = f"under test: {departure.rule.summary}"
     steps.append(final)
+    sent = [s for s in history[:-1] if s.op.kind not in READS and s.answer is not None] + [last]
+    steps = [item for step, written in zip(sent, steps) for item in [*_fault(step), written]]
     rule = departure.rule
     digest = hashlib.sha1(yaml.safe_dump(steps, sort_keys=True).encode()).hexdigest()[:8]
     case = {"id": f"{slug(rule.id)}-{digest}",
@@ -117,9 +119,11 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
     generation = generations.of(who, op.stale)
     pid, epoch = f"${{pid_{generation}}}", f"${{epoch_{generation}}}"
     version = {} if under_test else {"version": op.version}
+    if op.kind == "Wait":  # outlasts a short transaction timeout: the subject of the history, not a catch-up
+        return {"wait": WAIT_MS}
     if op.kind == "InitProducerId":
         out: dict = {"send": op.kind, **version,
-               "fields": {"transactional_id": txn, "transaction_timeout_ms": TRANSACTION_TIMEOUT_MS,
+               "fields": {"transactional_id": txn, "transaction_timeout_ms": op.timeout_ms,
                           "producer_id": -1, "producer_epoch": -1},
                "retry": RETRY, "expect": expect}
         if not (step.answer or {}).get("error"):
@@ -188,6 +192,16 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
         return {"send": op.kind, "fields": {"transactional_ids": [txn]},
                 "to": {"coordinator": {"transaction": txn}}, "retry": RETRY, "expect": expect}
     raise ValueError(f"no suite step for {op.kind}")
+
+
+def _fault(step: Step) -> list[dict]:
+    """The proxy's fault the step met, as the suite step arming it (none where it met none)."""
+    if not step.op.fault:
+        return []
+    arguments: dict = {"api": step.op.kind, "times": 1}
+    if step.op.fault == "delay":
+        arguments["ms"] = FAULT_DELAY_MS
+    return [{"fault": {"name": f"proxy.{step.op.fault}", "args": arguments}}]
 
 
 def _fields_of(api: str, version: int, values: dict, fields=None, spec=None) -> dict:

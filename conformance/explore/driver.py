@@ -18,14 +18,19 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from ..client.cluster import Cluster, ClusterError
-from ..client.connection import ClientError
+from ..client.connection import ClientError, Connection
+from ..client.transcript import Exchange
 from ..protocol.compression import Compression, compress
 from ..protocol.errors import error_name
 from .model import RETRIABLE, Departure, Inconclusive, Model, Names
-from .ops import READ_COMMITTED, READ_UNCOMMITTED, Op, Resolved, answer, request
+from .ops import READ_COMMITTED, READ_UNCOMMITTED, SHORT_TRANSACTION_TIMEOUT_MS, WAIT_MS, Op, Resolved, answer, request
 
 TOPICS, PARTITIONS, TRANSACTIONAL_IDS, PRODUCERS, GROUPS = 2, 2, 2, 2, 2
 RETRY_FOR_S = 8.0
+# Who may have a request in a burst: one request each, so that each is resolved (its generation, its sequence)
+# the same whatever order the target serves them in
+BURST_ACTORS = [f"txn{index}" for index in range(TRANSACTIONAL_IDS)] + [
+    f"producer{index}" for index in range(PRODUCERS)] + ["reader"]
 MAX_INITS = 6  # InitProducerId requests in one history
 # The highest version a client of transaction version 1 sends (Kafka's client caps the same ones); versions that
 # name topics by id only are left out (the model names them); AddPartitionsToTxn v4+ is for brokers.
@@ -33,6 +38,23 @@ CAPS = {"Produce": 11, "EndTxn": 4, "TxnOffsetCommit": 4, "AddPartitionsToTxn": 
         "InitProducerId": 99}
 TV2_VERSIONS = {"Produce": 12, "EndTxn": 5, "TxnOffsetCommit": 5}  # what a client of transaction version 2 sends
 FLOORS = {"Produce": 3, "Fetch": 4, "ListOffsets": 2}  # the first versions with transactions / isolation
+# The proxy's faults an operation may meet on proxy+SPEC, and the operations each may meet. A request without
+# an answer (dropped, or its answer dropped) is sent again as it was, as Kafka's clients do after a timeout:
+# the same batch and sequence, the same epoch, so the KIPs' retry rules say what the second answer may be. A
+# duplicated request reaches the broker twice (the second answer swallowed): only for requests whose repeat the
+# KIPs make harmless (a write's repeat is not written again), never InitProducerId (a second one is a new
+# generation the client never hears of) nor EndTxn and TxnOffsetCommit (the copy may arrive after later requests
+# on other connections). A response answered twice is the client's matter, not the broker's: not drawn. A
+# response reordered behind the next one on its connection exists only in a pipelined burst (alone, it would
+# wait for an answer that never comes).
+RESENT = ("Produce", "AddPartitionsToTxn", "AddOffsetsToTxn", "TxnOffsetCommit", "EndTxn", "InitProducerId",
+          "Fetch", "ListOffsets", "OffsetFetch")
+FAULTS: dict[str, tuple[str, ...] | None] = {"delay": None, "reorder": (), "drop_request": RESENT, "drop_response": RESENT,
+          "duplicate_request": ("Produce", "AddPartitionsToTxn", "AddOffsetsToTxn", "Fetch", "ListOffsets",
+                                "OffsetFetch")}
+FAULT_DELAY_MS = 300
+NO_ANSWER_S = 3.0  # how long a request whose answer the proxy drops is waited for before it is sent again
+RESENDS = 3
 REQUIRED = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "Produce", "Fetch")
 
 
@@ -51,12 +73,13 @@ class Step:
     departures: list = field(default_factory=list)
     attempts: int = 1
     outcome: str = ""  # what the model's rule allowed: accept, refuse or either
+    burst: int = 0  # sent at once with this many requests (0: alone)
 
     def line(self) -> str:
         """The request and its answer, in one line."""
         got = self.error or ("NONE" if not self.answer or not self.answer.get("error")
                              else error_name(self.answer["error"]))
-        return f"{self.op.describe()} -> {got}"
+        return f"{self.op.describe()}{f' [burst of {self.burst}]' if self.burst else ''} -> {got}"
 
 
 class Collector:
@@ -74,6 +97,8 @@ class Collector:
         self.answers: Counter = Counter()  # (API, error name): how often, to show what the histories reached
         self.judged = 0  # answers the model judged, and the time it took (the benchmark compares it with the broker's)
         self.judging_s = 0.0
+        # how often a history met what no single request shows: bursts, waits past a timeout, the proxy's faults
+        self.shapes: Counter = Counter()
 
     def departed(self, history: list[Step], departure: Departure) -> None:
         """Keep ``history`` if it is the shortest departing one of its rule so far."""
@@ -88,10 +113,12 @@ class Collector:
 class Target:
     """The target as the driver sees it: a cluster connection, the versions to draw from, fresh names."""
 
-    def __init__(self, bootstrap: str, *, security=None, run: str = "explore", create_topic=None):
+    def __init__(self, bootstrap: str, *, security=None, run: str = "explore", create_topic=None, inject=None):
         """``create_topic(name, partitions)`` makes a topic where the target has no CreateTopics (librdkafka's
-        mock creates them through its own control API)."""
+        mock creates them through its own control API); ``inject(name, **arguments)`` arms a fault of the proxy
+        in front of the target (proxy+SPEC), None where there is none."""
         self.create_topic = create_topic
+        self.inject = inject
         self.cluster = Cluster(bootstrap, timeout=15.0, security=security, client_id="conformance-explore")
         self.run = run
         self.histories = 0
@@ -202,13 +229,28 @@ class Target:
         problem when there was no answer; the number of attempts."""
         api, version, body = request(op, resolved)
         deadline, attempts, pause = time.monotonic() + RETRY_FOR_S, 0, 0.02
+        fault = op.fault if self.inject is not None else ""
+        if fault:  # the next request of this API through the proxy, which is this one
+            self.inject(f"proxy.{fault}", api=api, times=1, **({"ms": FAULT_DELAY_MS} if fault == "delay" else {}))
+        unanswered = 0
         while True:
             attempts += 1
+            connection = None
             try:
-                response = _answered(self.cluster.connection(self.destination(op, names, resolved)).request(
-                    api, version, body, step=op.kind))
+                connection = self.cluster.connection(self.destination(op, names, resolved))
+                response = _answered(connection.request(api, version, body, step=op.kind,
+                                                        timeout=NO_ANSWER_S if fault.startswith("drop") else None))
             except (ClientError, ClusterError) as error:
+                if fault.startswith("drop") and unanswered < RESENDS:
+                    unanswered += 1  # no answer: the same request again, on a new connection
+                    if connection is not None:
+                        connection.close()
+                    continue
                 return None, f"{type(error).__name__}: {error}", attempts
+            finally:
+                if fault:
+                    self.inject("proxy.clear")  # a fault this request did not meet meets no later one
+                    fault = ""
             try:
                 got = answer(op, resolved, response)
             except (KeyError, IndexError, TypeError) as error:  # no entry for what was asked: nothing to judge
@@ -217,6 +259,55 @@ class Target:
                 return got, "", attempts
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
+
+
+    def send_burst(self, sends: list, pipelined: bool) -> list[tuple[dict | None, str, int, float]]:
+        """Send every request of ``sends`` ((op, names, resolved) each) before reading any answer: pipelined on
+        the destination's connection, or each on a fresh connection of its own (the broker then serves them
+        concurrently). A retriable answer is sent again alone, as :meth:`send` does. Per request: the answer, the
+        client's problem, the attempts, and when the answer arrived."""
+        pending: list[tuple[Connection | None, Exchange | str]] = []
+        fresh: list[Connection] = []
+        armed = False
+        for op, names, resolved in sends:
+            api, version, body = request(op, resolved)
+            if op.fault and self.inject is not None:
+                self.inject(f"proxy.{op.fault}", api=api, times=1,
+                            **({"ms": FAULT_DELAY_MS} if op.fault == "delay" else {}))
+                armed = True
+            try:
+                connection = self.cluster.connection(self.destination(op, names, resolved), fresh=not pipelined)
+                if not pipelined:
+                    fresh.append(connection)
+                pending.append((connection, connection.send(api, version, body, step=op.kind)))
+            except (ClientError, ClusterError) as error:
+                pending.append((None, f"{type(error).__name__}: {error}"))
+        results: list[tuple[dict | None, str, int, float]] = []
+        try:
+            for (op, _, resolved), (used, sent) in zip(sends, pending):
+                results.append((*self._received(op, resolved, used, sent), 1, time.monotonic()))
+        finally:
+            for opened in fresh:
+                opened.close()
+            if armed:
+                self.inject("proxy.clear")
+        for index, ((op, names, resolved), (got, _, attempts, _)) in enumerate(zip(sends, results)):
+            if got is not None and got.get("error") in RETRIABLE:
+                again, problem, more = self.send(op, names, resolved)
+                results[index] = (again, problem, attempts + more, time.monotonic())
+        return results
+
+    @staticmethod
+    def _received(op: Op, resolved, connection: Connection | None, sent: Exchange | str) -> tuple[dict | None, str]:
+        """The answer to a request of a burst, or the client's problem."""
+        if connection is None or isinstance(sent, str):
+            return None, str(sent)
+        try:
+            return answer(op, resolved, _answered(connection.receive(sent))), ""
+        except (ClientError, ClusterError) as error:
+            return None, f"{type(error).__name__}: {error}"
+        except (KeyError, IndexError, TypeError) as error:
+            return None, f"the answer lacks what the request asked for ({type(error).__name__})"
 
 
 def _answered(exchange) -> dict:
@@ -265,6 +356,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             self.model = Model(TOPICS, PARTITIONS)
             self.history: list[Step] = []
             self.stopped = False
+            self.next_fault = ""  # the proxy's fault the next request meets
             collector.examples += 1
 
         @initialize(tv2=st.booleans() if target.tv2 else st.just(False))
@@ -272,45 +364,83 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             """Each history speaks one transaction version: 1, or 2 where the target finalizes it."""
             self.model.tv2 = tv2
 
-        def run(self, op: Op) -> None:
-            """Send ``op`` (when it makes sense now), judge the answer, fail the example on a departure."""
+        def prepare(self, op: Op) -> Op | None:
+            """``op`` as this history sends it (its transaction version's API version), or None when it makes no
+            sense now or the budget is spent."""
             if self.stopped or (deadline is not None and time.monotonic() > deadline):
-                return  # the budget is spent, or the history can no longer be judged: the rest sends nothing
+                return None  # the budget is spent, or the history can no longer be judged: the rest sends nothing
             if self.model.tv2 and op.txn is not None:
                 if op.kind in ("AddPartitionsToTxn", "AddOffsetsToTxn"):
-                    return  # a client of transaction version 2 lets Produce and TxnOffsetCommit add them
+                    return None  # a client of transaction version 2 lets Produce and TxnOffsetCommit add them
                 if op.kind in TV2_VERSIONS:
                     op = Op(**{**op.__dict__, "version": TV2_VERSIONS[op.kind]})
             if not self.model.can(op):
-                return
+                return None
             if op.kind == "InitProducerId" and sum(step.op.kind == op.kind for step in self.history) >= MAX_INITS:
-                return  # hypothesis's swarm testing can leave only the init rules enabled: a few are enough
+                return None  # hypothesis's swarm testing can leave only the init rules enabled: a few are enough
             if self.names is None:
                 self.names = target.new_names()
+            fault, self.next_fault = self.next_fault, ""
+            meets = FAULTS.get(fault, ())
+            if fault and (meets is None or op.kind in meets):
+                op = Op(**{**op.__dict__, "fault": fault})
+            return op
+
+        def new_step(self, op: Op) -> Step:
+            """The step of ``op``, resolved against the model as it is now."""
             resolved = self.model.resolve(op, self.names)
             resolved.names.update({("txn", index): self.names.txn(index) for index in range(TRANSACTIONAL_IDS)})
-            step = Step(op, resolved, outcome=self.model.expect(op, resolved).outcome)
-            self.history.append(step)
-            got, problem, step.attempts = target.send(op, self.names, resolved)
-            collector.requests += step.attempts
-            if got is None:
-                step.error = problem
-                collector.inconclusive += 1
-                self.stopped = True
+            return Step(op, resolved, outcome=self.model.expect(op, resolved).outcome)
+
+        def run(self, op: Op) -> None:
+            """Send ``op`` (when it makes sense now), judge the answer, fail the example on a departure."""
+            prepared = self.prepare(op)
+            if prepared is None:
                 return
-            step.answer = got
-            collector.answers[(op.kind, error_name(got.get("error", 0)))] += 1
+            op = prepared
+            if op.kind == "Wait":  # no request: time passes, as the model knows
+                self.history.append(Step(op, Resolved(), answer={"error": 0}, outcome="either"))
+                collector.shapes["waits past a transaction timeout"] += 1
+                time.sleep(WAIT_MS / 1000)
+                return
+            step = self.new_step(op)
+            self.history.append(step)
+            if op.fault:
+                collector.shapes[f"proxy.{op.fault}"] += 1
+            sent_at = time.monotonic()
+            got, problem, step.attempts = target.send(op, self.names, step.resolved)
+            answered_at = time.monotonic()
+            if not self.answered(step, got, problem):
+                return
             judging = time.perf_counter()
             try:
-                step.departures = self.model.step(op, resolved, got)
+                step.departures = self.model.step(op, step.resolved, got, sent_at=sent_at, answered_at=answered_at)
             except Inconclusive as why:
-                step.error = str(why)
-                collector.inconclusive += 1
-                self.stopped = True
+                self.give_up(step, str(why))
                 return
             finally:
                 collector.judged += 1
                 collector.judging_s += time.perf_counter() - judging
+            self.report(step)
+
+        def answered(self, step: Step, got, problem: str) -> bool:
+            """Count ``step``'s answer; False (and the history stops) when there was none."""
+            collector.requests += step.attempts
+            if got is None:
+                self.give_up(step, problem)
+                return False
+            step.answer = got
+            collector.answers[(step.op.kind, error_name(got.get("error", 0)))] += 1
+            return True
+
+        def give_up(self, step: Step, why: str) -> None:
+            """The history can no longer be judged: it sends nothing more."""
+            step.error = why
+            collector.inconclusive += 1
+            self.stopped = True
+
+        def report(self, step: Step) -> None:
+            """Fail the example when ``step`` departed (so that hypothesis shrinks it)."""
             if step.departures:
                 collector.departed(self.history, step.departures[0])
                 if step.departures[0].rule.id in collector.settled:
@@ -318,10 +448,98 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                     return
                 raise DepartureFound(f"{step.departures[0].rule.id}: {step.departures[0].message}")
 
-        @rule(txn=txn, version=version("InitProducerId"))
-        def init_transactional(self, txn, version):
-            """InitProducerId for a transactional id."""
-            self.run(Op("InitProducerId", version, txn=txn))
+        def run_burst(self, ops: list[Op], pipelined: bool) -> None:
+            """Send ``ops`` at once (pipelined on one connection, or each on a connection of its own), then judge
+            their answers in every order the target may have served them: a departure only if every order
+            departs (:meth:`Model.step_concurrently`)."""
+            ops = [prepared for prepared in map(self.prepare, ops) if prepared is not None]
+            # in a burst only the proxy's faults that leave every request an answer: each is answered once
+            ops = [op if op.fault in ("", "delay", "reorder") else Op(**{**op.__dict__, "fault": ""}) for op in ops]
+            if len(ops) < 2:
+                for op in ops:
+                    self.run(op)
+                return
+            steps = [self.new_step(op) for op in ops]
+            destinations = [target.destination(step.op, self.names, step.resolved) for step in steps]
+            for index, step in enumerate(steps):  # a response goes behind the next one on its connection only
+                if step.op.fault == "reorder" and not (pipelined and destinations[index] in destinations[index + 1:]):
+                    step.op = Op(**{**step.op.__dict__, "fault": ""})
+            collector.shapes[f"bursts ({'pipelined' if pipelined else 'on connections of their own'})"] += 1
+            for op in ops:
+                if op.fault:
+                    collector.shapes[f"proxy.{op.fault}"] += 1
+            for step in steps:
+                step.burst = len(steps)
+            sent_at = time.monotonic()
+            answers = target.send_burst([(step.op, self.names, step.resolved) for step in steps], pipelined)
+            self.history.extend(steps)
+            judged = []
+            for step, (got, problem, step.attempts, answered_at) in zip(steps, answers):
+                if not self.answered(step, got, problem):
+                    return
+                judged.append((step.op, step.resolved, got, sent_at, answered_at))
+            judging = time.perf_counter()
+            try:
+                order, departures = self.model.step_concurrently(judged)
+            except Inconclusive as why:
+                self.give_up(steps[-1], str(why))
+                return
+            finally:
+                collector.judged += len(judged)
+                collector.judging_s += time.perf_counter() - judging
+            if departures:  # every order departs: the history as sent, up to the member that departed first
+                departing = steps[order[-1]]
+                departing.departures = departures
+                del self.history[len(self.history) - len(steps):]
+                self.history.extend(steps[index] for index in order)
+                self.report(departing)
+
+        @rule(where=where, actors=st.lists(st.sampled_from(BURST_ACTORS), min_size=2, max_size=3, unique=True),
+              pipelined=st.booleans(), data=st.data())
+        def burst(self, where, actors, pipelined, data):
+            """Two or three requests in flight at once to the partition's leader and the coordinators, one per
+            actor (a transactional id, an idempotent producer, a reader): every order they may be served in is
+            allowed."""
+            ops = []
+            for actor in actors:
+                if actor.startswith("txn"):
+                    index = int(actor[3:])
+                    kind = data.draw(st.sampled_from(["Produce", "EndTxn", "InitProducerId"]), label=actor)
+                    if kind == "Produce":
+                        ops.append(Op("Produce", data.draw(version("Produce")), txn=index, topic=where[0],
+                                      partition=where[1]))
+                    elif kind == "EndTxn":
+                        ops.append(Op("EndTxn", data.draw(version("EndTxn")), txn=index,
+                                      commit=data.draw(st.booleans(), label="commit")))
+                    else:
+                        ops.append(Op("InitProducerId", data.draw(version("InitProducerId")), txn=index))
+                elif actor.startswith("producer"):
+                    ops.append(Op("Produce", data.draw(version("Produce")), producer=int(actor[8:]), topic=where[0],
+                                  partition=where[1]))
+                else:
+                    read = data.draw(st.sampled_from(["Fetch", "ListOffsets"]), label="read")
+                    ops.append(Op(read, data.draw(version(read)), topic=where[0], partition=where[1],
+                                  isolation=data.draw(st.sampled_from([READ_COMMITTED, READ_UNCOMMITTED]))))
+            self.run_burst(ops, pipelined)
+
+        if target.inject is not None:
+            @rule(fault=st.sampled_from(sorted(FAULTS)))
+            def proxy_fault(self, fault):
+                """On proxy+SPEC: the proxy's fault on the next request that may meet it."""
+                self.next_fault = fault
+
+        @rule(txn=txn, short_timeout=mostly_not, version=version("InitProducerId"))
+        def init_transactional(self, txn, short_timeout, version):
+            """InitProducerId for a transactional id, now and then with a short transaction timeout."""
+            self.run(Op("InitProducerId", version, txn=txn, short_timeout=short_timeout))
+
+        @rule()
+        def wait_past_timeout(self):
+            """Let a transaction of a short timeout outlive it (only when one is open: otherwise nothing to wait
+            for). The coordinator may abort it; the model allows that from here on."""
+            if any(producer.timeout_ms <= SHORT_TRANSACTION_TIMEOUT_MS and producer.transaction is not None
+                   and producer.transaction.outcome is None for producer in self.model.transactional.values()):
+                self.run(Op("Wait", 0))
 
         @rule(producer=producer, version=version("InitProducerId"))
         def init_idempotent(self, producer, version):

@@ -10,15 +10,21 @@ was, and where the rule demands an answer the step is inconclusive (:class:`Inco
 
 What the model does not know it does not judge: a write accepted while its transaction was ending (transaction
 version 1 lets it join the ending transaction or start another) has no known fate, and the offsets of a commit
-still completing may be read old or new.
+still completing may be read old or new. Time counts too: once a transaction has been open longer than the
+timeout its InitProducerId asked for (by the clock the driver reads as it sends and is answered), the coordinator
+may abort it at any moment (``timeout.aborts``): its producer's requests may be answered or refused until a new
+InitProducerId, and the LSO may pass its first offset; its records stay invisible to read_committed unless a
+commit is accepted.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
+import time
 from dataclasses import dataclass, field
 
-from .ops import Op, Resolved
+from .ops import TRANSACTION_TIMEOUT_MS, Op, Resolved
 from .rules import Rule, rule
 
 NONE = 0
@@ -63,7 +69,9 @@ class Transaction:
     groups: set = field(default_factory=set)
     pending: dict = field(default_factory=dict)   # (group, topic, partition) -> offset
     first_offsets: dict = field(default_factory=dict)  # (topic, partition) -> first offset written
-    outcome: str | None = None                    # None while open, then "commit" or "abort"
+    outcome: str | None = None                    # None while open, then "commit", "abort" or "unknown"
+    started: float | None = None                  # when the request that began it was sent (the model's clock)
+    timeout_s: float = TRANSACTION_TIMEOUT_MS / 1000
 
 
 @dataclass
@@ -73,6 +81,8 @@ class Producer:
     generations: list = field(default_factory=list)
     transaction: Transaction | None = None
     ended: tuple | None = None  # transaction version 2: (generation before the bump, commit) of the last EndTxn
+    timeout_ms: int = TRANSACTION_TIMEOUT_MS  # what its last InitProducerId asked for
+    uncertain: bool = False  # a transaction of this generation outlived its timeout: it may have been fenced
 
     @property
     def current(self) -> tuple[int, int] | None:
@@ -115,13 +125,16 @@ class Batch:
 TABLE: dict[str, list[tuple[str, str, str]]] = {
     "InitProducerId": [("always", ACCEPT, "init.assigns-producer-id")],
     "AddPartitionsToTxn": [("stale", REFUSE, "fenced.refused"),
+                           ("timed_out", EITHER, "timeout.aborts"),
                            ("always", ACCEPT, "add-partitions.accepted")],
     "AddOffsetsToTxn": [("stale", REFUSE, "fenced.refused"),
+                        ("timed_out", EITHER, "timeout.aborts"),
                         ("always", ACCEPT, "add-offsets.accepted")],
     # Kafka's documented deviation (rules.DEVIATIONS): a write at the epoch EndTxn v5 just bumped from, to a
     # partition of the transaction it ended, may still be accepted while the markers are written
     "Produce": [("tv2_just_bumped", EITHER, "fenced.refused"),
                 ("stale", REFUSE, "fenced.refused"),
+                ("timed_out", EITHER, "timeout.aborts"),
                 ("tv2_sequence_gap", REFUSE, "produce.sequence"),
                 ("tv2_repeat", EITHER, "produce.exactly-once"),
                 ("tv2", ACCEPT, "produce.added-implicitly"),
@@ -131,6 +144,7 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
                 ("repeat", EITHER, "produce.exactly-once"),
                 ("always", ACCEPT, "produce.accepted")],
     "TxnOffsetCommit": [("stale", REFUSE, "fenced.refused"),
+                        ("timed_out", EITHER, "timeout.aborts"),
                         ("tv2", ACCEPT, "txn-offset-commit.added-implicitly"),
                         ("late_group", EITHER, "txn-offset-commit.after-add-offsets"),
                         ("no_offsets_added", REFUSE, "txn-offset-commit.after-add-offsets"),
@@ -138,6 +152,7 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
                         ("always", ACCEPT, "txn-offset-commit.after-add-offsets")],
     "EndTxn": [("end_retry", EITHER, "end-txn.bumps-epoch"),
                ("stale", REFUSE, "fenced.refused"),
+               ("timed_out", EITHER, "timeout.aborts"),
                ("no_open_transaction", EITHER, "end-txn.accepted"),
                ("tv2", ACCEPT, "end-txn.bumps-epoch"),
                ("always", ACCEPT, "end-txn.accepted")],
@@ -153,10 +168,14 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
 class Model:
     """The state a history established, and the judge of its next answer."""
 
-    def __init__(self, topics: int = 2, partitions: int = 2, *, tv2: bool = False):
+    def __init__(self, topics: int = 2, partitions: int = 2, *, tv2: bool = False, clock=time.monotonic):
         """``tv2``: the history speaks transaction version 2 (KIP-890 part 2): EndTxn v5 bumps the epoch, Produce
-        v12 and TxnOffsetCommit v5 add their partition to the transaction themselves."""
+        v12 and TxnOffsetCommit v5 add their partition to the transaction themselves. ``clock``: the time
+        :meth:`step` judges at when the driver does not say (transaction timeouts are counted on it)."""
         self.tv2 = tv2
+        self.clock = clock
+        self.now = clock()  # when the answer being judged arrived
+        self.sent_at = self.now  # when its request was sent
         self.transactional: dict[int, Producer] = {}
         self.idempotent: dict[int, Producer] = {}
         self.partitions = {(t, p): Partition() for t in range(topics) for p in range(partitions)}
@@ -267,6 +286,11 @@ class Model:
                 holds.add("group_not_added")
         if op.kind == "EndTxn" and open_ is None:
             holds.add("no_open_transaction")
+        if op.txn is not None and producer is not None and not op.stale and (
+                producer.uncertain or (open_ is not None and self._timed_out(open_))
+                # its own first attempt may have begun a transaction that timed out before the attempt answered
+                or self.now - self.sent_at > producer.timeout_ms / 1000):
+            holds.add("timed_out")
         if self.tv2 and op.kind == "EndTxn" and op.stale and producer is not None and producer.ended == (
                 producer.generations[-2], op.commit):
             holds.add("end_retry")  # the same EndTxn again at the epoch before its bump: a retry, not a zombie
@@ -281,6 +305,12 @@ class Model:
             holds.add("require_stable_pending")
         return holds
 
+    def _timed_out(self, transaction: Transaction) -> bool:
+        """Whether the coordinator may have aborted ``transaction`` by now: it began (by the sender's clock, never
+        later than the coordinator's) longer than its timeout before the answer being judged arrived."""
+        return transaction.outcome is None and transaction.started is not None and \
+            self.now - transaction.started > transaction.timeout_s
+
     def expect(self, op: Op, resolved: Resolved) -> Expectation:
         """The first row of :data:`TABLE` for ``op`` whose condition holds."""
         holds = self.situation(op, resolved)
@@ -290,9 +320,16 @@ class Model:
         raise AssertionError(f"no row of the table applies to {op.describe()}")
 
     # ------------------------------------------------------------------ judging
-    def step(self, op: Op, resolved: Resolved, answer: dict) -> list[Departure]:
-        """Judge ``answer`` to ``op``, apply its effect, check the invariants; the departures found."""
+    def step(self, op: Op, resolved: Resolved, answer: dict, *, sent_at: float | None = None,
+             answered_at: float | None = None) -> list[Departure]:
+        """Judge ``answer`` to ``op`` (sent and answered at those times of the model's clock; now by default),
+        apply its effect, check the invariants; the departures found."""
+        self.now = self.clock() if answered_at is None else answered_at
+        self.sent_at = self.now if sent_at is None else sent_at
         expectation = self.expect(op, resolved)
+        producer = self._producer(op)
+        if expectation.rule.id == "timeout.aborts" and producer is not None:
+            producer.uncertain = True  # until a new InitProducerId, whatever follows may be fenced
         error = answer.get("error", NONE)
         if error in UNKNOWN_OUTCOME:
             raise Inconclusive(f"{op.describe()}: error {error} leaves the write's outcome unknown")
@@ -314,6 +351,39 @@ class Model:
             return []
         apply = getattr(self, f"_apply_{op.kind}")
         return apply(op, resolved, answer, expectation) or []
+
+    def step_concurrently(self, steps: list[tuple]) -> tuple[tuple, list[Departure]]:
+        """Judge the answers of requests that were in flight together ((op, resolved, answer, sent_at,
+        answered_at) each): the target may have served them in any order, so each order is tried on a copy of the
+        model and the first that departs nowhere is kept. Only when every order departs is it a departure: that of
+        the order sent, with the members up to the one that departed ((indices in that order), departures).
+        Inconclusive only when no order departs nowhere and some order could not be judged."""
+        first: tuple[tuple, list[Departure], Model] | None = None
+        unjudged: Inconclusive | None = None
+        for order in itertools.permutations(range(len(steps))):
+            trial = copy.deepcopy(self, {id(self.clock): self.clock})  # one clock for every trial
+            departures: list[Departure] = []
+            done: list[int] = []
+            try:
+                for index in order:
+                    op, resolved, answer, sent_at, answered_at = steps[index]
+                    done.append(index)
+                    departures = trial.step(op, resolved, answer, sent_at=sent_at, answered_at=answered_at)
+                    if departures:
+                        break
+            except Inconclusive as why:
+                unjudged = unjudged or why
+                continue
+            if not departures:
+                self.__dict__.update(trial.__dict__)
+                return order, []
+            if first is None:
+                first = (tuple(done), departures, trial)
+        if unjudged is not None:
+            raise Inconclusive(str(unjudged))
+        assert first is not None
+        self.__dict__.update(first[2].__dict__)
+        return first[0], first[1]
 
     def _note_refused_accepted(self, op, resolved, answer) -> None:
         """A write the rule refuses was accepted: its records exist, with no transaction the model knows."""
@@ -347,6 +417,9 @@ class Model:
         if producer.transaction is not None and producer.transaction.outcome is None:
             self._end(producer.transaction, "abort")  # init.aborts-pending-transaction
         producer.generations.append((pid, epoch))
+        producer.uncertain = False
+        if op.txn is not None:
+            producer.timeout_ms = op.timeout_ms
         return departures
 
     def _apply_AddPartitionsToTxn(self, op, resolved, answer, expectation):
@@ -359,7 +432,8 @@ class Model:
     def _open_transaction(self, op) -> Transaction:
         producer = self.transactional[op.txn]
         if producer.transaction is None or producer.transaction.outcome is not None:
-            producer.transaction = Transaction(next(self._serials))
+            producer.transaction = Transaction(next(self._serials), started=self.sent_at,
+                                               timeout_s=producer.timeout_ms / 1000)
         return producer.transaction
 
     def _apply_Produce(self, op, resolved, answer, expectation):
@@ -399,7 +473,8 @@ class Model:
             self._open_transaction(op).groups.add(op.group)  # TxnOffsetCommit v5 adds the offsets itself
         transaction = self.transactional[op.txn].transaction
         key = (op.group, op.topic, op.partition)
-        if expectation.outcome == EITHER and (transaction is None or transaction.outcome is not None):
+        if expectation.outcome == EITHER and (transaction is None or transaction.outcome is not None
+                                              or expectation.rule.id == "timeout.aborts"):
             self.maybe_committed.setdefault(key, set()).add(op.offset)  # joined an ending transaction: either offset
             return
         transaction.pending[key] = op.offset
@@ -417,6 +492,12 @@ class Model:
             elif expectation.outcome == ACCEPT:
                 departures.append(Departure(expectation.rule, f"{op.describe()} answered producer id {bumped[0]} "
                                             f"epoch {bumped[1]}, not a new generation", {}))
+        if expectation.rule.id == "timeout.aborts" and producer.transaction is not None \
+                and producer.transaction.outcome is None:
+            # an abort accepted aborts it whoever aborted first; a commit accepted may come after the coordinator's
+            # abort (a retry, under transaction version 2): its fate is unknown
+            self._end(producer.transaction, "unknown" if op.commit else "abort")
+            return departures
         if expectation.outcome == EITHER or producer.transaction is None:
             return departures  # no open transaction: the text ties no effect to it
         self._end(producer.transaction, "commit" if op.commit else "abort")
@@ -425,8 +506,13 @@ class Model:
     def _end(self, transaction: Transaction, outcome: str) -> None:
         transaction.outcome = outcome
         for key, offset in transaction.pending.items():
-            if outcome == "commit":  # until read, the old offset may still show: the commit is completing
+            if outcome in ("commit", "unknown"):  # until read, the old offset may still show: the commit is completing
                 self.maybe_committed.setdefault(key, set()).add(offset)
+        if outcome == "unknown":
+            for where in self.partitions.values():
+                for write in where.writes:
+                    if write.transaction is transaction:
+                        write.fate_known = False
 
     # ------------------------------------------------------------------ reads: the invariants
     def _apply_Fetch(self, op, resolved, answer, expectation):
@@ -496,6 +582,7 @@ class Model:
                       for producer in self.transactional.values()
                       for transaction in [producer.transaction]
                       if transaction is not None and transaction.outcome is None
+                      and not self._timed_out(transaction)  # the coordinator may have aborted it
                       and (topic, partition) in transaction.first_offsets)
 
     def _pending_offsets(self, group) -> dict:

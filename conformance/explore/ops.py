@@ -18,7 +18,11 @@ from ..runner.steps.fetch import visible_records
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 LATEST = -1
-TRANSACTION_TIMEOUT_MS = 120_000  # longer than any explored history: no transaction times out inside one
+TRANSACTION_TIMEOUT_MS = 120_000  # the usual timeout: longer than most histories (the model still counts it)
+# A short transaction timeout an InitProducerId may ask for, and the wait (an operation of its own) that outlasts
+# it: the coordinator may then abort the transaction (KIP-98's transaction.timeout.ms), and the model allows it.
+SHORT_TRANSACTION_TIMEOUT_MS = 1_000
+WAIT_MS = 1_500
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,13 @@ class Op:
     count: int = 1
     offset: int = 0                   # TxnOffsetCommit's offset
     partitions: tuple = ()            # AddPartitionsToTxn: ((topic, partition), ...)
+    short_timeout: bool = False       # InitProducerId asks for SHORT_TRANSACTION_TIMEOUT_MS
+    fault: str = ""                   # on proxy+SPEC: the proxy's fault on this request (delay, drop_response, ...)
+
+    @property
+    def timeout_ms(self) -> int:
+        """The transaction timeout an InitProducerId asks for."""
+        return SHORT_TRANSACTION_TIMEOUT_MS if self.short_timeout else TRANSACTION_TIMEOUT_MS
 
     def describe(self) -> str:
         """A short line naming the operation, for histories on the console and in results."""
@@ -53,8 +64,11 @@ class Op:
                  "AddOffsetsToTxn": f" group{self.group}",
                  "TxnOffsetCommit": f" group{self.group} t{self.topic}-{self.partition}@{self.offset}",
                  "OffsetFetch": f" group{self.group}{' require_stable' if self.require_stable else ''}",
-                 "EndTxn": " commit" if self.commit else " abort"}.get(self.kind, "")
-        return f"{self.kind} v{self.version}{who}{where}{' STALE' if self.stale else ''}"
+                 "EndTxn": " commit" if self.commit else " abort",
+                 "InitProducerId": f" timeout={self.timeout_ms}ms" if self.short_timeout else "",
+                 "Wait": f" {WAIT_MS}ms"}.get(self.kind, "")
+        return (f"{self.kind} v{self.version}{who}{where}{' STALE' if self.stale else ''}"
+                f"{f' [proxy.{self.fault}]' if self.fault else ''}")
 
 
 @dataclass
@@ -87,7 +101,7 @@ def request(op: Op, resolved: Resolved) -> tuple[str, int, dict]:
     """(API, version, body) of ``op``; the codec writes the fields its version has."""
     r = resolved
     if op.kind == "InitProducerId":
-        return op.kind, op.version, {"transactional_id": r.transactional_id, "transaction_timeout_ms": TRANSACTION_TIMEOUT_MS,
+        return op.kind, op.version, {"transactional_id": r.transactional_id, "transaction_timeout_ms": op.timeout_ms,
                                      "producer_id": -1, "producer_epoch": -1}
     if op.kind == "AddPartitionsToTxn":
         topics: dict[str, list[int]] = {}

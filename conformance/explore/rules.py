@@ -122,6 +122,13 @@ RULES = _rules(
          "client when there is pending transactional offset commits",
          "OffsetFetch with require_stable answers a partition with pending offsets with an error, or its stable "
          "offset"),
+    Rule("timeout.aborts", "KIP-98",
+         "The maximum amount of time in ms that the transaction coordinator will wait for a transaction status "
+         "update from the producer before proactively aborting the ongoing transaction.",
+         "once a transaction has been open longer than its transaction timeout the coordinator may abort it (and "
+         "fence the generation): its producer's requests may then be answered or refused, an accepted commit "
+         "leaves its records' fate open, an accepted abort aborts it; until a commit is accepted its records stay "
+         "invisible to read_committed"),
     Rule("describe.answers", "KIP-664",
          "DescribeTransactions: the response has one entry per transactional id, each with its own error",
          "DescribeTransactions and ListTransactions are sent and answered; the states they show are not judged "

@@ -81,24 +81,25 @@ class Exploration:
 
 
 def explore(bootstrap: str, *, target: str, budget: Budget, seed: int, cases_dir: Path, security=None,
-            keep_going: bool = False, progress=None, run: str | None = None, create_topic=None) -> Exploration:
+            keep_going: bool = False, progress=None, run: str | None = None, create_topic=None,
+            inject=None) -> Exploration:
     """Explore the target at ``bootstrap``; departures' cases go to ``cases_dir``. ``progress(exploration)`` is
     called after every round."""
     result = search(bootstrap, target=target, budget=budget, seed=seed, security=security, keep_going=keep_going,
-                    progress=progress, run=run, create_topic=create_topic)
+                    progress=progress, run=run, create_topic=create_topic, inject=inject)
     write_found(result, cases_dir)
     return result
 
 
 def search(bootstrap: str, *, target: str, budget: Budget, seed: int, security=None, keep_going: bool = False,
-           progress=None, run: str | None = None, create_topic=None) -> Exploration:
+           progress=None, run: str | None = None, create_topic=None, inject=None) -> Exploration:
     """The exploration itself: departures found (``found``, their cases not written yet)."""
     began = time.monotonic()
     deadline = began + budget.seconds if budget.seconds else None
     collector = Collector()
     result = Exploration(target, seed, collector)
     driver = Target(bootstrap, security=security, run=run or f"explore-{seed}-{int(time.time())}",
-                    create_topic=create_topic)
+                    create_topic=create_topic, inject=inject)
     machine = machine_for(driver, collector, deadline=deadline)
     rounds = 0
     try:
@@ -173,8 +174,11 @@ def printer(every_s: float = 5.0, stream=None):
 
 def answers_line(exploration: Exploration) -> str:
     """How often each API got each answer: what the histories reached."""
-    counts = exploration.collector.answers
-    return "answers: " + ", ".join(f"{api} {error} {count}" for (api, error), count in sorted(counts.items()))
+    collector = exploration.collector
+    counts = collector.answers
+    shapes = ", ".join(f"{what} {count}" for what, count in sorted(collector.shapes.items()))
+    return "answers: " + ", ".join(f"{api} {error} {count}" for (api, error), count in sorted(counts.items())) + (
+        f"; {shapes}" if shapes else "")
 
 
 def results(exploration: Exploration, *, run_id: str, target_version: str | None,
@@ -223,7 +227,7 @@ def _step_json(step) -> dict:
     return {"request": step.op.describe(), "op": {key: value for key, value in step.op.__dict__.items()},
             "values": list(step.resolved.values), "producer_id": step.resolved.producer_id,
             "producer_epoch": step.resolved.producer_epoch, "base_sequence": step.resolved.base_sequence,
-            "answer": _plain(step.answer), "error": step.error, "allowed": step.outcome,
+            "answer": _plain(step.answer), "error": step.error, "allowed": step.outcome, "burst": step.burst,
             "departures": [{"rule": departure.rule.id, "message": departure.message} for departure in step.departures]}
 
 

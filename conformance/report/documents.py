@@ -267,11 +267,15 @@ def coverage_markdown(suites: list[Suite], codec: Codec | None = None, catalogue
 # ------------------------------------------------------------------------------ findings
 def latest_runs(results: list[dict]) -> list[dict]:
     """Only each target's latest run (run ids sort by start time): a results file that several runs
-    appended to must not count them as one."""
-    latest: dict[str, str] = {}
+    appended to must not count them as one. An exploration (suite ``explore``) is a run beside the suites':
+    the latest of each kind is kept, so explored departures show beside the suites' ones."""
+    def kind(row: dict) -> tuple[str, bool]:
+        return row["target"], row.get("suite") == "explore"
+
+    latest: dict[tuple[str, bool], str] = {}
     for row in results:
-        latest[row["target"]] = max(latest.get(row["target"], ""), row.get("run_id", ""))
-    return [row for row in results if row.get("run_id", "") == latest[row["target"]]]
+        latest[kind(row)] = max(latest.get(kind(row), ""), row.get("run_id", ""))
+    return [row for row in results if row.get("run_id", "") == latest[kind(row)]]
 
 
 def findings_markdown(results: list[dict]) -> str:

@@ -43,6 +43,13 @@ def reproduce(record: dict) -> str:
     The pytest node id selects one item; ``conformance run ... -- -k`` would also need the
     version, and ``-k`` matches substrings (``v1`` selects ``v10`` too), so the node id is used.
     """
+    if record.get("suite") == "explore":  # a departure exploration found: the case it wrote reproduces it
+        case = (record.get("artifacts") or {}).get("case")
+        if case:
+            return f"conformance run --target {shlex.quote(str(record.get('target')))} {shlex.quote(_relative(case))}"
+        history = (record.get("artifacts") or {}).get("history")
+        if history:
+            return f"no suite form: the explored history is in {_relative(history)}"
     nodeid = record.get("nodeid")
     long = LONG_TAG in (record.get("tags") or [])  # a case tagged long runs only when asked for
     if not nodeid:  # a record without a node id (not written by the plugin): the case at every version

@@ -67,3 +67,22 @@ def test_a_departure_without_a_suite_form_is_a_history_only():
         (Op("InitProducerId", 3, txn=0), {"error": NONE, "producer_id": 5, "producer_epoch": 3}))
     assert [departure.rule.id for departure in history[-1].departures] == ["init.fences-older-generation"]
     assert case_for(history, target="kafka", seed=None) is None
+
+
+def test_the_proxys_fault_and_a_wait_are_written_as_steps_the_loader_accepts(tmp_path):
+    history = history_of(
+        (Op("InitProducerId", 4, txn=0, short_timeout=True), {"error": NONE, "producer_id": 5, "producer_epoch": 0}),
+        (Op("AddPartitionsToTxn", 3, txn=0, partitions=((0, 0),), fault="drop_response"), {"error": NONE}),
+        (Op("Produce", 9, txn=0, fault="duplicate_request"), {"error": NONE, "base_offset": 0}),
+        (Op("Produce", 9, txn=0, partition=1, fault="delay"), {"error": NONE, "base_offset": 0}))
+    assert [departure.rule.id for departure in history[-1].departures] == ["produce.partition-in-transaction"]
+    history.insert(2, Step(Op("Wait", 0), history[0].resolved, answer={"error": NONE}, outcome="either"))
+    document = case_for(history, target="proxy+kafka", seed=1)
+    path = write_case(history, tmp_path, target="proxy+kafka", seed=1)
+    assert lint([path], bundled()) == []
+    steps = document["cases"][0]["steps"]
+    assert [next(iter(step)) for step in steps] == ["send", "fault", "send", "wait", "fault", "produce", "fault",
+                                                    "produce"]
+    assert steps[0]["fields"]["transaction_timeout_ms"] == 1000
+    assert steps[1] == {"fault": {"name": "proxy.drop_response", "args": {"api": "AddPartitionsToTxn", "times": 1}}}
+    assert steps[6]["fault"]["args"] == {"api": "Produce", "times": 1, "ms": 300}

@@ -3,6 +3,7 @@ class (KAFKA-14402) is found without any bundled case, written as a case that fa
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,9 @@ def test_the_pinned_kafka_departs_from_no_rule(tmp_path):
     status, rows = explore(tmp_path, "kafka", "30", seed=5)  # 30 histories: a budget in examples, not in time
     assert [row["case"] for row in rows] == ["exploration"]
     assert status == 0 and rows[0]["outcome"] == "passed", rows[0]["message"]
-    assert "no departure in 30 histories" in rows[0]["message"]
+    # hypothesis counts 30 valid examples; one it discarded (its draws overran) was sent and judged too
+    histories = int(re.search(r"no departure in (\d+) histories", rows[0]["message"]).group(1))
+    assert histories >= 30
 
 
 def _jars(*versions: str) -> None:

@@ -28,6 +28,8 @@ EVIDENCE_LINE = T.StructType([
     # A StringType field keeps a JSON value's text, whatever its shape.
     T.StructField("expected", T.StringType()), T.StructField("actual", T.StringType()),
     T.StructField("path", T.StringType()),
+    # an explored departure's written case and history: its rerun command names the case
+    T.StructField("artifacts", T.MapType(T.StringType(), T.StringType())),
     T.StructField("transcript", T.ArrayType(T.StructType([
         T.StructField("connection", T.StringType()), T.StructField("api", T.StringType()),
         T.StructField("version", T.IntegerType()), T.StructField("correlation_id", T.IntegerType()),
@@ -117,7 +119,8 @@ def gather(spark: SparkSession, results_files: list[str], exchanges: DataFrame, 
     for row in departing:
         body = bodies.get(tuple(row[key] for key in KEYS), {})
         entries = body.get("transcript") or fallback.get((row.run_id, row.target, row.item), [])
-        record = {**row.asDict(), "path": body.get("path"), "cites": body.get("cites")}
+        record = {**row.asDict(), "path": body.get("path"), "cites": body.get("cites"),
+                  "artifacts": body.get("artifacts") or {}}
         evidence[f"{row.run_id}|{row.target}|{row.item}"] = {
             "outcome": row.outcome, "message": row.message or "", "cites": body.get("cites") or "",
             "expected": clip(body.get("expected")), "observed": clip(body.get("actual")),
