@@ -25,7 +25,7 @@ spec: KIP-98
 cases:
   - id: end-txn-fenced
     title: A stale epoch is fenced
-    cites: "KIP-98: EndTxn"
+    cites: "KIP-98: EndTxn from a stale epoch is answered ProducerFenced (InvalidProducerEpoch before version 2)"
     under_test: {api: EndTxn, versions: "0-3"}
     steps:
       - send: EndTxn
@@ -33,7 +33,7 @@ cases:
         expect: {error_code: {"0-1": INVALID_PRODUCER_EPOCH, "2+": PRODUCER_FENCED}}
   - id: end-txn-odd
     title: A code the catalogue does not know
-    cites: "KIP-98: EndTxn"
+    cites: "KIP-98: EndTxn answered UNKNOWN_SERVER_ERROR"
     under_test: {api: EndTxn, versions: "5"}
     steps:
       - send: EndTxn
@@ -41,7 +41,7 @@ cases:
         expect: {error_code: UNKNOWN_SERVER_ERROR}
   - id: end-txn-draft
     title: A draft's expectation covers nothing
-    cites: "KIP-98: EndTxn"
+    cites: "KIP-98: EndTxn answered InvalidTxnState"
     draft: true
     under_test: {api: EndTxn}
     steps:
