@@ -147,7 +147,9 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
                         ("timed_out", EITHER, "timeout.aborts"),
                         ("tv2", ACCEPT, "txn-offset-commit.added-implicitly"),
                         ("late_group", EITHER, "txn-offset-commit.after-add-offsets"),
-                        ("no_offsets_added", REFUSE, "txn-offset-commit.after-add-offsets"),
+                        # KIP-98 names no error for it: refused, or no effect outside the transaction (accepted,
+                        # the offsets follow the transaction as a broker adding them itself would, v5's way)
+                        ("no_offsets_added", EITHER, "txn-offset-commit.after-add-offsets"),
                         ("group_not_added", EITHER, "txn-offset-commit.after-add-offsets"),
                         ("always", ACCEPT, "txn-offset-commit.after-add-offsets")],
     "EndTxn": [("end_retry", EITHER, "end-txn.bumps-epoch"),
@@ -471,6 +473,10 @@ class Model:
     def _apply_TxnOffsetCommit(self, op, resolved, answer, expectation):
         if self.tv2:
             self._open_transaction(op).groups.add(op.group)  # TxnOffsetCommit v5 adds the offsets itself
+        elif expectation.rule.id == "txn-offset-commit.after-add-offsets" and expectation.outcome == EITHER:
+            # accepted without AddOffsetsToTxn: no effect outside the transaction, so its offsets follow it (committed
+            # with it, if at all; never after an abort), as a coordinator that added them itself would have them
+            self._open_transaction(op)
         transaction = self.transactional[op.txn].transaction
         key = (op.group, op.topic, op.partition)
         if expectation.outcome == EITHER and (transaction is None or transaction.outcome is not None

@@ -111,8 +111,8 @@ RULES = _rules(
     Rule("txn-offset-commit.after-add-offsets", "KIP-98",
          "Sent by the producer to its transaction coordinator to indicate a consumer offset commit operation is "
          "called as part of the current ongoing transaction.",
-         "TxnOffsetCommit when no group's offsets were added to the ongoing transaction is refused (before "
-         "TxnOffsetCommit v5); for an added group it is accepted"),
+         "TxnOffsetCommit when no group's offsets were added to the ongoing transaction is refused or has no "
+         "effect outside it (before TxnOffsetCommit v5: the text names no error); for an added group it is accepted"),
     Rule("offsets.committed-only", "KIP-98",
          "a set of messages may be considered consumed only if the entire ‘consume-transform-produce’ executed in "
          "its entirety.",

@@ -243,8 +243,8 @@ class Runner:
             # ConsumerGroupHeartbeat was failed on TxnOffsetCommit).
             result.outcome = Outcome.BLOCKED
             result.message = (f"{STOPPED_ANSWERING}: its {'set-up' if failure.role == 'setup' else 'check'} request "
-                              f"took the target down ({problem}){then}, a finding on {failure.api or 'that request'}, "
-                              f"so there is no verdict on {case.api}; {replayable(transcript)}"
+                              f"took the target down ({problem}){then}: the crash is {failure.api or 'that request'}'s "
+                              f"finding, so there is no verdict on {case.api}; {replayable(transcript)}"
                               + (f"\n{result.message}" if result.message else ""))
             return result
         # A crash is never a pass: the case that took the target down fails, whatever its steps saw

@@ -145,10 +145,16 @@ def test_committed_offsets_appear_only_after_the_commit():
     assert history.do(Op("OffsetFetch", 7, group=0), partitions={(0, 0): (NONE, -1)}) == ["offsets.committed-only"]
 
 
-def test_txn_offset_commit_needs_add_offsets_first():
-    history = History()
-    history.init()
-    assert history.do(Op("TxnOffsetCommit", 3, txn=0, group=0, offset=5)) == ["txn-offset-commit.after-add-offsets"]
+def test_txn_offset_commit_before_add_offsets_is_refused_or_has_no_effect_outside_the_transaction():
+    """KIP-98 names no error for it: a refusal, or an acceptance whose offsets follow the transaction."""
+    for error in (INVALID_TXN_STATE, NONE):
+        history = History()
+        history.init()
+        assert history.do(Op("TxnOffsetCommit", 3, txn=0, group=0, offset=5), error=error) == []
+    history.do(Op("AddPartitionsToTxn", 3, txn=0, partitions=((0, 0),)))
+    history.do(Op("EndTxn", 3, txn=0, commit=False))
+    assert history.do(Op("OffsetFetch", 7, group=0), partitions={(0, 0): (NONE, -1)}) == []
+    assert history.do(Op("OffsetFetch", 7, group=0), partitions={(0, 0): (NONE, 5)}) == ["offsets.committed-only"]
 
 
 def test_reinitialising_aborts_the_open_transaction():

@@ -201,5 +201,5 @@ def test_a_crash_on_a_set_up_request_blocks_the_item_and_names_that_api_not_the_
     [result], _, _ = run_all(suite.cases, parallel=False, bring_back=True)
     assert result.outcome is Outcome.BLOCKED, result.message
     assert result.message.startswith(f"{STOPPED_ANSWERING}: its set-up request took the target down")
-    assert "a finding on InitProducerId, so there is no verdict on EndTxn" in result.message
+    assert "the crash is InitProducerId's finding, so there is no verdict on EndTxn" in result.message
     assert "the request that did it: InitProducerId v" in result.message
