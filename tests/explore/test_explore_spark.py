@@ -19,7 +19,10 @@ from conformance.report.results import read_results  # noqa: E402
 from conformance.targets.kafka_jars import cached_libs  # noqa: E402
 
 pytestmark = pytest.mark.broker
-EXPLORATION = ["--target", "kafka:3.5.2", "--budget", "30", "--seed", "7", "--workers", "2"]
+# One seed whose first departure is found in its first histories, before any answer's timing can steer it: a
+# second seed's histories went on past retriable answers that came in one run and not the other, and the two runs
+# shrank different departures (a live broker's timing, not the fan-out). What is compared is what must agree.
+EXPLORATION = ["--target", "kafka:3.5.2", "--budget", "30", "--seed", "7", "--workers", "1"]
 
 
 def departures(results: Path) -> set[str]:
