@@ -55,8 +55,7 @@ LIVENESS_PROBE = "is the target still up?"
 
 def _sent(transcript) -> list:
     """The exchanges an item's own steps made, the harness's liveness probes left out."""
-    return [exchange for exchange in (getattr(transcript, "exchanges", None) or [])
-            if getattr(exchange, "step", None) != LIVENESS_PROBE]
+    return [exchange for exchange in (getattr(transcript, "exchanges", None) or []) if exchange.step != LIVENESS_PROBE]
 
 
 def last_request(transcript) -> str:
