@@ -90,8 +90,9 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
     cites = str(case.get("cites", ""))
     for path, step in _under_test_steps(steps, api, [*where, "steps"]):
         expect = step.get("expect") or {}
-        if (expect.get("refused") is True or _any_error(expect.get("error_code"))) and not REFUSAL_WORDS.search(cites):
-            yield [*path, "expect", "refused"], ("a MUST refusal needs a cited sentence that demands a refusal "
+        refusal = "refused" if expect.get("refused") is True else "error_code" if _any_error(expect.get("error_code")) else None
+        if refusal and not REFUSAL_WORDS.search(cites):
+            yield [*path, "expect", refusal], ("a MUST refusal needs a cited sentence that demands a refusal "
                                                  "(an error, refused, rejected, invalid): quote it in cites, or "
                                                  "make the case SHOULD")
         yield from _conditioned(cites, expect, path)

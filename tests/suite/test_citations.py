@@ -197,3 +197,11 @@ def test_every_bundled_must_refusal_by_kip890_verification_requires_the_setting(
     assert 3 in case.versions and 11 in case.versions and 12 not in case.versions
     later = bundled_case("kip890/transaction-v2.yaml", "produce-v12-adds-the-partition")
     assert not later.requires_config and 12 in later.versions and 11 not in later.versions
+
+
+def test_any_error_is_a_refusal_that_needs_a_sentence_too(tmp_path):
+    """``error_code: {ne: NONE}`` demands a refusal as ``refused: true`` does, on every version or some."""
+    for expect in ("{error_code: {ne: NONE}}", '{error_code: {"0-2": NONE, "3+": {ne: NONE}}}'):
+        _, errors = load(tmp_path, '"KIP-98, EndTxnRequest: ends the transaction"', expect)
+        assert [error.key for error in errors] == ["cases[0].steps[0].expect.error_code"], errors
+        assert load(tmp_path, '"KIP-98: an unknown producer id is an error"', expect)[1] == []
