@@ -197,8 +197,10 @@ def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tu
     without requiring the broker to report that setting on. ``refused: or_no_effect`` is judged by its effect and
     is not counted here."""
     cites = str(case.get("cites", ""))
-    requires = case.get("requires") if isinstance(case.get("requires"), dict) else {}
-    config = requires.get("config") if isinstance(requires.get("config"), dict) else {}
+    requires = case.get("requires")
+    config: dict = {}
+    if isinstance(requires, dict) and isinstance(requires.get("config"), dict):
+        config = requires["config"]
     for kip, words, apis, setting in SWITCHES:
         if kip not in cited_kips(cites) or not re.search(words, cites, re.IGNORECASE) or api not in apis \
                 or setting in config:
