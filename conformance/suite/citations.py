@@ -227,10 +227,12 @@ def _under_test_steps(steps, api: str | None, where: list):
         sent = step.get("send") or ("Produce" if "produce" in step else "Fetch" if "fetch" in step else None)
         if sent is not None and (api is None or sent == api) and "version" not in step:
             yield [*where, index], step
-        for key in ("until",):
-            nested = step.get(key)
-            if isinstance(nested, dict) and isinstance(nested.get("step"), dict):
-                yield from _under_test_steps([nested["step"]], api, [*where, index, key, "step"])
+        nested = step.get("until")
+        if isinstance(nested, dict) and isinstance(nested.get("step"), dict):
+            yield from _under_test_steps([nested["step"]], api, [*where, index, "until", "step"])
+        for branch_index, branch in enumerate(step.get("parallel") or []):  # branches sent at the same time
+            if isinstance(branch, list):
+                yield from _under_test_steps(branch, api, [*where, index, "parallel", branch_index])
 
 
 def twin(steps) -> list | None:

@@ -220,3 +220,18 @@ def test_a_boolean_setting_reported_as_text_meets_a_requirement_written_as_yaml_
         assert "has False" in str(unmet)
     else:
         raise AssertionError("a broker reporting verification off meets a requirement of it on")
+
+
+def test_a_step_under_test_inside_parallel_branches_is_held_to_the_same_rules(tmp_path):
+    """The KIP-890 fault-proxy cases sent their step under test in a parallel branch, which the lint never
+    looked into: three MUSTs of Kafka's exact codes that no sentence names passed it."""
+    path = tmp_path / "parallel.yaml"
+    path.write_text(textwrap.dedent(CASE).replace("CITES", '"KIP-98, EndTxnRequest: ends the transaction"').replace(
+        """    steps:
+      - send: EndTxn""", """    steps:
+      - parallel:
+        - - wait: 10
+        - - send: EndTxn""").replace("        fields: {transactional_id", "            fields: {transactional_id").replace(
+        "        expect: EXPECT", "            expect: {error_code: INVALID_PRODUCER_ID_MAPPING}"))
+    _, errors = load_suite_file(path, components=bundled())
+    assert [error.key for error in errors] == ["cases[0].steps[0].parallel[1][0].expect.error_code"], errors
