@@ -235,3 +235,37 @@ def test_a_step_under_test_inside_parallel_branches_is_held_to_the_same_rules(tm
         "        expect: EXPECT", "            expect: {error_code: INVALID_PRODUCER_ID_MAPPING}"))
     _, errors = load_suite_file(path, components=bundled())
     assert [error.key for error in errors] == ["cases[0].steps[0].parallel[1][0].expect.error_code"], errors
+
+
+VERIFICATION = "transaction.partition.verification.enable"
+
+
+def verification_broker(value: str | None) -> FakeKafka:
+    """A broker that accepts every transactional write (it does not verify partitions) and reports the
+    verification setting as ``value`` (None: does not report it)."""
+    def handler(api, version, body):
+        if api == "DescribeConfigs":
+            configs = [] if value is None else [{"name": VERIFICATION, "value": value, "read_only": False,
+                                                 "is_default": False, "config_source": 5, "is_sensitive": False,
+                                                 "synonyms": [], "config_type": 1, "documentation": None}]
+            return {"throttle_time_ms": 0, "results": [{"error_code": 0, "error_message": None, "resource_type": 4,
+                                                        "resource_name": "0", "configs": configs}]}
+        if api == "Produce":
+            return {"responses": [{"name": topic["name"], "partition_responses": [
+                {"index": part["index"], "error_code": 0, "base_offset": 0} for part in topic["partition_data"]]}
+                for topic in body["topic_data"]]}
+        return None
+    return FakeKafka(handler)
+
+
+def test_switchable_verification_is_judged_only_on_a_broker_that_reports_it_on():
+    """Before issue 35, produce-to-partition-not-added failed every broker that accepts the write, though Kafka
+    itself accepts it with verification turned off. Now a broker that does not report the setting, or reports it
+    off, is skipped, naming it; one that reports it on and accepts the write fails."""
+    case = bundled_case("kip890/transaction-v2.yaml", "produce-to-partition-not-added")
+    unreported = run_on(verification_broker(None), case, 3)
+    assert unreported.outcome is Outcome.SKIPPED and VERIFICATION in unreported.message
+    off = run_on(verification_broker("false"), case, 3)
+    assert off.outcome is Outcome.SKIPPED and "has False" in off.message
+    on = run_on(verification_broker("true"), case, 3)
+    assert on.outcome is Outcome.FAILED and "ne NONE" in on.message
