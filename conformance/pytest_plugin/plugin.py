@@ -78,6 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(guest=guest.properties, nobody=nobody.properties; repeatable), or one YAML or properties "
                          "file mapping names to configs; its Kafka principal is a principal=User:... key, or "
                          "User:<sasl.username> for PLAIN and SCRAM")
+    group.addoption("--node-control", metavar="FILE", default=None, dest="conformance_node_control",
+                    help="YAML file of the commands that stop, start and move leadership on the nodes of a HOST:PORT "
+                         "cluster: its failover cases then run (see docs/how-to/certify.md)")
     group.addoption("--suite", action="append", default=[], metavar="PATH", dest="conformance_suites",
                     help="suite file or folder (repeatable; default: suites/ of the rootdir)")
     group.addoption("--conformance-strict", action="store_true", default=None, dest="conformance_strict",
@@ -223,6 +226,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
     _apply_principals(config, pool, invocation_dir)
+    _apply_node_control(config, pool, invocation_dir)
     if config.getoption("conformance_restart_command"):
         from .run_state import brings_itself_back
 
@@ -240,6 +244,21 @@ def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir
         raise ValueError("--client-config is for HOST:PORT targets (the harness configures the brokers it starts)")
     for target in attached:
         target.configure(client_config=settings)
+
+
+def _apply_node_control(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
+    """``--node-control``: the commands that control the nodes of HOST:PORT targets, read and checked now."""
+    option = config.getoption("conformance_node_control")
+    if not option:
+        return
+    from ..targets.node_control import load
+
+    control = load(invocation_dir / option)
+    attached = pool.configurable()
+    if not attached:
+        raise ValueError("--node-control is for HOST:PORT targets (the harness controls the nodes it starts)")
+    for target in attached:
+        target.configure(node_control=control)
 
 
 def _apply_principals(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
