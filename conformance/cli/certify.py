@@ -60,6 +60,8 @@ def register(commands) -> None:
                                                  f"(default: {certify_complete.SEMANTIC_SECONDS:g})")
     certify.add_argument("--init", nargs="?", const="capabilities.yaml", metavar="FILE.yaml",
                          help="write a capabilities file to fill in (default: capabilities.yaml) and exit")
+    certify.add_argument("--init-node-control", nargs="?", const="node-control.yaml", metavar="FILE.yaml",
+                         help="write a node-control file to fill in (default: node-control.yaml) and exit")
     certify.set_defaults(handler=command_certify)
     certify.nested_commands = nested_commands()  # certify verify, certify register: parsed on their own
 
@@ -118,6 +120,10 @@ def command_verify(arguments) -> int:
 def command_certify(arguments) -> int:
     if arguments.init:
         return _write_template(Path(arguments.init))
+    if getattr(arguments, "init_node_control", None):
+        from ..targets.node_control import TEMPLATE
+
+        return _write_template(Path(arguments.init_node_control), TEMPLATE, "--node-control")
     claims = None
     if arguments.claims:
         try:
@@ -181,12 +187,12 @@ def command_certify(arguments) -> int:
     return status
 
 
-def _write_template(path: Path) -> int:
+def _write_template(path: Path, text: str | None = None, flag: str = "--claims") -> int:
     if path.exists():
         print(f"certify: {path} exists; not overwritten", file=sys.stderr)
         return 2
-    path.write_text(claim_checks.template(), encoding="utf-8")
-    print(f"wrote {path}: fill it in, then conformance certify --claims {path} ...")
+    path.write_text(claim_checks.template() if text is None else text, encoding="utf-8")
+    print(f"wrote {path}: fill it in, then conformance certify {flag} {path} ...")
     return 0
 
 

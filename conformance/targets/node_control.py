@@ -53,6 +53,31 @@ NOT_OFFERED = ("fail_log_dir",)  # the harness cannot reach an attached node's d
 CAPABILITIES = frozenset({Capability.NODES, Capability.RESTART})
 
 
+TEMPLATE = """\
+# Commands the harness runs to control the nodes of your cluster (conformance run/certify --node-control FILE),
+# so the failover cases (stop a node, kill one, move a coordinator) run on it. One node at a time; placeholders:
+# {node} (its id), {host} and {port} (its address in the cluster's Metadata), any field of its entry under
+# nodes, and for move_leadership {topic} and {partition} ({node}: the node to lead). Values are shell-quoted.
+# Checked against node_control.schema.json; see docs/how-to/certify.md.
+node_control: 1
+commands:
+  stop: "ssh {ssh} sudo systemctl stop kafka"        # a clean stop; returns once the process has ended
+  start: "ssh {ssh} sudo systemctl start kafka"      # may return at once: the harness waits for the node
+  # kill: "ssh {ssh} sudo systemctl kill --signal=KILL kafka"    # the cases that crash a node
+  # pause: "ssh {ssh} sudo systemctl kill --signal=STOP kafka"   # with resume: a node that hangs
+  # resume: "ssh {ssh} sudo systemctl kill --signal=CONT kafka"
+  # restart: "ssh {ssh} sudo systemctl restart kafka"            # default: stop, then start
+  # move_leadership: "your-admin-tool elect --topic {topic} --partition {partition} --leader {node}"
+  #   default: the harness moves it as Kafka's tools do (AlterPartitionReassignments, ElectLeaders PREFERRED)
+nodes:                 # default: every broker of the cluster's Metadata, with {node}, {host} and {port} only
+  - {id: 1, ssh: admin@kafka-1.example}
+  - {id: 2, ssh: admin@kafka-2.example}
+  - {id: 3, ssh: admin@kafka-3.example}
+# environment: {ADMIN_TOKEN: "..."}   # what the commands read as $ADMIN_TOKEN; never printed
+timeout_s: 120         # per command, and for a started node to be ready
+"""
+
+
 class NodeControlError(ValueError):
     """A node-control file that cannot be used: the message names the file and the field."""
 

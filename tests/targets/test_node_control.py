@@ -55,6 +55,19 @@ timeout_s: 30
     assert SECRET not in repr(control)
 
 
+def test_the_template_certify_writes_is_a_valid_node_control_file(tmp_path, capsys):
+    from conformance.cli import build_parser
+
+    path = tmp_path / "nc.yaml"
+    arguments = build_parser().parse_args(["certify", "--init-node-control", str(path)])
+    assert arguments.handler(arguments) == 0 and "--node-control" in capsys.readouterr().out
+    control = load(path)
+    assert sorted(control.commands) == ["start", "stop"] and control.node_ids() == [1, 2, 3]
+    assert control.render("stop", {"node": 1, "ssh": "admin@kafka-1.example"}) == \
+        "ssh admin@kafka-1.example sudo systemctl stop kafka"
+    assert arguments.handler(arguments) == 2  # never overwritten
+
+
 @pytest.mark.parametrize("body, message", [
     ("commands: {stop: a}", "commands: 'start' is a required property"),
     ("commands: {stop: a, start: b, reboot: c}", "commands: Additional properties are not allowed ('reboot'"),
