@@ -251,14 +251,19 @@ def _apply_node_control(config: pytest.Config, pool: TargetPool, invocation_dir:
     option = config.getoption("conformance_node_control")
     if not option:
         return
+    from ..targets.base import CapabilityMissing
     from ..targets.node_control import load
 
     control = load(invocation_dir / option)
-    attached = pool.configurable()
-    if not attached:
+    taken = 0
+    for target in pool.configurable():
+        try:
+            target.configure(node_control=control)
+            taken += 1
+        except CapabilityMissing:  # proxy+HOST:PORT: one address in front of the cluster
+            continue
+    if not taken:
         raise ValueError("--node-control is for HOST:PORT targets (the harness controls the nodes it starts)")
-    for target in attached:
-        target.configure(node_control=control)
 
 
 def _apply_principals(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:

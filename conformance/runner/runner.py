@@ -357,7 +357,7 @@ class Runner:
             if name == "restart" and Capability.RESTART not in target.capabilities:
                 return f"target {target.spec!r} cannot restart its broker"
             if name not in ("restart", "disconnect") and not target.offers_fault(name):
-                return f"target {target.spec!r} has no fault {name!r}"
+                return target.why_no_fault(name)
         brokers, needed = target.provisioned_brokers(), replicas_needed(case)
         if brokers is not None and needed > brokers:
             return too_few_brokers(needed, brokers)

@@ -162,6 +162,10 @@ class Target:
         a case needing a fault the target lacks is skipped at once rather than after its set-up."""
         return False
 
+    def why_no_fault(self, name: str) -> str:
+        """Why ``fault(name)`` is not offered (``offers_fault`` is False), in words a user can act on."""
+        return f"target {self.spec!r} has no fault {name!r}"
+
     def provisioned_brokers(self) -> int | None:
         """How many brokers the harness provisioned for this target; None where it only attaches to one
         (``HOST:PORT``): then a case's need for replicas is checked against the broker's Metadata."""

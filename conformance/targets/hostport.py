@@ -158,6 +158,11 @@ class HostPortTarget(Target):
 
         return self.node_control is not None and offers(self.node_control, name)
 
+    def why_no_fault(self, name: str) -> str:
+        from .node_control import why_not
+
+        return f"target {self.spec!r} has no fault {name!r}" + why_not(self.node_control, name)
+
     def fault(self, name: str, **arguments) -> None:
         self._nodes(f"has no fault {name!r}").fault(name, **arguments)
 

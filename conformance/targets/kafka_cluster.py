@@ -100,9 +100,11 @@ class NodeFaults:
     spec: str
     nodes: list
     _blocked_topics: set[str]
-
-    bootstrap: str
     security: Security
+
+    @property
+    def bootstrap(self) -> str:
+        raise NotImplementedError
 
     def offers_fault(self, name: str) -> bool:
         raise NotImplementedError

@@ -183,6 +183,18 @@ def offers(control: NodeControl, name: str) -> bool:
     return all(command in control.commands for command in NEEDS_COMMANDS.get(name, ()))
 
 
+def why_not(control: NodeControl | None, name: str) -> str:
+    """What an attached target lacks for cluster fault ``name`` (``": needs ..."``), or "" for any other fault."""
+    if name not in FAULTS:
+        return ""
+    if control is None:
+        return ": needs a way to stop a node (--node-control FILE)"
+    if name in NOT_OFFERED:
+        return ": it needs the harness on the node's disks, which node control does not give"
+    missing = [command for command in NEEDS_COMMANDS.get(name, ()) if command not in control.commands]
+    return f": {control.path} gives no {' or '.join(repr(command) for command in missing)} command" if missing else ""
+
+
 # ------------------------------------------------------------------------------ the attached cluster
 class AttachedNode:
     """One node of an attached cluster, driven by the user's commands (the node interface

@@ -114,9 +114,15 @@ def test_an_attached_target_has_the_cluster_faults_only_with_node_control():
     assert Capability.NODES not in target.capabilities and not target.offers_fault("stop_node")
     with pytest.raises(CapabilityMissing, match="--node-control FILE"):
         target.fault("stop_node", node=1)
+    assert target.why_no_fault("stop_node") == ("target '127.0.0.1:9' has no fault 'stop_node': needs a way to stop "
+                                                 "a node (--node-control FILE)")
+    assert target.why_no_fault("proxy.delay") == "target '127.0.0.1:9' has no fault 'proxy.delay'"
     target.configure(node_control=NodeControl(path="nc.yaml", commands={"stop": "a", "start": "b"}))
     assert {Capability.NODES, Capability.RESTART, Capability.CONFIGURE} <= target.capabilities
     assert target.offers_fault("stop_node") and not target.offers_fault("kill_node")
+    assert target.why_no_fault("pause_node").endswith("has no fault 'pause_node': nc.yaml gives no 'pause' or "
+                                                      "'resume' command")
+    assert target.why_no_fault("fail_log_dir").endswith("on the node's disks, which node control does not give")
     assert Capability.NODES not in HostPortTarget("127.0.0.1:9").capabilities  # the class keeps its own
 
 
