@@ -8,8 +8,10 @@ provisioned cluster, and a command that fails blocks its item, naming it.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import subprocess
 import sys
 import threading
 from multiprocessing.connection import Listener
@@ -256,20 +258,19 @@ def test_failover_cases_pass_on_an_attached_cluster_through_node_control_as_on_t
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
 
-        # a command that fails blocks the item that needed it, naming it, and shows no secret
-        failing = HostPortTarget(cluster.nodes[0].bootstrap)
-        failing.configure(node_control=load(controller.file(
-            tmp_path, stop=f"echo 'no such unit (key {SECRET})' >&2; exit 5")))
-        failing.start()
-        runner = Runner(failing, run_id="node-control-test")
-        try:
-            case = cases["cluster.commit-in-progress::add-offsets-while-commit-in-progress"]
-            result = runner.run(case, max(runner.case_versions(case)))
-        finally:
-            runner.close()
-        assert result.outcome is Outcome.BLOCKED, result.message
-        assert "node control 'stop' for node" in result.message and "exited with status 5: no such unit (key ***)" \
-            in result.message and SECRET not in result.message
+        # through the command line: a command that fails blocks the items that needed it, naming it, no secret shown
+        failing = controller.file(tmp_path, stop=f"echo 'no such unit (key {SECRET})' >&2; exit 5")
+        results = tmp_path / "results.jsonl"
+        done = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", cluster.nodes[0].bootstrap,
+                               "--node-control", str(failing), "--results", str(results), "--alluredir", "",
+                               str(ROOT / "suites" / "cluster" / "commit-in-progress.yaml"),
+                               "--", "-k", "add-offsets-while-commit-in-progress"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=600)
+        records = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+        assert records and {record["outcome"] for record in records} == {"blocked"}, done.stdout[-2000:]
+        assert all("node control 'stop' for node" in record["message"] and
+                   "exited with status 5: no such unit (key ***)" in record["message"] for record in records)
+        assert SECRET not in results.read_text(encoding="utf-8") + done.stdout + done.stderr
         assert all(node.running for node in cluster.nodes)
     finally:
         controller.close()
