@@ -232,7 +232,7 @@ def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir
 
         if all(brings_itself_back(pool.target(spec)) for spec in pool.specs):
             raise ValueError("--restart-command is for HOST:PORT targets (the harness brings back the brokers it "
-                             "starts)")
+                             "starts, and restarts the nodes of a cluster given --node-control)")
     option = config.getoption("conformance_client_config")
     if not option:
         return

@@ -191,6 +191,9 @@ class HostPortTarget(Target):
     def info(self) -> TargetInfo:
         info = super().info()
         info.extra.update(self._showable_security())
+        if self.node_control is not None:  # which commands drove its nodes (never their text: it may hold a secret)
+            info.extra["node_control"] = {"file": self.node_control.path, "commands": sorted(self.node_control.commands),
+                                          "nodes": [node.node_id for node in self.cluster.nodes] if self.cluster else None}
         return info
 
     def __repr__(self) -> str:

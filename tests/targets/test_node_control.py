@@ -125,6 +125,7 @@ def test_an_attached_target_has_the_cluster_faults_only_with_node_control():
     assert target.why_no_fault("pause_node").endswith("has no fault 'pause_node': nc.yaml gives no 'pause' or "
                                                       "'resume' command")
     assert target.why_no_fault("fail_log_dir").endswith("on the node's disks, which node control does not give")
+    assert target.info().extra["node_control"] == {"file": "nc.yaml", "commands": ["start", "stop"], "nodes": None}
     assert Capability.NODES not in HostPortTarget("127.0.0.1:9").capabilities  # the class keeps its own
 
 
