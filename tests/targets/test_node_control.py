@@ -9,6 +9,7 @@ provisioned cluster, and a command that fails blocks its item, naming it.
 from __future__ import annotations
 
 import json
+import re
 import os
 import shlex
 import subprocess
@@ -127,6 +128,24 @@ def test_an_attached_target_has_the_cluster_faults_only_with_node_control():
     assert target.why_no_fault("fail_log_dir").endswith("on the node's disks, which node control does not give")
     assert target.info().extra["node_control"] == {"file": "nc.yaml", "commands": ["start", "stop"], "nodes": None}
     assert Capability.NODES not in HostPortTarget("127.0.0.1:9").capabilities  # the class keeps its own
+
+
+def test_a_node_that_could_not_be_started_again_blocks_the_next_fault_until_it_starts():
+    from conformance.client.security import Security
+    from conformance.targets.node_control import AttachedCluster, AttachedNode
+
+    control = NodeControl(path="nc.yaml", commands={"stop": "true", "start": "echo 'unit failed' >&2; exit 1"})
+    cluster = AttachedCluster("127.0.0.1:9", "127.0.0.1:9", Security(), control)
+    cluster.nodes = [AttachedNode(cluster, {"node": number, "host": "127.0.0.1", "port": 9}, "127.0.0.1:9")
+                     for number in (1, 2, 3)]
+    cluster.nodes[1].running = False  # a case stopped it
+    message = "node control 'start' for node 2 exited with status 1: unit failed (nc.yaml)"
+    with pytest.raises(ControlFailed, match=re.escape(message)):
+        cluster.heal()
+    assert cluster.unhealed == message
+    with pytest.raises(ControlFailed, match=re.escape(message)):  # tried again before the next fault, which does not run
+        cluster.fault("stop_node", node=3)
+    assert cluster.nodes[2].running
 
 
 def test_certify_says_which_flag_gives_a_level_its_failover_cases():
