@@ -278,6 +278,20 @@ def test_failover_cases_pass_on_an_attached_cluster_through_node_control_as_on_t
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
 
+        # the exactly-once tier's real clients under the faults the commands carry out (a coordinator killed, a leader
+        # moved): every check holds, as on the provisioned cluster (tests/semantic/test_semantic_live.py)
+        calls = len(controller.calls)
+        semantic = tmp_path / "semantic.jsonl"
+        done = subprocess.run([sys.executable, "-m", "conformance", "semantic", "--target", cluster.nodes[0].bootstrap,
+                               "--node-control", str(controller.file(tmp_path)), "--duration", "12",
+                               "--fault-interval", "3", "--seed", "7", "--results", str(semantic),
+                               "--histories", str(tmp_path / "histories")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=600)
+        rows = [json.loads(line) for line in semantic.read_text(encoding="utf-8").splitlines()]
+        assert rows and all(row["outcome"] == "passed" for row in rows), done.stdout[-3000:]
+        assert "kill" in [call[0] for call in controller.calls[calls:]], controller.calls[calls:]  # through the commands
+        assert all(node.running for node in cluster.nodes)
+
         # through the command line: a command that fails blocks the items that needed it, naming it, no secret shown
         failing = controller.file(tmp_path, stop=f"echo 'no such unit (key {SECRET})' >&2; exit 5")
         results = tmp_path / "results.jsonl"
