@@ -55,7 +55,8 @@ NEEDS = {"cluster.*": "needs a way to stop a node (--node-control FILE: the comm
                       "nodes of a HOST:PORT cluster and move leadership; kafka,nodes=3 is a cluster the harness "
                       "provisions)",
          "faults.*": "needs the fault proxy in front of the target (proxy+SPEC)",
-         "semantic.*": "needs the exactly-once tier's real clients (conformance semantic --target SPEC)"}
+         "semantic.*": "needs the exactly-once tier's real clients (conformance semantic --target SPEC, with "
+                       "--node-control FILE on HOST:PORT for its faults; then certify --results with both files)"}
 # With --node-control the cluster's items ran: those still without a verdict say why themselves (a command the file
 # lacks, too few nodes, a command that failed).
 GIVEN = {"cluster.*": "ran with --node-control; the items without a verdict say why (a command the file lacks, "
