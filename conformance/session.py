@@ -34,6 +34,8 @@ from .results.store import new_run_id, read_records
 from .results import provenance
 
 if TYPE_CHECKING:
+    import pytest
+
     from .suite.components import Components
     from .suite.model import CaseResult
     from .targets.pool import TargetPool
@@ -73,7 +75,7 @@ class RunSession:
         self.pool = TargetPool(list(specs), self.extensions.target_kinds())
         return self.pool
 
-    def open(self, config: object | None = None) -> None:
+    def open(self, config: pytest.Config | None = None) -> None:
         """Makes the run's sinks; ``config`` is pytest's (``SinkContext.config``), None outside pytest."""
         if self.sinks is None:
             self.sinks = self.extensions.sinks(SinkContext(config=config, results_path=self.results_path,

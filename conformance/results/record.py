@@ -80,6 +80,21 @@ class Outcome(str, enum.Enum):
         return OUTCOME_LABELS[self.value]
 
 
+class StepRole(enum.StrEnum):
+    """Whom a departing step blames: the step under test (the API and version under test, or a check that
+    ``verifies`` it) makes the item FAILED; a set-up step before it or a check after it, on another API or version,
+    makes it BLOCKED. The values are the results line's ``step_role``."""
+
+    UNDER_TEST = "under_test"
+    SETUP = "setup"
+    CHECK = "check"
+
+    @property
+    def word(self) -> str:
+        """How a message names a step of this role: "set-up", "check" or "under test"."""
+        return {"under_test": "under test", "setup": "set-up", "check": "check"}[self.value]
+
+
 # The order every report lists outcomes in, and the words a person reads for them (the results
 # file, JSON and CSS classes keep the outcome word itself).
 OUTCOME_ORDER: tuple[str, ...] = tuple(outcome.value for outcome in Outcome)
@@ -185,7 +200,7 @@ class ResultRecord:
     message: str = _field(_STRING, default="")
     step: int | None = _field(_nullable(_INTEGER))
     step_label: str | None = _field(_nullable(_STRING))
-    step_role: str | None = _field(_nullable({"enum": ["under_test", "setup", "check"]}))
+    step_role: str | None = _field(_nullable({"enum": [role.value for role in StepRole]}))
     step_api: str | None = _field(_nullable(_STRING))
     expected: object = _field({})  # any JSON value
     actual: object = _field({})
