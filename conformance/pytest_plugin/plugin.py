@@ -32,7 +32,6 @@ import pytest
 
 from ..defaults import DEFAULT_CAPTURES, DEFAULT_RESULTS, DEFAULT_TARGET
 from ..results.store import new_run_id
-from ..results import provenance
 from ..targets.pool import TargetPool, TargetStartFailed
 
 if TYPE_CHECKING:  # the rest is imported once the plugin is active: a dormant plugin costs next to nothing
@@ -163,8 +162,7 @@ def pytest_configure(config: pytest.Config) -> None:
         session = RunSession((invocation_dir / results) if results else config.rootpath / DEFAULT_RESULTS,
                              run_id=_run_id(config), extensions=extensions,
                              strict=bool(config.getini("conformance_strict") if strict is None else strict),
-                             transcripts=config.getoption("conformance_transcripts"),
-                             harness_version=provenance().harness_version)
+                             transcripts=config.getoption("conformance_transcripts"))
     problem = unwritable(session.results_path)
     if problem:
         raise pytest.UsageError(f"cannot write results to {session.results_path}: {problem}")
