@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import plugin_runs
 import pytest
 
 from conformance.extension import Extensions, hookimpl
@@ -13,6 +14,8 @@ from conformance.semantic.history import History
 from conformance.semantic.session import SemanticRun, results
 from conformance.session import RunSession, handed_in
 from conformance.suite.model import CaseResult
+
+pytest_plugins = ["pytester"]
 
 
 class Listener:
@@ -114,3 +117,23 @@ def test_the_summary_counts_each_targets_outcomes_from_the_results(tmp_path):
 def test_an_entry_point_hands_its_session_to_a_pytest_run(tmp_path):
     session = session_with(tmp_path, Listener())
     assert handed_in([object(), session]) is session and handed_in([object()]) is None
+
+
+# ------------------------------------------------------------------------------ a session handed to pytest
+outcomes, suites = plugin_runs.outcomes, plugin_runs.suites  # the plugin tests' fake target and runner, as fixtures
+
+
+def test_a_pytest_run_runs_the_session_an_entry_point_hands_in(suites, monkeypatch):
+    """As ``conformance certify`` does: the run uses the session's plugins (made once), run id and results file,
+    and the entry point reads the targets the run started from the session, not from the plugin's state."""
+    session = RunSession(suites.path / "handed.jsonl", run_id="handed",
+                         extensions=Extensions.for_run(load_entry_points=False))
+    plugin_runs.shared_codec()  # the fake runner's codec, made (once per process) before plugins are counted
+    made = []
+    monkeypatch.setattr(Extensions, "for_run", classmethod(lambda cls, **options: made.append(options)))
+    result = suites.runpytest(*plugin_runs.plugin_arguments(), "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                              "--target", "fake", plugins=[plugin_runs.FakeTargetKinds(), session])
+    assert result.ret == 0 and made == []  # no plugins made beside the session's
+    assert session.pool is not None and session.pool.specs == ["fake"]
+    records = read_records(session.results_path, run_id="handed")
+    assert len(records) == 5 and {record.nodeid for record in records} == session.recorded
