@@ -71,11 +71,14 @@ class Context:
     acls: list = field(default_factory=list)  # the ACL bindings the case created, removed after it
     shared_restart: SharedRestart | None = None  # the group whose restarts the item shares (serial: restart)
     notes: list = field(default_factory=list)  # departures of other APIs and versions, each once (observe.note)
+    # the step running now only prepares the condition a later step of the API under test is judged on
+    # (policy.preparing_steps): its requests are set-up, whatever their API
+    preparing: bool = False
 
     def under_test(self, api: str | None, version: int | None) -> bool:
         """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case
-        about no one API)."""
-        return self.api is None or (api == self.api and version == self.version)
+        about no one API); never in a step that only prepares a later one of the same API."""
+        return self.api is None or (api == self.api and version == self.version and not self.preparing)
 
     def checked(self, api: str | None, version: int | None, expect: dict) -> None:
         """An expectation held; it proves the item when it was the step under test's own."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..protocol.schema import VersionRange
 from ..suite.kinds import StepKind
 from .context import Context, Deviation
-from .policy import blame
+from .policy import blame, preparing_steps
 
 
 def kind_of(step: dict, kinds: dict) -> StepKind | None:
@@ -27,8 +27,19 @@ def label(step: dict, index: str, kinds: dict) -> str:
 
 
 def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
+    """Runs ``steps`` in order; at the top level (no ``prefix``), those that only prepare a later step of the
+    API under test run as set-up (:func:`~.policy.preparing_steps`)."""
+    if prefix:  # nested steps (until, parallel branches) keep the role of the step around them
+        for index, step in enumerate(steps, 1):
+            run_step(context, step, f"{prefix}{index}")
+        return
+    preparing = preparing_steps(context, steps, applies)
     for index, step in enumerate(steps, 1):
-        run_step(context, step, f"{prefix}{index}")
+        context.preparing = index - 1 in preparing
+        try:
+            run_step(context, step, str(index))
+        finally:
+            context.preparing = False
 
 
 def run_step(context: Context, step: dict, index: str) -> None:

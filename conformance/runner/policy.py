@@ -111,6 +111,47 @@ def destination(context: Context, api: str, fields: dict, to) -> str | int:
     raise ValueError(f"unknown destination {to!r}")
 
 
+# The keys of a step that send one request of an API (the kind's keyword: ``produce`` sends Produce).
+SENDING_KEYS = {"produce": "Produce", "fetch": "Fetch"}
+NESTING_KEYS = ("until", "parallel", "branches", "steps", "step")
+# What an expectation that demands only success looks like (a step that prepares, rather than claims).
+SUCCESS_ONLY = ({}, {"error_code": "NONE"})
+
+
+def sends(step, api: str) -> bool:
+    """Whether ``step`` (or a step nested in it) sends a request of ``api`` that can go out at the version
+    under test (a step that names a fixed version is another version's)."""
+    if isinstance(step, list):
+        return any(sends(item, api) for item in step)
+    if not isinstance(step, dict):
+        return False
+    sent = step.get("send") or next((name for key, name in SENDING_KEYS.items() if key in step), None)
+    if sent == api and not isinstance(step.get("version"), int):
+        return True
+    return any(sends(step[key], api) for key in NESTING_KEYS if isinstance(step.get(key), (dict, list)))
+
+
+def preparing_steps(context: Context, steps: list[dict], applies) -> set[int]:
+    """The indexes of the top-level steps that only prepare the condition a later step of the API under
+    test is judged on (issue 35: Tansu's older-epoch-rejected failed at its produce at epoch+1, which only
+    sets the epoch the older one is compared with, and the older-epoch request was never sent).
+
+    A step prepares when it sends the API under test itself, demands nothing of the answer but success (no
+    ``expect``, ``{}`` or ``error_code: NONE``), and a later step that ``applies`` here sends that API
+    again. Its departure blocks the item, naming it; only the steps after it judge the API under test."""
+    api = context.api
+    if api is None:
+        return set()
+    sending = [index for index, step in enumerate(steps) if applies(context, step.get("when")) and sends(step, api)]
+    preparing = set()
+    for index in sending[:-1]:
+        step = steps[index]
+        direct = step.get("send") or next((name for key, name in SENDING_KEYS.items() if key in step), None)
+        if direct == api and (step.get("expect") or {}) in SUCCESS_ONLY and not step.get("verifies"):
+            preparing.add(index)
+    return preparing
+
+
 def blame(context: Context, step: dict, deviation: Deviation) -> str:
     if context.under_test(deviation.api, deviation.version):
         return "under_test"

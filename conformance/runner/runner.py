@@ -318,6 +318,12 @@ class Runner:
                 return self._finish(result, Outcome.DIFFERS if differs else Outcome.FAILED, started, transcript,
                                     str(deviation))
             what = "set-up" if role == "setup" else "check"
+            if role == "setup" and deviation.api == case.api and deviation.version == version:
+                # the same API, but a step before the one judged (policy.preparing_steps)
+                return self._finish(result, Outcome.BLOCKED, started, transcript,
+                                    f"the preparing step {step_label!r} ({case.api}, not the step under test: a "
+                                    f"later {case.api} step is judged on what it sets up) departed, so there is no "
+                                    f"verdict on {case.api} v{version}: {deviation}")
             return self._finish(result, Outcome.BLOCKED, started, transcript,
                                 f"a {what} step on {deviation.api or 'another step kind'} departed, so there is no "
                                 f"verdict on {case.api} v{version}: {deviation}")
