@@ -33,6 +33,9 @@ class Deviation(Exception):
         # a check that could not observe (its own request failed): no evidence, so never the step under test's
         self.blind = False
         self.broken_version = False  # a version advertised and not served (observe.served)
+        # One fault of one API version that departs wherever that version is sent (an answer that does not
+        # decode, a version advertised and not served): results group the items it touches by it.
+        self.root_cause: str | None = None
 
 
 class Skip(Exception):

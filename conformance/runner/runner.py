@@ -312,6 +312,13 @@ class Runner:
             result.failure = StepFailure(step=_step_number(step_label), step_label=step_label,
                                          expected=deviation.expected, actual=deviation.actual, message=str(deviation),
                                          role=role, api=deviation.api)
+            result.root_cause = deviation.root_cause or ""
+            if role != "under_test" and deviation.root_cause:
+                # one fault of another API version: that is where it is reported, once, for every item it touches
+                return self._finish(result, Outcome.BLOCKED, started, transcript,
+                                    f"blocked by a root cause on another request: {deviation.root_cause} (its "
+                                    f"{'set-up' if role == 'setup' else 'check'} step {step_label!r}), so there is "
+                                    f"no verdict on {case.api} v{version}: {deviation}")
             if role == "under_test":
                 # An IMPLEMENTATION case describes Apache Kafka, not a KIP: departing from it is information.
                 differs = case.requirement is Requirement.IMPLEMENTATION
