@@ -36,6 +36,8 @@ class Deviation(Exception):
         # One fault of one API version that departs wherever that version is sent (an answer that does not
         # decode, a version advertised and not served): results group the items it touches by it.
         self.root_cause: str | None = None
+        # the finding a control of an observer names when it departs (dispatch.observer_departed)
+        self.observer: str | None = None
 
 
 class Skip(Exception):

@@ -313,6 +313,11 @@ class Runner:
                                          expected=deviation.expected, actual=deviation.actual, message=str(deviation),
                                          role=role, api=deviation.api)
             result.root_cause = deviation.root_cause or ""
+            if deviation.observer:
+                return self._finish(result, Outcome.BLOCKED, started, transcript,
+                                    f"the observer could not observe: {deviation.observer} (its control "
+                                    f"{step_label!r} departed), so the check that relies on it is no evidence and "
+                                    f"there is no verdict on {case.api} v{version}: {deviation}")
             if role != "under_test" and deviation.root_cause:
                 # one fault of another API version: that is where it is reported, once, for every item it touches
                 return self._finish(result, Outcome.BLOCKED, started, transcript,
