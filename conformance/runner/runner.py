@@ -313,7 +313,12 @@ class Runner:
                                          expected=deviation.expected, actual=deviation.actual, message=str(deviation),
                                          role=role, api=deviation.api)
             result.root_cause = deviation.root_cause or ""
-            if deviation.observer:
+            own_fault = bool(deviation.root_cause) and (deviation.api, deviation.version) == (case.api, version)
+            if own_fault:
+                # the fault of the very API version under test, met by a step preparing it (or a control sent at
+                # that version): that version's finding, whichever step met it
+                role = result.failure.role = "under_test"
+            elif deviation.observer:
                 return self._finish(result, Outcome.BLOCKED, started, transcript,
                                     f"the observer could not observe: {deviation.observer} (its control "
                                     f"{step_label!r} departed), so the check that relies on it is no evidence and "

@@ -125,3 +125,22 @@ def test_a_verifying_check_that_meets_it_blocks_rather_than_fails(tmp_path):
     result = run(tmp_path, VERIFYING_CHECK, 9)
     assert result.outcome is Outcome.BLOCKED, result.message
     assert result.root_cause == CAUSE and result.failure.role == "check"
+
+
+PREPARED = """\
+- id: second-produce-follows
+  title: A second record follows the first
+  cites: KIP-98
+  under_test: {api: Produce, versions: "5"}
+  steps:
+    - produce: {topic: "${topics.out}", partition: 0, records: [a]}
+    - produce: {topic: "${topics.out}", partition: 0, records: [b]}
+      expect: {error_code: NONE, fields: {base_offset: 1}}
+"""
+
+
+def test_a_step_preparing_the_version_under_test_that_meets_its_fault_fails_the_item(tmp_path):
+    # the preparing produce is set-up, but the fault is the very API version under test's: it fails there
+    result = run(tmp_path, PREPARED, 5)
+    assert result.outcome is Outcome.FAILED, result.message
+    assert result.root_cause == CAUSE and result.failure.step == 1 and result.failure.role == "under_test"
