@@ -51,7 +51,9 @@ class Outcome(str, enum.Enum):
     # An IMPLEMENTATION case where the target does not do what Apache Kafka does: information about
     # the target, never a departure from a KIP.
     DIFFERS = "differs"
-    BLOCKED = "blocked"  # a setup, precondition or check step on another API departed: no verdict on the API under test
+    # a setup, precondition or check step on another API (or a step preparing the one under test, or a control of
+    # a check's observer) departed: no verdict on the API under test
+    BLOCKED = "blocked"
     ERROR = "error"  # the harness, the infrastructure or the target's liveness failed: no verdict
     UNSUPPORTED = "unsupported"  # the target does not advertise the API version under test
     SKIPPED = "skipped"  # the case needs something the target lacks (a fault capability, a feature)
