@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import ledger
 from .itemref import case_id, label, reproduce
-from .root_causes import RootCause, others, root_causes
+from .root_causes import RootCause, noted, others, root_causes
 
 # The outcomes listed, in this order, and what their section says about them.
 SECTIONS = (
@@ -121,6 +121,11 @@ def sections(records: list[dict]) -> list[Section]:
                                            f"API version each, {items} item{'' if items == 1 else 's'} (each fault is "
                                            "one finding: the items it failed or blocked are listed under it)",
                              [CauseEntry(cause) for cause in causes]))
+    notes = noted(records)
+    if notes:
+        found.append(Section("noted", f"NOTED: {len(notes)} API version{'' if len(notes) == 1 else 's'} that set-up or "
+                                      "check steps went around (findings on those versions, not the items' verdicts)",
+                             not_run=[f"NOTED {note.title} [{note.target}]: {_cut(note.example)}" for note in notes]))
     records = others(records)
     for outcome, heading, meaning in SECTIONS:
         groups: dict[tuple, list[dict]] = {}

@@ -15,7 +15,7 @@ from ..suite.matchers import for_version
 from ..suite.model import Case, Suite
 from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER
 from .itemref import case_id, reproduce
-from .root_causes import others, root_causes
+from .root_causes import noted, others, root_causes
 
 
 def _cell(text) -> str:
@@ -311,6 +311,7 @@ def findings_markdown(results: list[dict]) -> str:
     # By outcome alone: an IMPLEMENTATION item that departed is "differs", listed apart; one that is
     # "failed" took the target down, which is a failure whatever the level.
     lines += causes_section(results)
+    lines += noted_section(results)
     rest = others(results)  # the items a root cause decided are listed under it, once
     lines += departures(rest, "failed", "Departures",
                         "One row per target and case; the versions where it departed, and what it did at the first of them.")
@@ -335,6 +336,22 @@ def causes_section(results: list[dict]) -> list[str]:
     for cause in sorted(causes, key=lambda cause: (cause.target, cause.cause)):
         lines.append(f"| {cause.target} | {_cell(cause.cause)} | {_cell(cause.title)} | {cause.outcomes} | "
                      f"{_cell(', '.join(cause.cases))[:400]} | `{_cell(reproduce(cause.first))}` |")
+    return lines
+
+
+def noted_section(results: list[dict]) -> list[str]:
+    """One row per API version that set-up or check steps found broken and went around (:func:`.root_causes.noted`)."""
+    notes = noted(results)
+    if not notes:
+        return []
+    lines = ["", "## Noted by set-up and check steps", "",
+             "An API version that a set-up or check step found broken (an answer that does not decode, a closed "
+             "connection, UNSUPPORTED_VERSION, a topic it cannot address): the step went on at another version, so "
+             "the items kept their verdicts, and the broken version is one finding here.", "",
+             "| Target | API version | Items | Cases | What the first item noted |", "|---|---|---|---|---|"]
+    for note in sorted(notes, key=lambda note: (note.target, note.subject)):
+        lines.append(f"| {note.target} | {_cell(note.subject)} | {len(note.records)} | "
+                     f"{_cell(', '.join(note.cases))[:300]} | {_cell(note.example)[:300]} |")
     return lines
 
 

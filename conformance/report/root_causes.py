@@ -76,3 +76,49 @@ def root_causes(records: list[dict]) -> list[RootCause]:
 def others(records: list[dict]) -> list[dict]:
     """The records no root cause explains: reported one case at a time, as before."""
     return [record for record in records if not has_root_cause(record)]
+
+
+# ------------------------------------------------------------------------------ findings noted on the way
+# A set-up or check request that one version of its API does not serve goes on at another version (the runner's
+# observe.py) and leaves one line in the item's message, whatever the item's verdict: "finding on Fetch v13 (not
+# this item's verdict): ...; the step went on at Fetch v12". Passing items' messages are never shown, so these
+# are gathered here: one entry per target and API version, however many items met it.
+NOTE_PREFIX = "finding on "
+NOTE_SUBJECT_END = " (not this item's verdict)"
+
+
+@dataclass
+class Noted:
+    """One API version that set-up or check steps of several items found broken, and went around."""
+
+    target: str
+    subject: str  # "Fetch v13"
+    example: str  # the first item's line, after the subject
+    records: list[dict]
+
+    @property
+    def cases(self) -> list[str]:
+        return list(dict.fromkeys(case_id(record) for record in self.records))
+
+    @property
+    def title(self) -> str:
+        items, cases = len(self.records), len(self.cases)
+        return f"{self.subject}: {items} item{'' if items == 1 else 's'} in {cases} case{'' if cases == 1 else 's'}"
+
+
+def noted(records: list[dict]) -> list[Noted]:
+    """The findings set-up and check steps noted on the way, by target and API version, in order of appearance."""
+    grouped: dict[tuple[str, str], Noted] = {}
+    for record in records:
+        seen = set()
+        for line in str(record.get("message") or "").splitlines():
+            if not line.startswith(NOTE_PREFIX) or NOTE_SUBJECT_END not in line:
+                continue
+            subject, rest = line[len(NOTE_PREFIX):].split(NOTE_SUBJECT_END, 1)
+            key = (str(record.get("target")), subject)
+            if key in seen:
+                continue
+            seen.add(key)
+            found = grouped.setdefault(key, Noted(key[0], subject, rest.lstrip(": "), []))
+            found.records.append(record)
+    return list(grouped.values())

@@ -63,3 +63,17 @@ def test_the_certification_page_groups_them_and_escapes_the_cause(tmp_path):
     assert "Departures (1 items, 1 cases)" in html
     facts = json.loads((folder / "certification.json").read_text())
     assert facts["root_causes"][0]["items"][0] == "kip98.idempotence::in-order@v5"
+
+
+def test_versions_set_up_went_around_are_one_noted_finding_each_even_on_passing_items():
+    note = "finding on JoinGroup v6 (not this item's verdict): connection closed; the step went on at JoinGroup v5"
+    found = [record(case, 3, "passed", suite="kip447.group-generation", api="TxnOffsetCommit", message=note)
+             for case in ("current-member-commits", "stale-generation-fenced")]
+    found.append(record("unknown-member-fenced", 3, "failed", suite="kip447.group-generation", api="TxnOffsetCommit",
+                        message=f"4 send TxnOffsetCommit: expected a refusal, got NONE\n{note}"))
+    text = compact.render(found)
+    assert ("NOTED JoinGroup v6: 3 items in 3 cases [kafka]: connection closed; the step went on at JoinGroup v5"
+            in text)
+    assert "FAILED kip447.group-generation::unknown-member-fenced" in text  # its own departure stays listed
+    page = documents.findings_markdown(found)
+    assert "| kafka | JoinGroup v6 | 3 |" in page[page.index("## Noted by set-up and check steps"):]
