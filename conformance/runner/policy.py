@@ -138,18 +138,35 @@ def preparing_steps(context: Context, steps: list[dict], applies) -> set[int]:
 
     A step prepares when it sends the API under test itself, demands nothing of the answer but success (no
     ``expect``, ``{}`` or ``error_code: NONE``), and a later step that ``applies`` here sends that API
-    again. Its departure blocks the item, naming it; only the steps after it judge the API under test."""
+    again and claims more than success (a code, a refusal, a field). Its departure blocks the item, naming it;
+    the later step judges the API under test. Where every step of that API only demands success (in-order
+    sequences accepted, a first batch of any sequence accepted), each of them is the claim."""
     api = context.api
     if api is None:
         return set()
     sending = [index for index, step in enumerate(steps) if applies(context, step.get("when")) and sends(step, api)]
+    claiming = [index for index in sending if claims_more(steps[index])]
+    if not claiming:
+        return set()
     preparing = set()
-    for index in sending[:-1]:
+    for index in sending:
         step = steps[index]
         direct = step.get("send") or next((name for key, name in SENDING_KEYS.items() if key in step), None)
-        if direct == api and (step.get("expect") or {}) in SUCCESS_ONLY and not step.get("verifies"):
+        if (index < claiming[-1] and direct == api and (step.get("expect") or {}) in SUCCESS_ONLY
+                and not step.get("verifies")):
             preparing.add(index)
     return preparing
+
+
+def claims_more(step) -> bool:
+    """Whether ``step`` (or a step nested in it) expects more of an answer than success."""
+    if isinstance(step, list):
+        return any(claims_more(item) for item in step)
+    if not isinstance(step, dict):
+        return False
+    if (step.get("expect") or {}) not in SUCCESS_ONLY:
+        return True
+    return any(claims_more(step[key]) for key in NESTING_KEYS if isinstance(step.get(key), (dict, list)))
 
 
 def blame(context: Context, step: dict, deviation: Deviation) -> str:

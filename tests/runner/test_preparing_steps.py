@@ -77,3 +77,19 @@ def test_the_step_judged_is_the_later_one():
 def test_a_broker_that_behaves_passes():
     result = run_on(FakeKafka(epoch_keeping), CASE, 4)
     assert result.outcome is Outcome.PASSED, result.message
+
+
+def test_where_every_step_of_the_api_only_demands_success_each_is_the_claim():
+    # first-batch-any-sequence: the first produce (sequence 17) is the claim, though a second one follows it
+    def refuses_a_first_sequence_other_than_zero(api, version, body):
+        if api == "InitProducerId":
+            return {"producer_id": 7, "producer_epoch": 0}
+        if api == "Produce":
+            first = records.decode_batches(body["topic_data"][0]["partition_data"][0]["records"])[0].base_sequence
+            return produce_answer(body, 45 if first == 17 else 0)  # OUT_OF_ORDER_SEQUENCE_NUMBER
+        return None
+
+    result = run_on(FakeKafka(refuses_a_first_sequence_other_than_zero),
+                    bundled_case("kip98/idempotence.yaml", "first-batch-any-sequence"), 4)
+    assert result.outcome is Outcome.DIFFERS, result.message  # an IMPLEMENTATION case: judged, not blocked
+    assert result.failure.step == 2 and result.failure.role == "under_test"
