@@ -118,6 +118,11 @@ NESTING_KEYS = ("until", "parallel", "branches", "steps", "step")
 SUCCESS_ONLY = ({}, {"error_code": "NONE"})
 
 
+def sent_api(step: dict) -> str | None:
+    """The API a step itself sends (not one nested in it)."""
+    return step.get("send") or next((name for key, name in SENDING_KEYS.items() if key in step), None)
+
+
 def sends(step, api: str) -> bool:
     """Whether ``step`` (or a step nested in it) sends a request of ``api`` that can go out at the version
     under test (a step that names a fixed version is another version's)."""
@@ -125,8 +130,7 @@ def sends(step, api: str) -> bool:
         return any(sends(item, api) for item in step)
     if not isinstance(step, dict):
         return False
-    sent = step.get("send") or next((name for key, name in SENDING_KEYS.items() if key in step), None)
-    if sent == api and not isinstance(step.get("version"), int):
+    if sent_api(step) == api and not isinstance(step.get("version"), int):
         return True
     return any(sends(step[key], api) for key in NESTING_KEYS if isinstance(step.get(key), (dict, list)))
 
@@ -151,8 +155,7 @@ def preparing_steps(context: Context, steps: list[dict], applies) -> set[int]:
     preparing = set()
     for index in sending:
         step = steps[index]
-        direct = step.get("send") or next((name for key, name in SENDING_KEYS.items() if key in step), None)
-        if (index < claiming[-1] and direct == api and (step.get("expect") or {}) in SUCCESS_ONLY
+        if (index < claiming[-1] and sent_api(step) == api and (step.get("expect") or {}) in SUCCESS_ONLY
                 and not step.get("verifies")):
             preparing.add(index)
     return preparing
