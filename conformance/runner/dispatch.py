@@ -7,8 +7,9 @@ departure into one of the step under test.
 
 from __future__ import annotations
 
-from ..protocol.schema import VersionRange
-from ..suite.kinds import StepKind
+from ..results.record import StepRole
+from ..suite.kinds import StepKind, StepRef
+from ..suite.when import parse as parse_when
 from .context import Context, Deviation
 from .policy import blame, preparing_steps
 
@@ -44,46 +45,35 @@ def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
 
 
 def run_step(context: Context, step: dict, index: str) -> None:
+    kind = kind_of(step, context.step_kinds)
     if not applies(context, step.get("when")):
-        if step.get("send") == context.api and "version" not in step:
+        if kind is not None and kind.sends(step) == context.api:
             context.progress.left_out.append(f"step {label(step, index, context.step_kinds)} left out by when: "
                                              f"{dict(step['when'])}")
         return
     name = label(step, index, context.step_kinds)
-    kind = kind_of(step, context.step_kinds)
     if kind is None:
         raise ValueError(f"step {name}: no step kind handles {sorted(step)}")
     try:
         kind.run(context, step, index, name)
     except Deviation as deviation:
+        if deviation.step is None:  # the innermost step that departed is the one named ...
+            deviation.step = StepRef(index, name)
         if step.get("observer_control"):
             observer_departed(context, step, deviation)
-        if deviation.role is None:  # the innermost step that departed decides ...
+        if deviation.role is None:  # ... and decides whom it blames ...
             deviation.role = blame(context, step, deviation)
-        elif deviation.role == "check" and step.get("verifies") and not deviation.blind:  # ... unless an enclosing step verifies
-            deviation.role = "under_test"
+        elif deviation.role == StepRole.CHECK and step.get("verifies") and not deviation.blind:  # ... unless an enclosing step verifies
+            deviation.role = StepRole.UNDER_TEST
         raise
 
 
-def applies(context: Context, when: dict | None) -> bool:
+def applies(context: Context, when) -> bool:
+    """Whether a step with this ``when`` runs here (parsed when the suite loaded; a step made elsewhere, by a test
+    or a plugin, is parsed now)."""
     if not when:
         return True
-    if "versions" in when and (context.version is None or context.version not in VersionRange.parse(str(when["versions"]))):
-        return False
-    for feature, condition in (when.get("feature") or {}).items():
-        level = context.cluster.finalized_features.get(feature, 0)
-        text = str(condition).strip()
-        for symbol, compare in ((">=", int.__ge__), ("<=", int.__le__), ("==", int.__eq__), ("<", int.__lt__), (">", int.__gt__)):
-            if text.startswith(symbol):
-                if not compare(level, int(text[len(symbol):])):
-                    return False
-                break
-        else:
-            if level != int(text):
-                return False
-    if "target" in when and not context.target.spec.startswith(when["target"]):
-        return False
-    return True
+    return parse_when(when).holds(context.version, context.cluster.finalized_features, context.target.spec)
 
 
 def observer_departed(context: Context, step: dict, deviation: Deviation) -> None:
@@ -91,6 +81,6 @@ def observer_departed(context: Context, step: dict, deviation: Deviation) -> Non
     see what it looks for on this target, so it is no evidence either way. The item is blocked, naming the
     observer's finding, never failed on the step under test (issue 35: Tansu's LSO passes an open transaction,
     so a check that reads the LSO cannot tell whether a refused write left one open)."""
-    deviation.role = "check" if context.progress.tested else "setup"
+    deviation.role = StepRole.CHECK if context.progress.tested else StepRole.SETUP
     deviation.blind = True
     deviation.observer = str(step["observer_control"])

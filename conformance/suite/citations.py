@@ -30,6 +30,7 @@ from collections.abc import Iterator
 
 from ..protocol.errors import UnknownErrorName, error_code
 from .kip_facts import CONDITIONED, ERRORS_NAMED, SWITCHES
+from .when import When
 
 # Words with which a cited sentence demands a refusal: an error, a rejection, a fence, an authorization (what is
 # not authorized is refused), an abort (what was aborted cannot be committed), a rule (must, only, need), a
@@ -242,6 +243,8 @@ def twin(steps) -> list | None:
 
     def rewrite(value):
         nonlocal found
+        if isinstance(value, When):  # conditions, parsed at load: nothing in them to rewrite
+            return value
         if isinstance(value, dict):
             out = {key: rewrite(item) for key, item in value.items()}
             expect = out.get("expect")
