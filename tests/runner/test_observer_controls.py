@@ -208,3 +208,29 @@ def test_offsets_a_transaction_never_stored_block_offset_fetch_naming_txn_offset
 def test_offset_fetch_is_judged_where_the_transaction_stored_its_offsets():
     result = run(AFTER_COMMIT, 5)
     assert result.outcome is Outcome.PASSED, result.message
+
+
+VISIBLE = bundled_case("kip98/offsets.yaml", "txn-offset-commit-visible-after-commit")
+
+
+def test_offsets_a_transaction_never_stored_fail_txn_offset_commit_where_they_should_become_visible():
+    # the TxnOffsetCommit/EndTxn finding the OffsetFetch case above names is judged here, on TxnOffsetCommit: its
+    # OffsetFetch check verifies (it was a plain check, so the mock's departure was blocked and failed nowhere)
+    result = run(VISIBLE, 2, stores_txn_offsets=False)
+    assert result.outcome is Outcome.FAILED, result.message
+    assert result.failure.role == "under_test" and "committed_offset: expected 42, got -1" in result.message
+    assert run(VISIBLE, 2).outcome is Outcome.PASSED
+
+
+def test_an_offset_fetch_that_reads_back_no_commit_blocks_txn_offset_commit_naming_it():
+    class Forgets(Transactional):
+        def OffsetCommit(self, version, body):
+            answer = super().OffsetCommit(version, body)
+            self.committed.clear()  # answered, never stored: OffsetFetch can show no offset at all
+            return answer
+
+    script = Forgets()
+    script.fake = broker = FakeKafka(script, apis=ADVERTISED)
+    result = run_on(broker, VISIBLE, 2)
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert "does not read back a plain OffsetCommit" in result.message
