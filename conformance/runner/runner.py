@@ -245,7 +245,8 @@ class Runner:
             result.outcome = Outcome.BLOCKED
             result.message = (f"{STOPPED_ANSWERING}: its {StepRole(failure.role).word} request "
                               f"took the target down ({problem}){then}: the crash is {failure.api or 'that request'}'s "
-                              f"finding, so there is no verdict on {case.api}; {replayable(transcript)}"
+                              f"finding, so there is no verdict on {case.api or f'this case ({case.id})'}; "
+                              f"{replayable(transcript)}"
                               + (f"\n{result.message}" if result.message else ""))
             return result
         # A crash is never a pass: the case that took the target down fails, whatever its steps saw
@@ -314,6 +315,8 @@ class Runner:
                                          expected=deviation.expected, actual=deviation.actual, message=str(deviation),
                                          role=role, api=deviation.api)
             result.root_cause = deviation.root_cause or ""
+            # what has no verdict: a case with no API under test (a robustness case about the connection) is the case
+            judged = f"{case.api} v{version}" if case.api else f"this case ({case.id})"
             own_fault = bool(deviation.root_cause) and (deviation.api, deviation.version) == (case.api, version)
             if own_fault:
                 # the fault of the very API version under test, met by a step preparing it (or a control sent at
@@ -323,13 +326,13 @@ class Runner:
                 return self._finish(result, Outcome.BLOCKED, started, transcript,
                                     f"the observer could not observe: {deviation.observer} (its control "
                                     f"{step.label!r} departed), so the check that relies on it is no evidence and "
-                                    f"there is no verdict on {case.api} v{version}: {deviation}")
+                                    f"there is no verdict on {judged}: {deviation}")
             if role is not StepRole.UNDER_TEST and deviation.root_cause:
                 # one fault of another API version: that is where it is reported, once, for every item it touches
                 return self._finish(result, Outcome.BLOCKED, started, transcript,
                                     f"blocked by a root cause on another request: {deviation.root_cause} (its "
-                                    f"{role.word} step {step.label!r}), so there is no verdict on {case.api} "
-                                    f"v{version}: {deviation}")
+                                    f"{role.word} step {step.label!r}), so there is no verdict on {judged}: "
+                                    f"{deviation}")
             if role is StepRole.UNDER_TEST:
                 # An IMPLEMENTATION case describes Apache Kafka, not a KIP: departing from it is information.
                 differs = case.requirement is Requirement.IMPLEMENTATION
@@ -340,10 +343,10 @@ class Runner:
                 return self._finish(result, Outcome.BLOCKED, started, transcript,
                                     f"the preparing step {step.label!r} ({case.api}, not the step under test: a "
                                     f"later {case.api} step is judged on what it sets up) departed, so there is no "
-                                    f"verdict on {case.api} v{version}: {deviation}")
+                                    f"verdict on {judged}: {deviation}")
             return self._finish(result, Outcome.BLOCKED, started, transcript,
                                 f"a {role.word} step on {deviation.api or 'another step kind'} departed, so there is no "
-                                f"verdict on {case.api} v{version}: {deviation}")
+                                f"verdict on {judged}: {deviation}")
         except (Skip, TooFewBrokers, UnknownSetting) as skip:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
         except Incomplete as incomplete:
