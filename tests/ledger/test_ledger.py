@@ -160,3 +160,14 @@ def test_the_certification_page_names_the_bug(tmp_path):
     main(["certify", "--results", str(results), "-o", str(tmp_path / "cert")])
     html = next((tmp_path / "cert").glob("*/index.html")).read_text(encoding="utf-8")
     assert "Known Apache Kafka bug: KAFKA-14402, fixed in 3.6.0" in html
+
+
+def test_a_schema_error_names_the_line_of_the_field(tmp_path):
+    path = tmp_path / "bugs.yaml"
+    path.write_text("bugs:\n  - key: KAFKA-1\n    title: t\n  - key: KAFKA-x\n", encoding="utf-8")
+    with pytest.raises(ledger.LedgerError) as raised:
+        ledger.load(path)
+    assert str(raised.value).startswith(f"{path}:2: bugs[0]: ")  # the first entry misses required fields
+    path.write_text("bugs: [\n", encoding="utf-8")
+    with pytest.raises(ledger.LedgerError, match=r":2: \(yaml\): "):
+        ledger.load(path)
