@@ -10,6 +10,7 @@ import yaml
 from conformance import ledger, resources
 from conformance.report import compact, gate, known_bugs
 from conformance.report.documents import findings_markdown
+from conformance.results.record import ResultRecord
 from conformance.suite.loader import load_suites
 from conformance.runner.steps import bundled
 from conformance.targets import kafka_releases
@@ -88,8 +89,8 @@ def test_the_console_findings_and_gate_name_the_bug():
     record = _departure()
     assert "known bug: KAFKA-14402, fixed in 3.6.0" in compact.render([record])
     assert "[KAFKA-14402, fixed in 3.6.0](https://issues.apache.org/jira/browse/KAFKA-14402)" in findings_markdown([record])
-    baseline = [dict(record, outcome="passed", verdict="passed")]
-    report = gate.compare(baseline, [record])
+    baseline = [ResultRecord.from_line(dict(record, outcome="passed", verdict="passed"))]
+    report = gate.compare(baseline, [ResultRecord.from_line(dict(record))])
     assert "known bug: KAFKA-14402, fixed in 3.6.0" in gate.render(report, strict=False)
     assert gate.to_json(report, strict=False)["changes"][0]["known_bug"] == "KAFKA-14402, fixed in 3.6.0"
 
