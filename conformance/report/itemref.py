@@ -19,7 +19,7 @@ from ..results.store import as_record
 from ..suite.model import LONG_TAG
 
 Readable = ResultRecord | Mapping[str, Any]
-R = TypeVar("R", ResultRecord, Mapping[str, Any])
+R = TypeVar("R", bound=Readable)
 
 
 def case_id(record: Readable) -> str:
