@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from ...protocol.codec import default_codec
 from ...results.store import as_record
@@ -73,8 +74,8 @@ def from_records(records: Sequence[Readable]) -> dict | None:
 def identity(records: Sequence[Readable], target=None) -> dict:
     """What the target says it is: its spec, kind and version (from the running target, else the results)."""
     rows = [as_record(record) for record in records]
-    found = {"target": rows[0].target if rows else None,
-             "target_version": next((row.target_version for row in rows if row.target_version), None)}
+    found: dict[str, Any] = {"target": rows[0].target if rows else None,
+                             "target_version": next((row.target_version for row in rows if row.target_version), None)}
     if target is not None:
         info = target.info()
         found.update(target=info.spec, kind=info.kind, target_version=info.version or found["target_version"],
