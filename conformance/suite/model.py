@@ -44,6 +44,8 @@ class Case:
     shares_restart: bool = False
     # Broker settings the case relies on: {name: matcher}; read from the target, ${config.name_with_underscores}
     requires_config: dict = field(default_factory=dict)
+    # settings that turn the checked behaviour off on Apache Kafka: skipped only where reported otherwise
+    requires_switch: dict = field(default_factory=dict)
 
     @property
     def full_id(self) -> str:
