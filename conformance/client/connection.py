@@ -321,6 +321,7 @@ class Connection:
                 exchange.version if exchange.response_version is None else exchange.response_version, payload)
         except ProtocolError as error:
             exchange.problem = "garbage"
+            exchange.decode_path = getattr(error, "path", None) or None
             exchange.diagnosis = (f"{exchange.api} v{exchange.version} response does not decode: {error}; "
                                   f"{len(payload)} bytes: {payload[:64].hex()}")
 

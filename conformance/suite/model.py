@@ -143,6 +143,9 @@ class CaseResult:
     path: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> file (pcaps, logs)
     target_name: str | None = None  # the product the user named the target (Target.name)
+    # one fault of one API version behind this item's verdict (an answer that does not decode ...): reports
+    # list the items sharing it as one entry
+    root_cause: str = ""
 
     @classmethod
     def for_case(cls, case: Case, version: int | None, *, target: str, target_version: str | None,
@@ -178,7 +181,7 @@ class CaseResult:
             step_api=None if failure is None else failure.api,
             expected=None if failure is None else jsonable(failure.expected),
             actual=None if failure is None else jsonable(failure.actual),
-            path=self.path, artifacts=self.artifacts, transcript=self.transcript, **run)
+            path=self.path, artifacts=self.artifacts, transcript=self.transcript, root_cause=self.root_cause, **run)
 
     def to_json(self) -> dict:
         """The item's part of its results line (what the case alone knows)."""
