@@ -156,7 +156,7 @@ class CarefulGenerator(SpecView):
         name = self.constant(None, "dec")
         regular, tagged = self.present(fields)
         labels = []
-        widths: list[tuple] = []  # per group: ((field, type, bytes), ...) of a fixed-size group, else ()
+        widths: list[tuple[Any, ...]] = []  # per group: ((field, type, bytes), ...) of a fixed-size group, else ()
         body: list[str] = []
         names: list[tuple[str, str]] = []
         for group in self.groups(regular):
@@ -302,7 +302,7 @@ class CarefulGenerator(SpecView):
         return encode, decode
 
 
-def short_field(label: str, widths: tuple, size: int, start: int, error: Exception) -> tuple[str, int, str]:
+def short_field(label: str, widths: tuple[Any, ...], size: int, start: int, error: Exception) -> tuple[str, int, str]:
     """Which field of a group the bytes ran out in, where it starts, and why: a group of fixed-size fields is
     read in one go, so the field is found from the widths (a response that leaves one field out names it)."""
     at = start

@@ -116,7 +116,7 @@ def destination(context: Context, api: str, fields: dict, to) -> str | int:
 SENDING_KEYS = {"produce": "Produce", "fetch": "Fetch"}
 NESTING_KEYS = ("until", "parallel", "branches", "steps", "step")
 # What an expectation that demands only success looks like (a step that prepares, rather than claims).
-SUCCESS_ONLY = ({}, {"error_code": "NONE"})
+SUCCESS_ONLY: tuple[dict[str, str], ...] = ({}, {"error_code": "NONE"})
 
 
 def sent_api(step: dict) -> str | None:

@@ -296,6 +296,8 @@ class Runner:
             self._answered = True
             if case.requires_config:
                 names["config"] = self._config_for(case, cluster)
+            if case.requires_switch:
+                self._check_switches(case, cluster)
             if case.principals:
                 self._check_authorizer(cluster)
             resources.create_topics({short: names["topics"][short] for short in case.topics_used})
@@ -414,6 +416,18 @@ class Runner:
             return broker_config.check(case.requires_config, self._settings, self.target.spec)
         except broker_config.ConfigUnmet as unmet:
             raise Skip(str(unmet)) from None
+
+    def _check_switches(self, case: Case, cluster: Cluster) -> None:
+        """Skip where the target reports a setting that turns the checked behaviour off. A target whose settings
+        cannot be read, or that has no such setting, has no way to turn it off: it is held to it."""
+        try:
+            if self._settings is None:
+                self._settings = broker_config.read_broker_config(cluster)
+        except broker_config.ConfigUnmet:
+            self._settings = {}
+        off = broker_config.switched_off(case.requires_switch, self._settings, self.target.spec)
+        if off:
+            raise Skip(off)
 
     def _result(self, case: Case, version, transcript: Transcript, started: float) -> CaseResult:
         return CaseResult.for_case(case, version, target=self.target.spec, target_version=self.target.version,

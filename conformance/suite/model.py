@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..protocol.schema import VersionRange
 from . import tree
@@ -44,6 +45,8 @@ class Case:
     shares_restart: bool = False
     # Broker settings the case relies on: {name: matcher}; read from the target, ${config.name_with_underscores}
     requires_config: dict = field(default_factory=dict)
+    # settings that turn the checked behaviour off on Apache Kafka: skipped only where reported otherwise
+    requires_switch: dict = field(default_factory=dict)
 
     @property
     def full_id(self) -> str:
@@ -161,7 +164,7 @@ class CaseResult:
             self.transcript_text = self.transcript_source.render()
         return self.transcript_text
 
-    def record(self, **run: object) -> ResultRecord:
+    def record(self, **run: Any) -> ResultRecord:
         """This result as its results line; ``run`` holds the fields the run knows (:data:`RUN_FIELDS
         <conformance.results.record.RUN_FIELDS>`: node id, verdict, harness version ...)."""
         from ..client.transcript import jsonable

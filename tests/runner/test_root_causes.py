@@ -9,7 +9,6 @@ it on another step (set-up, or a check, even one that verifies) is blocked namin
 
 from __future__ import annotations
 
-import struct
 import textwrap
 
 from conformance.protocol import records
