@@ -11,7 +11,7 @@ Faults (``fault:`` steps) act on one node, named by id or by role:
 ``stop_node``/``kill_node``/``pause_node``/``resume_node``/``start_node``/``restart_node`` take
 ``node: N``, or ``coordinator: TRANSACTIONAL_ID`` (the node coordinating it), or
 ``group_coordinator: GROUP``, or ``leader: {topic, partition}``, or ``follower: {topic, partition}``
-(a replica that does not lead it). ``start_stopped_nodes`` brings back every node a fault took down,
+(a replica that does not lead it), or ``other_than: [NAME, ...]`` (a running node none of those names is). ``start_stopped_nodes`` brings back every node a fault took down,
 and the runner calls :meth:`heal` after each case with faults, so the next case finds the whole cluster.
 
 ``fail_log_dir`` fails the data directory holding ``topic: T, partition: P`` on its leader as a dead disk
@@ -30,10 +30,12 @@ list (the same replicas, a new order), ListPartitionReassignments until that is 
 with election type PREFERRED, until Metadata on every live broker names the new leader. It takes
 ``topic: T, partition: P``, or ``coordinator: TRANSACTIONAL_ID`` (the ``__transaction_state`` partition
 that coordinates the id: its coordinator moves) or ``group_coordinator: GROUP`` (the ``__consumer_offsets``
-partition), and ``to: N`` (default: the first in-sync follower; a node that leads already is left as it is)::
+partition), and ``to: N`` (default: the first in-sync follower; a node that leads already is left as it is), or
+``away_from:`` a node named as node faults name it (moved only if that node leads it)::
 
     fault: {name: move_leader, args: {topic: "${topics.out}", partition: 0, to: 2}}
     fault: {name: move_leader, args: {coordinator: "${txn_ids.main}"}}
+    fault: {name: move_leader, args: {topic: "${topics.out}", partition: 0, away_from: {coordinator: "${txn_ids.main}"}}}
 
 By default it also waits until the move took effect on both ends (``settle: false`` skips this, to test
 the window): the old leader refuses ListOffsets and the new one answers it, or for a coordinator, the old
@@ -250,8 +252,16 @@ class KafkaClusterTarget(Target):
             self._blocked_topics.clear()
 
     def node(self, *, node: int | None = None, coordinator: str | None = None, group_coordinator: str | None = None,
-             leader: dict | None = None, follower: dict | None = None) -> KafkaTarget:
-        """The node a fault names: by id, or as the coordinator, leader or a follower of something right now."""
+             leader: dict | None = None, follower: dict | None = None,
+             other_than: list[dict] | None = None) -> KafkaTarget:
+        """The node a fault names: by id, or as the coordinator, leader or a follower of something right now, or
+        (``other_than``: a list of such names) the first running node that is none of them."""
+        if other_than is not None:
+            taken = {self.node(**named).node_id for named in other_than}
+            free = [candidate for candidate in self.nodes if candidate.node_id not in taken and candidate.pid is not None]
+            if not free:
+                raise ValueError(f"no running node of {self.spec} is other than nodes {sorted(taken)}")
+            return free[0]
         if node is None:
             node = self._look_up(coordinator, group_coordinator, leader, follower)
         for candidate in self.nodes:
@@ -331,10 +341,17 @@ class KafkaClusterTarget(Target):
 
     # leadership ------------------------------------------------------------------------------
     def move_leader(self, *, topic: str | None = None, partition: int | None = None, coordinator: str | None = None,
-                    group_coordinator: str | None = None, to: int | None = None, settle: bool = True,
-                    timeout_s: float = 30.0) -> tuple[int, int]:
+                    group_coordinator: str | None = None, to: int | None = None, away_from: dict | None = None,
+                    settle: bool = True, timeout_s: float = 30.0) -> tuple[int, int]:
         """Moves the leadership of a partition to replica ``to`` (default: the first in-sync follower);
-        returns (old leader, new leader). See the module docstring."""
+        returns (old leader, new leader). ``away_from`` (a node as node faults name it: ``{coordinator: ID}``)
+        instead moves it only if that node leads it, to another in-sync replica. See the module docstring."""
+        if away_from is not None:
+            if to is not None:
+                raise ValueError("move_leader: to: and away_from: do not go together")
+            avoided = self.node(**away_from).node_id
+            return self._move_away(avoided, topic=topic, partition=partition, coordinator=coordinator,
+                                   group_coordinator=group_coordinator, settle=settle, timeout_s=timeout_s)
         named = [key for key, value in (("topic", topic), ("coordinator", coordinator),
                                         ("group_coordinator", group_coordinator)) if value is not None]
         if len(named) != 1:
@@ -382,6 +399,31 @@ class KafkaClusterTarget(Target):
             return leader, to
         finally:
             cluster.close()
+
+    def _move_away(self, avoided: int, *, topic, partition, coordinator, group_coordinator, settle,
+                   timeout_s) -> tuple[int, int]:
+        """move_leader's ``away_from``: the partition keeps a leader other than node ``avoided``."""
+        cluster = Cluster(self.bootstrap, timeout=10.0)
+        try:
+            cluster.api_versions()
+            if coordinator is not None:
+                where = (TRANSACTION_TOPIC, _coordinating_partition(cluster, str(coordinator), "transaction"))
+            elif group_coordinator is not None:
+                where = (GROUP_TOPIC, _coordinating_partition(cluster, str(group_coordinator), "group"))
+            else:
+                where = (str(topic), int(partition or 0))
+            leader, replicas, isr = _partition_state(cluster, *where)
+            live = set(cluster.brokers)
+        finally:
+            cluster.close()
+        if leader != avoided:
+            return leader, leader
+        others = [node for node in replicas if node != avoided and node in isr and node in live]
+        if not others:
+            raise ValueError(f"move_leader: {where[0]}-{where[1]} has no live in-sync replica besides node {avoided} "
+                             f"(replicas {replicas}, in sync {isr})")
+        return self.move_leader(topic=topic, partition=partition, coordinator=coordinator,
+                                group_coordinator=group_coordinator, to=others[0], settle=settle, timeout_s=timeout_s)
 
 
 def _request(cluster: Cluster, destination, api: str, body: dict) -> dict:

@@ -41,10 +41,10 @@ def matrix(entries=None) -> dict[str, list[str]]:
     for release in latest_patches():
         reasons.setdefault(release, []).append(f"latest {'.'.join(release.split('.')[:2])}")
     for bug in ledger.bugs() if entries is None else entries:
-        if bug.verify:
-            behind = " (behind the fault proxy)" if bug.verify.get("target", "kafka") != "kafka" else ""
-            reasons.setdefault(bug.verify["affected"], []).append(f"{bug.key} affected{behind}")
-            reasons.setdefault(bug.verify["fixed"], []).append(f"{bug.key} fixed{behind}")
+        kind = (bug.verify or {}).get("target", "kafka")
+        behind = {"kafka": "", "proxy+kafka": " (behind the fault proxy)"}.get(kind, f" (as {kind})")
+        for role in bug.verify_roles():
+            reasons.setdefault(bug.verify[role], []).append(f"{bug.key} {role}{behind}")
     return dict(sorted(reasons.items(), key=lambda item: ledger.release_key(item[0])))
 
 

@@ -1,12 +1,15 @@
 """Each known-bugs ledger entry with cases is found where it lives: its cases depart on the entry's last
 affected release and pass on the release that fixed it (conformance/ledger/kafka-bugs.yaml, ``verify``).
 
-One broker per release (behind the fault proxy for an entry whose cases need it), only the entries' own cases. The jars come from Maven Central the first time
+One broker per release (behind the fault proxy, or a three-node cluster, for an entry whose cases need it), only
+the entries' own cases. The jars come from Maven Central the first time
 (cached in ~/.cache/kafka-conformance); without Maven Central, java or the jars, the release is skipped
 with the reason. docs/generated/known-bugs.md shows the same runs made by ``conformance releases --known-bugs``.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -25,17 +28,37 @@ from conformance.targets.registry import resolve
 pytestmark = pytest.mark.broker  # starts one Apache Kafka release per test
 
 CHECKED = [bug for bug in ledger.bugs() if bug.verify]
-# Target specs: kafka:RELEASE, or proxy+kafka:RELEASE for an entry whose cases need the fault proxy.
-TARGETS = sorted({bug.verify_target(role) for bug in CHECKED for role in ("affected", "fixed")},
-                 key=lambda spec: (ledger.release_key(spec.rsplit(":", 1)[1]), spec))
 DEPARTED = ("failed", "differs")
+# Entries too slow for every CI run: KAFKA-20310's cases take a producer through some 32,000 epochs on a
+# three-node cluster, then fail over (about 3 minutes here); Kafka has not fixed it, so its verdict only changes
+# with a new release. CONFORMANCE_LEDGER_ALL=1 runs them too; `conformance releases --known-bugs` always does.
+SLOW = {"KAFKA-20310"}
+RUN_SLOW = os.environ.get("CONFORMANCE_LEDGER_ALL") == "1"
+
+
+def release_of(spec: str) -> str:
+    """``proxy+kafka:3.9.2`` → ``3.9.2``; ``kafka:4.4.0,nodes=3`` → ``4.4.0``."""
+    return spec.split(":", 1)[1].split(",", 1)[0]
+
+
+def _target_param(spec: str):
+    slow = {bug.key for bug in CHECKED for role in bug.verify_roles() if bug.verify_target(role) == spec} <= SLOW
+    marks = [pytest.mark.skip(reason=f"{spec}: slow ledger entries ({', '.join(sorted(SLOW))}); set "
+                                     "CONFORMANCE_LEDGER_ALL=1")] if slow and not RUN_SLOW else []
+    return pytest.param(spec, id=spec, marks=marks)
+
+
+# Target specs: kafka:RELEASE, proxy+kafka:RELEASE (the fault proxy), kafka:RELEASE,nodes=3 (a cluster).
+TARGETS = [_target_param(spec) for spec in sorted({bug.verify_target(role) for bug in CHECKED
+                                                   for role in bug.verify_roles()},
+                                                  key=lambda spec: (ledger.release_key(release_of(spec)), spec))]
 
 
 @pytest.fixture
 def kafka_release(request):
     """A started broker of the release (jars fetched by the fixture), stopped after the test."""
     spec = request.param
-    release = spec.rsplit(":", 1)[1]
+    release = release_of(spec)
     if java_executable() is None:
         pytest.skip("java is not on PATH (set JAVA_HOME or install a JDK 17+)")
     try:
@@ -51,7 +74,7 @@ def kafka_release(request):
 @pytest.mark.parametrize("kafka_release", TARGETS, indirect=True)
 def test_ledger_cases_fail_on_the_affected_release_and_pass_on_the_fixed_one(kafka_release):
     spec = kafka_release.spec
-    release = spec.rsplit(":", 1)[1]
+    release = release_of(spec)
     affected = [bug for bug in CHECKED if bug.verify_target("affected") == spec]
     fixed = [bug for bug in CHECKED if bug.verify_target("fixed") == spec]
     wanted = {case for bug in affected + fixed for case in bug.cases}
