@@ -125,6 +125,7 @@ class KafkaClusterTarget(Target):
                 node.launch()
             for node in self.nodes:
                 node.wait_until_ready(began)
+            self._wait_until_registered([node.node_id for node in self.nodes])
         except BaseException:
             self.stop()
             raise
@@ -225,6 +226,26 @@ class KafkaClusterTarget(Target):
             time.sleep(0.25)
         raise TimeoutError(f"node {node_id} of {self.spec} was still in Metadata {timeout:.0f} s after it stopped")
 
+    def _wait_until_registered(self, node_ids: list[int], timeout: float = 60.0) -> None:
+        """Until Metadata lists every node: a node answers before the controller has unfenced it, and a case
+        whose topics need every replica would be skipped for a broker that is still joining (seen under load)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            cluster = Cluster(self.bootstrap, timeout=5.0)
+            try:
+                cluster.api_versions()
+                cluster.metadata([])
+                if set(node_ids) <= set(cluster.brokers):
+                    return
+            except Exception:  # noqa: BLE001 - a node still starting may refuse or drop us: ask again
+                pass
+            finally:
+                cluster.close()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nodes {sorted(node_ids)} of {self.spec} were not all in Metadata "
+                                   f"{timeout:.0f} s after they answered")
+            time.sleep(0.25)
+
     def heal(self) -> None:
         """Resumes paused nodes, repairs failed disks (restarting their nodes) and starts stopped ones, then
         waits until every one is ready."""
@@ -241,6 +262,8 @@ class KafkaClusterTarget(Target):
             node.launch()
         for node in down:
             node.wait_until_ready(began)
+        if down:
+            self._wait_until_registered([node.node_id for node in down])
         if self._blocked_topics:
             cluster = Cluster(self.bootstrap, timeout=10.0)
             try:
