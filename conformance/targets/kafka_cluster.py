@@ -47,14 +47,17 @@ raises ValueError naming why; one that does not finish in ``timeout_s`` (30) rai
 from __future__ import annotations
 
 import re
+import shutil
 import time
+from pathlib import Path
 
 from ..client.cluster import Cluster
 from ..client.security import Security
 from ..protocol.errors import error_name
 from . import kafka_disks
 from .base import Capability, CapabilityMissing, Target, TargetInfo
-from .kafka import FEATURE_OPTIONS, KafkaTarget, feature_levels, is_single_node_spec, random_cluster_id, split_spec
+from .kafka import (FEATURE_OPTIONS, BrokerStartFailed, KafkaTarget, feature_levels, is_single_node_spec,
+                    random_cluster_id, split_spec)
 from .registry import TargetKind
 
 SPEC = re.compile(r"(?P<base>kafka(?::[^,]+)?),(?P<options>.+)")
@@ -261,7 +264,7 @@ class KafkaClusterTarget(Target):
         for node in down:
             node.launch()
         for node in down:
-            node.wait_until_ready(began)
+            _wait_until_restarted(node, began)
         if down:
             self._wait_until_registered([node.node_id for node in down])
         if self._blocked_topics:
@@ -447,6 +450,29 @@ class KafkaClusterTarget(Target):
                              f"(replicas {replicas}, in sync {isr})")
         return self.move_leader(topic=topic, partition=partition, coordinator=coordinator,
                                 group_coordinator=group_coordinator, to=others[0], settle=settle, timeout_s=timeout_s)
+
+
+# Kafka 3.7.0 (KAFKA-16814, fixed in 3.7.1) writes a new replica's topic id to disk a moment after it creates the
+# replica, and refuses to start again if it was killed in between: "The log dir Log(dir=D, ...) does not have a
+# topic ID". 3.7.1 deletes such a replica as stray; the heal does the same for an empty one, so that a node a
+# case killed right after a topic was created comes back (the replica is fetched again from the leader).
+NO_TOPIC_ID = re.compile(r"The log dir Log\(dir=([^,]+), topic=[^,]+, partition=\d+, .*?logEndOffset=0\) does not "
+                         r"have a topic ID")
+
+
+def _wait_until_restarted(node: KafkaTarget, began: float, attempts: int = 5) -> None:
+    for _ in range(attempts):
+        try:
+            node.wait_until_ready(began)
+            return
+        except BrokerStartFailed as failure:
+            stray = NO_TOPIC_ID.search(str(failure))
+            if stray is None or node.data is None or Path(node.data) not in Path(stray.group(1)).parents:
+                raise
+            shutil.rmtree(stray.group(1), ignore_errors=True)
+            began = time.monotonic()
+            node.launch()
+    node.wait_until_ready(began)
 
 
 def _request(cluster: Cluster, destination, api: str, body: dict) -> dict:
