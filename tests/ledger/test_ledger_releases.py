@@ -29,11 +29,18 @@ pytestmark = pytest.mark.broker  # starts one Apache Kafka release per test
 
 CHECKED = [bug for bug in ledger.bugs() if bug.verify]
 DEPARTED = ("failed", "differs")
-# Entries too slow for every CI run: KAFKA-20310's cases take a producer through some 32,000 epochs on a
-# three-node cluster, then fail over (about 3 minutes here); Kafka has not fixed it, so its verdict only changes
-# with a new release. CONFORMANCE_LEDGER_ALL=1 runs them too; `conformance releases --known-bugs` always does.
-SLOW = {"KAFKA-20310"}
-RUN_SLOW = os.environ.get("CONFORMANCE_LEDGER_ALL") == "1"
+# Entries left out of a default run (CONFORMANCE_LEDGER_ALL=1 runs them; `conformance releases --known-bugs` always
+# does), each for its reason:
+OPT_IN = {
+    # its cases take a producer through some 32,000 epochs on a three-node cluster, then fail over (about 6 minutes
+    # here for three versions); Kafka has not fixed it, so its verdict only changes with a new release
+    "KAFKA-20310": "slow: a three-node cluster and the end of the epoch space",
+    # every item that reached a verdict held (3.7.0 departed 13 of 13, 3.7.1 passed 13 of 13), but a fresh 3.7
+    # cluster under heavy load (load average 15 to 27) left the case's first InitProducerId unanswered for 30 to
+    # 60 s in 6 of 19 runs, which blocks the item: a CI failure that would say nothing about the bug
+    "KAFKA-16386": "a fresh 3.7 three-node cluster sometimes leaves its first InitProducerId unanswered under load",
+}
+RUN_ALL = os.environ.get("CONFORMANCE_LEDGER_ALL") == "1"
 
 
 def release_of(spec: str) -> str:
@@ -42,9 +49,10 @@ def release_of(spec: str) -> str:
 
 
 def _target_param(spec: str):
-    slow = {bug.key for bug in CHECKED for role in bug.verify_roles() if bug.verify_target(role) == spec} <= SLOW
-    marks = [pytest.mark.skip(reason=f"{spec}: slow ledger entries ({', '.join(sorted(SLOW))}); set "
-                                     "CONFORMANCE_LEDGER_ALL=1")] if slow and not RUN_SLOW else []
+    keys = {bug.key for bug in CHECKED for role in bug.verify_roles() if bug.verify_target(role) == spec}
+    reasons = sorted({OPT_IN[key] for key in keys if key in OPT_IN})
+    marks = [pytest.mark.skip(reason=f"{spec}: {'; '.join(reasons)} ({', '.join(sorted(keys))}); set "
+                                     "CONFORMANCE_LEDGER_ALL=1")] if keys <= OPT_IN.keys() and not RUN_ALL else []
     return pytest.param(spec, id=spec, marks=marks)
 
 
