@@ -109,6 +109,12 @@ def page_templates() -> Path:
     return _package() / "pages" / "templates"
 
 
+def node_control_schema() -> Path:
+    """The JSON Schema of the node-control file (``--node-control``): commands that stop and start an attached
+    cluster's nodes."""
+    return _package() / "targets" / "node_control.schema.json"
+
+
 def capabilities_schema() -> Path:
     """The JSON Schema of the capabilities file a vendor writes (``conformance certify --claims``)."""
     return _package() / "report" / "certify" / "capabilities.schema.json"

@@ -39,6 +39,9 @@ def register(commands) -> None:
     certify.add_argument("--ask-target", action="store_true",
                          help="with --results: start (or attach to) the target only to ask it for its fingerprint")
     certify.add_argument("--client-config", metavar="FILE", help="Kafka client properties for HOST:PORT targets")
+    certify.add_argument("--node-control", metavar="FILE.yaml",
+                         help="with a HOST:PORT target: the commands that stop, start and move leadership on its "
+                              "nodes, so the levels with failover cases are graded on it")
     certify.add_argument("--known-failures", action="append", default=[], metavar="FILE.yaml",
                          help="waive these departures in the levels that allow it (listed on the page)")
     certify.add_argument("--levels", metavar="FILE", help="levels file (default: the bundled levels.yaml)")
@@ -57,6 +60,8 @@ def register(commands) -> None:
                                                  f"(default: {certify_complete.SEMANTIC_SECONDS:g})")
     certify.add_argument("--init", nargs="?", const="capabilities.yaml", metavar="FILE.yaml",
                          help="write a capabilities file to fill in (default: capabilities.yaml) and exit")
+    certify.add_argument("--init-node-control", nargs="?", const="node-control.yaml", metavar="FILE.yaml",
+                         help="write a node-control file to fill in (default: node-control.yaml) and exit")
     certify.set_defaults(handler=command_certify)
     certify.nested_commands = nested_commands()  # certify verify, certify register: parsed on their own
 
@@ -115,11 +120,23 @@ def command_verify(arguments) -> int:
 def command_certify(arguments) -> int:
     if arguments.init:
         return _write_template(Path(arguments.init))
+    if getattr(arguments, "init_node_control", None):
+        from ..targets.node_control import TEMPLATE
+
+        return _write_template(Path(arguments.init_node_control), TEMPLATE, "--node-control")
     claims = None
     if arguments.claims:
         try:
             claims = claim_checks.load(arguments.claims)
         except claim_checks.ClaimsError as error:
+            print(f"certify: {error}", file=sys.stderr)
+            return 2
+    if getattr(arguments, "node_control", None):  # checked before any broker starts: one line naming the field
+        from ..targets.node_control import NodeControlError, load
+
+        try:
+            load(arguments.node_control)
+        except NodeControlError as error:
             print(f"certify: {error}", file=sys.stderr)
             return 2
     if not arguments.results and not arguments.target:
@@ -147,7 +164,8 @@ def command_certify(arguments) -> int:
         companions = getattr(arguments, "companions", [])
         for grade in grades:  # what a level lacks that no companion gave it, in words a vendor can act on
             if grade.status in (levels.INCOMPLETE, levels.NOT_RUN):
-                grade.reasons += certify_complete.needs_of(grade, companions)
+                grade.reasons += certify_complete.needs_of(grade, companions,
+                                                           node_control=bool(getattr(arguments, "node_control", None)))
         facts = certificate.build(target, rows, grades, fingerprint=print_found, identity=identity, sources=sources,
                                   levels_file=arguments.levels or "bundled levels.yaml", claims=claims)
         if companions:
@@ -169,12 +187,12 @@ def command_certify(arguments) -> int:
     return status
 
 
-def _write_template(path: Path) -> int:
+def _write_template(path: Path, text: str | None = None, flag: str = "--claims") -> int:
     if path.exists():
         print(f"certify: {path} exists; not overwritten", file=sys.stderr)
         return 2
-    path.write_text(claim_checks.template(), encoding="utf-8")
-    print(f"wrote {path}: fill it in, then conformance certify --claims {path} ...")
+    path.write_text(claim_checks.template() if text is None else text, encoding="utf-8")
+    print(f"wrote {path}: fill it in, then conformance certify {flag} {path} ...")
     return 0
 
 
@@ -246,6 +264,8 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
         options += ["--suite", str(path)]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]
+    if getattr(arguments, "node_control", None):
+        options += ["--node-control", arguments.node_control]
     companions, thread = [], None
     if not arguments.paths and not arguments.no_companions and certify_complete.is_single_kafka(arguments.target):
         options.append("--conformance-long")  # the end of the epoch space: the levels counting it need it

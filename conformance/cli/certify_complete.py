@@ -50,11 +50,17 @@ STOPPING = threading.Event()  # set when certify ends early: the companions not 
 SEMANTIC_SECONDS = 30.0  # the exactly-once tier's clients per group protocol: several faults at its 8 s interval
 
 # What a level's suites need that one node of a provisioned target does not give, and what to say when a
-# target cannot have it (HOST:PORT: the harness has no hand on the cluster's nodes).
-NEEDS = {"cluster.*": "needs a way to stop a node, start it and move leadership (a cluster the harness controls: "
-                      "kafka,nodes=3)",
+# target cannot have it (HOST:PORT: the harness has no hand on the cluster's nodes unless --node-control gives one).
+NEEDS = {"cluster.*": "needs a way to stop a node (--node-control FILE: the commands that stop and start the "
+                      "nodes of a HOST:PORT cluster and move leadership; kafka,nodes=3 is a cluster the harness "
+                      "provisions)",
          "faults.*": "needs the fault proxy in front of the target (proxy+SPEC)",
-         "semantic.*": "needs the exactly-once tier's real clients (conformance semantic --target SPEC)"}
+         "semantic.*": "needs the exactly-once tier's real clients (conformance semantic --target SPEC, with "
+                       "--node-control FILE on HOST:PORT for its faults; then certify --results with both files)"}
+# With --node-control the cluster's items ran: those still without a verdict say why themselves (a command the file
+# lacks, too few nodes, a command that failed).
+GIVEN = {"cluster.*": "ran with --node-control; the items without a verdict say why (a command the file lacks, "
+                      "fewer nodes than a case needs, a command that failed)"}
 
 
 def is_single_kafka(spec: str) -> bool:
@@ -154,9 +160,10 @@ def combine(main: list[dict], companions: list[Companion], extra: list[dict]) ->
     return kept + extra
 
 
-def needs_of(grade, companions: list[Companion]) -> list[str]:
+def needs_of(grade, companions: list[Companion], *, node_control: bool = False) -> list[str]:
     """What a level lacks, in words a vendor can act on: the suites of :data:`NEEDS` among its items without a
-    verdict or its suites not run, and each companion that should have given them but did not."""
+    verdict or its suites not run, and each companion that should have given them but did not. ``node_control``:
+    the run had the nodes' commands (--node-control), so the cluster's suites say :data:`GIVEN` instead."""
     import fnmatch
 
     suites = {str(record.get("suite")) for record in grade.incomplete} | set(grade.not_run)
@@ -169,6 +176,9 @@ def needs_of(grade, companions: list[Companion]) -> list[str]:
         gave = [companion for companion in companions if companion.records and not companion.problem
                 and any(fnmatch.fnmatchcase(provided, pattern) for provided in companion.suites)]
         if gave:  # a companion ran them: their items without a verdict say why themselves
+            continue
+        if node_control and pattern in GIVEN:
+            found.append(f"{pattern[:-2]} suites: {GIVEN[pattern]}")
             continue
         failed = [companion for companion in companions if companion.problem
                   and any(fnmatch.fnmatchcase(provided, pattern) for provided in companion.suites)]

@@ -15,7 +15,7 @@ from ..runner.parallel import DEFAULT_JOBS
 
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,
                       results_flags: tuple[str, ...] = ("--results",)) -> None:
-    """Paths and --target, --jobs, --strict, --client-config, --principal, --restart-command, --drafts, --long, --transcripts,
+    """Paths and --target, --jobs, --strict, --client-config, --principal, --restart-command, --node-control, --drafts, --long, --transcripts,
     --transcripts-on-console, --results, --alluredir."""
     parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     parser.add_argument("--target", action="append", metavar="SPEC",
@@ -38,6 +38,10 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
                         help="shell command that brings a HOST:PORT target back once it stops answering (the way "
                              "its supervisor restarts it: 'systemctl restart mybroker'); the run goes on, and the "
                              "items under way at the crash run again one at a time to find the one that did it")
+    parser.add_argument("--node-control", metavar="FILE",
+                        help="YAML file of the commands that stop, start and move leadership on the nodes of a "
+                             "HOST:PORT cluster (templates such as 'systemctl stop kafka@{node}'); the failover "
+                             "cases then run on it as on kafka,nodes=3")
     parser.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
     parser.add_argument("--long", action="store_true",
                         help="run the cases tagged long too: the end of the producer epoch space, where each case "
@@ -85,6 +89,8 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
     options += ["--transcripts", arguments.transcripts, "--conformance-console", console]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]
+    if getattr(arguments, "node_control", None):
+        options += ["--node-control", arguments.node_control]
     if getattr(arguments, "restart_command", None):
         options += ["--conformance-restart-command", arguments.restart_command]
     for principal in getattr(arguments, "principal", None) or []:

@@ -37,6 +37,9 @@ def register(commands) -> None:
     semantic.add_argument("--seed", type=int, help="seed of the clients' choices (default: random, printed)")
     semantic.add_argument("--client-config", metavar="FILE",
                           help="client properties for HOST:PORT targets (librdkafka's names: the clients are confluent-kafka)")
+    semantic.add_argument("--node-control", metavar="FILE",
+                          help="with a HOST:PORT cluster: the commands that stop, start and move leadership on its "
+                               "nodes (see docs/how-to/certify.md); the faults then act on its nodes")
     semantic.add_argument("--group-protocol", choices=["classic", "consumer"], default="classic",
                           help="the consume-transform-produce group: classic (JoinGroup) or consumer (a KIP-848 "
                                "consumer group, group.protocol=consumer); its results form the suite "
@@ -70,6 +73,16 @@ def command_semantic(arguments) -> int:
         client_config = read_properties(Path(arguments.client_config))
         for target in pool.configurable():
             target.configure(client_config=client_config)
+    if arguments.node_control:  # checked before any client starts: one line naming the file and the field
+        from ..targets.node_control import NodeControlError, load
+
+        try:
+            control = load(arguments.node_control)
+        except NodeControlError as error:
+            print(f"semantic: {error}", file=sys.stderr)
+            return 2
+        for target in pool.configurable():
+            target.configure(node_control=control)
     settings = Settings(duration_s=arguments.duration, faults=not arguments.no_faults,
                         fault_interval_s=arguments.fault_interval, producers=arguments.producers,
                         processors=arguments.processors, seed=arguments.seed, client_config=client_config,

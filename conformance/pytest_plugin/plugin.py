@@ -78,6 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(guest=guest.properties, nobody=nobody.properties; repeatable), or one YAML or properties "
                          "file mapping names to configs; its Kafka principal is a principal=User:... key, or "
                          "User:<sasl.username> for PLAIN and SCRAM")
+    group.addoption("--node-control", metavar="FILE", default=None, dest="conformance_node_control",
+                    help="YAML file of the commands that stop, start and move leadership on the nodes of a HOST:PORT "
+                         "cluster: its failover cases then run (see docs/how-to/certify.md)")
     group.addoption("--suite", action="append", default=[], metavar="PATH", dest="conformance_suites",
                     help="suite file or folder (repeatable; default: suites/ of the rootdir)")
     group.addoption("--conformance-strict", action="store_true", default=None, dest="conformance_strict",
@@ -223,12 +226,13 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
     _apply_principals(config, pool, invocation_dir)
+    _apply_node_control(config, pool, invocation_dir)
     if config.getoption("conformance_restart_command"):
         from .run_state import brings_itself_back
 
         if all(brings_itself_back(pool.target(spec)) for spec in pool.specs):
             raise ValueError("--restart-command is for HOST:PORT targets (the harness brings back the brokers it "
-                             "starts)")
+                             "starts, and restarts the nodes of a cluster given --node-control)")
     option = config.getoption("conformance_client_config")
     if not option:
         return
@@ -240,6 +244,26 @@ def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir
         raise ValueError("--client-config is for HOST:PORT targets (the harness configures the brokers it starts)")
     for target in attached:
         target.configure(client_config=settings)
+
+
+def _apply_node_control(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:
+    """``--node-control``: the commands that control the nodes of HOST:PORT targets, read and checked now."""
+    option = config.getoption("conformance_node_control")
+    if not option:
+        return
+    from ..targets.base import CapabilityMissing
+    from ..targets.node_control import load
+
+    control = load(invocation_dir / option)
+    taken = 0
+    for target in pool.configurable():
+        try:
+            target.configure(node_control=control)
+            taken += 1
+        except CapabilityMissing:  # proxy+HOST:PORT: one address in front of the cluster
+            continue
+    if not taken:
+        raise ValueError("--node-control is for HOST:PORT targets (the harness controls the nodes it starts)")
 
 
 def _apply_principals(config: pytest.Config, pool: TargetPool, invocation_dir: Path) -> None:

@@ -15,7 +15,7 @@ from ..client.transcript import Transcript
 from ..protocol.codec import Codec
 from ..protocol.errors import error_name
 from ..protocol.exceptions import ProtocolError
-from ..targets.base import Capability, CapabilityMissing, Target
+from ..targets.base import Capability, CapabilityMissing, ControlFailed, Target
 from ..suite.components import Components
 from ..suite.model import Case, CaseResult, StepFailure
 from ..results.record import STOPPED_ANSWERING, Outcome, Requirement
@@ -325,6 +325,9 @@ class Runner:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
         except Incomplete as incomplete:
             return self._finish(result, Outcome.ERROR, started, transcript, f"incomplete: {incomplete}")
+        except ControlFailed as failed:  # the user's command to stop or start a node: no verdict, naming it
+            return self._finish(result, Outcome.BLOCKED, started, transcript,
+                                f"no verdict: a node could not be controlled: {failed}")
         except (ClusterError, ClientError) as error:
             return self._finish(result, Outcome.ERROR, started, transcript, f"infrastructure: {error}")
         except Exception as error:  # noqa: BLE001 - a harness bug fails this item, never the run
@@ -336,7 +339,11 @@ class Runner:
                 remove_acls(cluster, context.acls)
                 with_notes(result, context.notes)
             if case.rough:
-                self.target.heal()  # the next case finds the target whole, whatever this one left down
+                try:
+                    self.target.heal()  # the next case finds the target whole, whatever this one left down
+                except ControlFailed as failed:  # this verdict stands; the next case that needs the nodes retries
+                    result.message = (f"{result.message}\n" if result.message else "") + \
+                        f"the cluster was not made whole after the case: {failed}"
             with self._leftover_lock:
                 self._leftover_topics += resources.created
             cluster.close()
@@ -350,7 +357,7 @@ class Runner:
             if name == "restart" and Capability.RESTART not in target.capabilities:
                 return f"target {target.spec!r} cannot restart its broker"
             if name not in ("restart", "disconnect") and not target.offers_fault(name):
-                return f"target {target.spec!r} has no fault {name!r}"
+                return target.why_no_fault(name)
         brokers, needed = target.provisioned_brokers(), replicas_needed(case)
         if brokers is not None and needed > brokers:
             return too_few_brokers(needed, brokers)

@@ -6,8 +6,9 @@ with nothing stopped; a single provisioned broker
 is restarted; a target behind the fault proxy also gets connections cut around EndTxn and
 TxnOffsetCommit, a lost Produce response, a duplicated Produce and slow AddPartitionsToTxn answers;
 librdkafka's mock answers EndTxn, Produce, TxnOffsetCommit and AddPartitionsToTxn with retriable errors
-and takes its brokers down. A target that can take no fault (Tansu, HOST:PORT) runs the workload
-without any: the run says so.
+and takes its brokers down; a HOST:PORT cluster given node control (``--node-control``) takes the multi-node
+faults its commands allow. A target that can take no fault (Tansu, HOST:PORT without node control) runs the
+workload without any: the run says so.
 """
 
 from __future__ import annotations
@@ -37,12 +38,13 @@ def faults_for(target: Target, plan: Plan) -> list[Fault]:
     """The faults the target can take during the workload, chosen by its capabilities and kind."""
     capabilities = target.capabilities
     faults: list[Fault] = []
-    if Capability.NODES in capabilities:
-        faults += [Fault("kill_node", {"coordinator": f"semantic-writer-0-{plan.run}"}, 5.0),
-                   Fault("move_leader", {"topic": plan.output_topic, "partition": 0}),
-                   Fault("kill_node", {"leader": {"topic": plan.input_topic, "partition": 0}}, 5.0),
-                   Fault("move_leader", {"coordinator": f"semantic-writer-1-{plan.run}"}),
-                   Fault("stop_node", {"group_coordinator": plan.group}, 5.0)]
+    if Capability.NODES in capabilities:  # those it offers: an attached cluster's commands may not kill a node
+        faults += [fault for fault in (
+            Fault("kill_node", {"coordinator": f"semantic-writer-0-{plan.run}"}, 5.0),
+            Fault("move_leader", {"topic": plan.output_topic, "partition": 0}),
+            Fault("kill_node", {"leader": {"topic": plan.input_topic, "partition": 0}}, 5.0),
+            Fault("move_leader", {"coordinator": f"semantic-writer-1-{plan.run}"}),
+            Fault("stop_node", {"group_coordinator": plan.group}, 5.0)) if target.offers_fault(fault.name)]
     elif Capability.RESTART in capabilities:
         faults.append(Fault("restart"))
     if target.kind == "rdkafka-mock":  # librdkafka's mock answers chosen requests with errors, or goes down

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..client.security import Security
 
 if TYPE_CHECKING:
+    from .node_control import NodeControl
     from .principals import Principal
 
 
@@ -26,6 +27,12 @@ class TargetRefused(TargetUnavailable):
 
 class CapabilityMissing(RuntimeError):
     """A case asked for something (restart, fault injection) this target cannot do."""
+
+
+class ControlFailed(RuntimeError):
+    """A command the user gave the harness to control the target (``--node-control``) failed or timed out. The
+    message is one line naming the command, the node, the exit status and the tail of its error output, never
+    the command's text or a secret; the items that needed it get no verdict (blocked), the run goes on."""
 
 
 class Capability(StrEnum):
@@ -113,11 +120,11 @@ class Target:
         return {"bootstrap.servers": self.bootstrap}
 
     def configure(self, *, client_config: dict[str, str] | None = None,
-                  principals: dict[str, Principal] | None = None) -> None:
-        """Take the user's client config (``--client-config``) and the principals the authorization cases run
-        as (``--principal``), either or both; a target with capability ``configure`` (a broker the harness
-        attaches to) takes them, every other one raises :class:`CapabilityMissing`: the harness configures
-        the brokers it starts itself."""
+                  principals: dict[str, Principal] | None = None, node_control: NodeControl | None = None) -> None:
+        """Take the user's client config (``--client-config``), the principals the authorization cases run
+        as (``--principal``) and the commands that control its nodes (``--node-control``), any of them; a target
+        with capability ``configure`` (a broker the harness attaches to) takes them, every other one raises
+        :class:`CapabilityMissing`: the harness configures the brokers it starts itself."""
         raise CapabilityMissing(f"target {self.spec!r} takes no client config or principals (the harness "
                                 "configures the brokers it starts)")
 
@@ -154,6 +161,10 @@ class Target:
         """Whether ``fault(name)`` is one this target carries out; asked before a case sets anything up, so
         a case needing a fault the target lacks is skipped at once rather than after its set-up."""
         return False
+
+    def why_no_fault(self, name: str) -> str:
+        """Why ``fault(name)`` is not offered (``offers_fault`` is False), in words a user can act on."""
+        return f"target {self.spec!r} has no fault {name!r}"
 
     def provisioned_brokers(self) -> int | None:
         """How many brokers the harness provisioned for this target; None where it only attaches to one

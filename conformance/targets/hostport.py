@@ -15,10 +15,12 @@ import re
 from typing import TYPE_CHECKING
 
 from ..client.security import Security
-from .base import Capability, CapabilityMissing, Target, TargetInfo, TargetRefused, TargetUnavailable, wait_for_port
+from .base import (Capability, CapabilityMissing, ControlFailed, Target, TargetInfo, TargetRefused, TargetUnavailable,
+                   wait_for_port)
 from .registry import TargetKind
 
 if TYPE_CHECKING:
+    from .node_control import AttachedCluster, NodeControl
     from .principals import Principal
 
 _SPEC = re.compile(r"(?:(?P<product>[A-Za-z0-9][A-Za-z0-9_.+-]*)(?::(?P<version>[A-Za-z0-9][A-Za-z0-9_.+-]*))?@)?"
@@ -60,19 +62,28 @@ class HostPortTarget(Target):
         self.product, self.product_version = product_of(spec)
         self.connect_timeout = connect_timeout
         self.principals: dict[str, Principal] = {}
+        self.node_control: NodeControl | None = None
+        self.cluster: AttachedCluster | None = None  # its nodes, once started with node control
         self._take(security or {})
 
     def configure(self, *, client_config: dict[str, str] | None = None,
-                  principals: dict[str, Principal] | None = None) -> None:
+                  principals: dict[str, Principal] | None = None, node_control: NodeControl | None = None) -> None:
         """``client_config``: a client config's security settings; a setting the raw client cannot honour (or
         a file, key or password it cannot read) raises now, naming the key. ``principals``: those the
         authorization cases run as (``--principal guest=FILE``), name -> :class:`Principal`, each with its own
-        client config."""
+        client config. ``node_control``: the user's commands that stop and start the cluster's nodes
+        (``--node-control FILE``, :mod:`conformance.targets.node_control`): the target then has the cluster's
+        faults, found and waited for as on a cluster the harness provisions."""
         if client_config is not None:
             self._take(client_config)
             self._client_security.check()
         if principals is not None:
             self.principals = dict(principals)
+        if node_control is not None:
+            from .node_control import CAPABILITIES
+
+            self.node_control = node_control
+            self.capabilities = HostPortTarget.capabilities | CAPABILITIES
 
     @property
     def security(self) -> Security:
@@ -109,16 +120,58 @@ class HostPortTarget(Target):
         except SecurityConfigError as error:
             raise TargetRefused(str(error)) from None
         secured = self.security.tls or self.security.mechanism is not None
-        problem = why_unreachable(self.bootstrap, self.security, timeout=10.0 if secured else 2.0)
+        problem = why_unreachable(self.address, self.security, timeout=10.0 if secured else 2.0)
         if problem is not None:
             raise TargetRefused(problem)
+        if self.node_control is not None:
+            from .node_control import AttachedCluster
+
+            cluster = AttachedCluster(self.spec, self.address, self.security, self.node_control)
+            try:
+                cluster.discover()
+            except ControlFailed as failed:
+                raise TargetUnavailable(str(failed)) from None
+            self.cluster = cluster
 
     def stop(self) -> None:
-        """The broker is not ours to stop."""
+        """The broker is not ours to stop (a fault's nodes were brought back after each case)."""
+
+    @property
+    def address(self) -> str:
+        """The address the user gave."""
+        return self.spec.rpartition("@")[2]
 
     @property
     def bootstrap(self) -> str:
-        return self.spec.rpartition("@")[2]
+        """The address the user gave; with node control, the running nodes' first (one may be stopped)."""
+        return self.cluster.bootstrap if self.cluster is not None else self.address
+
+    # the cluster's nodes, under the user's commands (--node-control) ---------------------------------
+    def _nodes(self, what: str) -> AttachedCluster:
+        if self.cluster is None:
+            raise CapabilityMissing(f"target {self.spec!r} {what}: give the commands that stop and start its "
+                                    "nodes with --node-control FILE")
+        return self.cluster
+
+    def offers_fault(self, name: str) -> bool:
+        from .node_control import offers
+
+        return self.node_control is not None and offers(self.node_control, name)
+
+    def why_no_fault(self, name: str) -> str:
+        from .node_control import why_not
+
+        return f"target {self.spec!r} has no fault {name!r}" + why_not(self.node_control, name)
+
+    def fault(self, name: str, **arguments) -> None:
+        self._nodes(f"has no fault {name!r}").fault(name, **arguments)
+
+    def heal(self) -> None:
+        if self.cluster is not None:
+            self.cluster.heal()
+
+    def restart(self) -> None:
+        self._nodes("cannot restart its broker").restart()
 
     @property
     def name(self) -> str | None:
@@ -138,6 +191,9 @@ class HostPortTarget(Target):
     def info(self) -> TargetInfo:
         info = super().info()
         info.extra.update(self._showable_security())
+        if self.node_control is not None:  # which commands drove its nodes (never their text: it may hold a secret)
+            info.extra["node_control"] = {"file": self.node_control.path, "commands": sorted(self.node_control.commands),
+                                          "nodes": [node.node_id for node in self.cluster.nodes] if self.cluster else None}
         return info
 
     def __repr__(self) -> str:

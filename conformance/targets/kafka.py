@@ -288,6 +288,11 @@ class KafkaTarget(Target):
         """The broker's process id while it runs (for faults such as SIGSTOP), else None."""
         return self._process.pid if self._process is not None else None
 
+    @property
+    def running(self) -> bool:
+        """Whether the harness has the broker's process running (a cluster's faults ask it of each node)."""
+        return self._process is not None
+
     def info(self) -> TargetInfo:
         information = super().info()
         information.extra.update(

@@ -91,7 +91,315 @@ def parse(spec: str) -> tuple[str, dict[str, int]]:
     return base, options
 
 
-class KafkaClusterTarget(Target):
+class NodeFaults:
+    """The faults of a cluster whose nodes the harness can stop and start one by one, and the leadership moves:
+    those of the module docstring. Found by role through the cluster's own answers (FindCoordinator, Metadata),
+    so they work the same on the nodes the harness provisioned (:class:`KafkaClusterTarget`) and on those of an
+    attached cluster it controls through the user's commands (:mod:`conformance.targets.node_control`).
+
+    The class using it has ``spec``, ``bootstrap``, ``security``, ``_blocked_topics`` (a set) and ``nodes``, each
+    with ``node_id``, ``running``, ``data`` (its data folder, None where the harness cannot reach it) and
+    ``terminate()``, ``kill()``, ``pause(paused)``, ``launch()``, ``wait_until_ready(began)``, ``restart()``, and
+    says which faults it offers (``offers_fault``)."""
+
+    spec: str
+    nodes: list
+    _blocked_topics: set[str]
+    security: Security
+
+    @property
+    def bootstrap(self) -> str:
+        raise NotImplementedError
+
+    def offers_fault(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def _admin(self, timeout: float) -> Cluster:
+        """A client of the cluster for the faults' own requests, over its running nodes."""
+        return Cluster(self.bootstrap, timeout=timeout, security=self.security)
+
+    def _make_leader(self, cluster: Cluster, topic: str, partition: int, to: int, replicas: list[int],
+                     deadline: float) -> None:
+        """Make live in-sync replica ``to`` the leader of the partition, as Kafka's own tools do."""
+        _reorder_replicas(cluster, topic, partition, [to] + [node for node in replicas if node != to], deadline)
+        _elect_preferred(cluster, topic, partition, deadline)
+
+    # faults --------------------------------------------------------------------------------
+    def fault(self, name: str, **arguments) -> None:
+        if not self.offers_fault(name):
+            offered = ", ".join(fault for fault in FAULTS if self.offers_fault(fault))
+            raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r} (it has {offered})")
+        if name == "move_leader":
+            self.move_leader(**arguments)
+            return
+        if name == "start_stopped_nodes":
+            self.heal()
+            return
+        if name == "fail_log_dir":
+            self.fail_log_dir(**arguments)
+            return
+        if name == "block_coordinator_log":
+            self.block_coordinator_log(**arguments)
+            return
+        settle = arguments.pop("settle", True)
+        node = self.node(**arguments)
+        if name in ("stop_node", "kill_node"):
+            if name == "stop_node":
+                node.terminate()  # a clean shutdown: SIGTERM
+            else:
+                node.kill()
+            if settle:
+                self._wait_until_fenced(node.node_id)
+        elif name in ("pause_node", "resume_node"):
+            node.pause(name == "pause_node")
+        elif name == "start_node":
+            began = time.monotonic()
+            node.launch()
+            node.wait_until_ready(began)
+        else:
+            node.restart()
+
+    def _wait_until_fenced(self, node_id: int, timeout: float = 30.0) -> None:
+        """Until the controller has fenced the node (it leaves Metadata), so its partitions and the
+        coordinators it held have moved; ``settle: false`` on the fault skips this to test the window."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            cluster = self._admin(5.0)
+            try:
+                cluster.api_versions()
+                cluster.metadata([])
+                if node_id not in cluster.brokers:
+                    return
+            except Exception:  # noqa: BLE001 - a node on its way down may refuse or drop us: ask again
+                pass
+            finally:
+                cluster.close()
+            time.sleep(0.25)
+        raise TimeoutError(f"node {node_id} of {self.spec} was still in Metadata {timeout:.0f} s after it stopped")
+
+    def _wait_until_registered(self, node_ids: list[int], timeout: float = 60.0) -> None:
+        """Until Metadata lists every node: a node answers before the controller has unfenced it, and a case
+        whose topics need every replica would be skipped for a broker that is still joining (seen under load)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            cluster = self._admin(5.0)
+            try:
+                cluster.api_versions()
+                cluster.metadata([])
+                if set(node_ids) <= set(cluster.brokers):
+                    return
+            except Exception:  # noqa: BLE001 - a node still starting may refuse or drop us: ask again
+                pass
+            finally:
+                cluster.close()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nodes {sorted(node_ids)} of {self.spec} were not all in Metadata "
+                                   f"{timeout:.0f} s after they answered")
+            time.sleep(0.25)
+
+    def heal(self) -> None:
+        """Resumes paused nodes, repairs failed disks (restarting their nodes) and starts stopped ones, then
+        waits until every one is ready."""
+        began = time.monotonic()
+        for node in self.nodes:
+            if node.data is not None and kafka_disks.failed(node.data):
+                node.terminate()
+                kafka_disks.repair(node.data)
+        down = [node for node in self.nodes if not node.running]
+        for node in self.nodes:
+            if node.running:
+                node.pause(False)
+        for node in down:
+            node.launch()
+        for node in down:
+            _wait_until_restarted(node, began)
+        if down:
+            self._wait_until_registered([node.node_id for node in down])
+        if self._blocked_topics:
+            cluster = self._admin(10.0)
+            try:
+                cluster.api_versions()
+                for topic in sorted(self._blocked_topics):
+                    _set_topic_config(cluster, topic, "min.insync.replicas", None)
+            finally:
+                cluster.close()
+            self._blocked_topics.clear()
+
+    def node(self, *, node: int | None = None, coordinator: str | None = None, group_coordinator: str | None = None,
+             leader: dict | None = None, follower: dict | None = None,
+             other_than: list[dict] | None = None) -> KafkaTarget:
+        """The node a fault names: by id, or as the coordinator, leader or a follower of something right now, or
+        (``other_than``: a list of such names) the first running node that is none of them."""
+        if other_than is not None:
+            taken = {self.node(**named).node_id for named in other_than}
+            free = [candidate for candidate in self.nodes if candidate.node_id not in taken and candidate.running]
+            if not free:
+                raise ValueError(f"no running node of {self.spec} is other than nodes {sorted(taken)}")
+            return free[0]
+        if node is None:
+            node = self._look_up(coordinator, group_coordinator, leader, follower)
+        for candidate in self.nodes:
+            if candidate.node_id == int(node):
+                return candidate
+        raise ValueError(f"no node {node} in {self.spec} (nodes 1-{len(self.nodes)})")
+
+    def _look_up(self, coordinator, group_coordinator, leader, follower) -> int:
+        cluster = self._admin(10.0)
+        try:
+            cluster.api_versions()
+            if coordinator is not None:
+                return cluster.coordinator(str(coordinator), "transaction")
+            if group_coordinator is not None:
+                return cluster.coordinator(str(group_coordinator), "group")
+            if leader is not None:
+                return cluster.leader(leader["topic"], int(leader.get("partition", 0)))
+            if follower is not None:
+                topic, partition = follower["topic"], int(follower.get("partition", 0))
+                lead = cluster.leader(topic, partition)
+                metadata = cluster.metadata([topic])
+                replicas = next(entry["replica_nodes"] for entry in metadata["topics"][0]["partitions"]
+                                if entry["partition_index"] == partition)
+                return next(replica for replica in replicas if replica != lead)
+        finally:
+            cluster.close()
+        raise ValueError("a node fault names node:, coordinator:, group_coordinator:, leader: or follower:")
+
+    def fail_log_dir(self, *, topic: str, partition: int = 0, timeout_s: float = 30.0) -> int:
+        """Fails the data directory holding a partition on its leader (see the module docstring); returns
+        the node."""
+        cluster = self._admin(10.0)
+        try:
+            cluster.api_versions()
+            topic, partition = str(topic), int(partition)
+            leader = _partition_state(cluster, topic, partition)[0]
+            node = self.node(node=leader)
+            assert node.data is not None
+            kafka_disks.fail(kafka_disks.directory_holding(node.data, topic, partition))
+            _wait_until(lambda: _partition_state(cluster, topic, partition)[0] != leader, "fail_log_dir",
+                        f"the controller did not move {topic}-{partition} off node {leader}", timeout_s)
+            return leader
+        finally:
+            cluster.close()
+
+    def block_coordinator_log(self, *, coordinator: str | None = None, group_coordinator: str | None = None,
+                              timeout_s: float = 30.0) -> int:
+        """The coordinator can no longer write its log (see the module docstring); returns the stopped follower."""
+        if (coordinator is None) == (group_coordinator is None):
+            raise ValueError("block_coordinator_log names coordinator: or group_coordinator:")
+        kind, key = ("transaction", coordinator) if coordinator is not None else ("group", group_coordinator)
+        topic = TRANSACTION_TOPIC if kind == "transaction" else GROUP_TOPIC
+        cluster = self._admin(10.0)
+        try:
+            cluster.api_versions()
+            partition = _coordinating_partition(cluster, str(key), kind)
+            leader, replicas, isr = _partition_state(cluster, topic, partition)
+            followers = [node for node in isr if node != leader]
+            if not followers:
+                raise ValueError(f"block_coordinator_log: {topic}-{partition} has no in-sync follower to stop "
+                                 f"(replicas {replicas}, in sync {isr})")
+            self._blocked_topics.add(topic)
+            _set_topic_config(cluster, topic, "min.insync.replicas", str(len(replicas)))
+            self.fault("stop_node", node=followers[0])
+            cluster.close()  # its bootstrap connection may have been to the stopped node
+            _wait_until(lambda: followers[0] not in _partition_state(cluster, topic, partition)[2],
+                        "block_coordinator_log", f"node {followers[0]} did not leave the in-sync replicas of {topic}-{partition}",
+                        timeout_s)
+            # The fault is in place once the coordinator serves the key: a request must meet the blocked log, not
+            # a partition still loading (a node that a heal just restarted may lead it again and load it).
+            _wait_until(lambda: _coordinator_answer(cluster, leader, kind, str(key)) != COORDINATOR_LOAD_IN_PROGRESS,
+                        "block_coordinator_log", f"the coordinator (node {leader}) of {kind} {key!r} did not load {topic}-{partition}",
+                        timeout_s)
+            return followers[0]
+        finally:
+            cluster.close()
+
+    # leadership ------------------------------------------------------------------------------
+    def move_leader(self, *, topic: str | None = None, partition: int | None = None, coordinator: str | None = None,
+                    group_coordinator: str | None = None, to: int | None = None, away_from: dict | None = None,
+                    settle: bool = True, timeout_s: float = 30.0) -> tuple[int, int]:
+        """Moves the leadership of a partition to replica ``to`` (default: the first in-sync follower);
+        returns (old leader, new leader). ``away_from`` (a node as node faults name it: ``{coordinator: ID}``)
+        instead moves it only if that node leads it, to another in-sync replica. See the module docstring."""
+        if away_from is not None:
+            if to is not None:
+                raise ValueError("move_leader: to: and away_from: do not go together")
+            avoided = self.node(**away_from).node_id
+            return self._move_away(avoided, topic=topic, partition=partition, coordinator=coordinator,
+                                   group_coordinator=group_coordinator, settle=settle, timeout_s=timeout_s)
+        named = [key for key, value in (("topic", topic), ("coordinator", coordinator),
+                                        ("group_coordinator", group_coordinator)) if value is not None]
+        if len(named) != 1:
+            raise ValueError(f"move_leader names exactly one of topic: (with partition:), coordinator: or "
+                             f"group_coordinator:, not {named or 'none'}")
+        if topic is None and partition is not None:
+            raise ValueError("move_leader: partition: goes with topic:; coordinator: and group_coordinator: "
+                             "find their own partition")
+        deadline = time.monotonic() + float(timeout_s)
+        cluster = self._admin(10.0)
+        try:
+            cluster.api_versions()
+            probe = None  # a transactional id the moved __transaction_state partition coordinates
+            if coordinator is not None:
+                probe = str(coordinator)
+                topic, partition = TRANSACTION_TOPIC, _coordinating_partition(cluster, probe, "transaction")
+            elif group_coordinator is not None:
+                topic, partition = GROUP_TOPIC, _coordinating_partition(cluster, str(group_coordinator), "group")
+            topic, partition = str(topic), int(partition or 0)
+            where = f"{topic}-{partition}"
+            leader, replicas, isr = _partition_state(cluster, topic, partition)
+            live = set(cluster.brokers)
+            if to is None:
+                candidates = [node for node in replicas if node != leader and node in isr and node in live]
+                if not candidates:
+                    raise ValueError(f"move_leader: {where} has no live in-sync replica besides its leader "
+                                     f"{leader} (replicas {replicas}, in sync {isr})")
+                to = candidates[0]
+            to = int(to)
+            if to not in replicas:
+                raise ValueError(f"move_leader: node {to} is not a replica of {where} (replicas {replicas}); "
+                                 "the move keeps the replica set")
+            if to == leader:
+                return leader, to  # already where it was asked to be: nothing to move
+            if to not in live or to not in isr:
+                raise ValueError(f"move_leader: node {to} cannot lead {where}: it is not "
+                                 f"{'live' if to not in live else 'in sync'} (live {sorted(live)}, in sync {isr})")
+            if topic == TRANSACTION_TOPIC and probe is None:
+                probe = _transactional_id_for(partition, _partition_count(cluster, topic))
+            self._make_leader(cluster, topic, partition, to, replicas, deadline)
+            _wait_for_leader_everywhere(cluster, topic, partition, to, deadline)
+            if settle:
+                _wait_until_served(cluster, topic, partition, leader, to, probe, deadline)
+            return leader, to
+        finally:
+            cluster.close()
+
+    def _move_away(self, avoided: int, *, topic, partition, coordinator, group_coordinator, settle,
+                   timeout_s) -> tuple[int, int]:
+        """move_leader's ``away_from``: the partition keeps a leader other than node ``avoided``."""
+        cluster = self._admin(10.0)
+        try:
+            cluster.api_versions()
+            if coordinator is not None:
+                where = (TRANSACTION_TOPIC, _coordinating_partition(cluster, str(coordinator), "transaction"))
+            elif group_coordinator is not None:
+                where = (GROUP_TOPIC, _coordinating_partition(cluster, str(group_coordinator), "group"))
+            else:
+                where = (str(topic), int(partition or 0))
+            leader, replicas, isr = _partition_state(cluster, *where)
+            live = set(cluster.brokers)
+        finally:
+            cluster.close()
+        if leader != avoided:
+            return leader, leader
+        others = [node for node in replicas if node != avoided and node in isr and node in live]
+        if not others:
+            raise ValueError(f"move_leader: {where[0]}-{where[1]} has no live in-sync replica besides node {avoided} "
+                             f"(replicas {replicas}, in sync {isr})")
+        return self.move_leader(topic=topic, partition=partition, coordinator=coordinator,
+                                group_coordinator=group_coordinator, to=others[0], settle=settle, timeout_s=timeout_s)
+
+
+class KafkaClusterTarget(NodeFaults, Target):
     kind = "kafka-cluster"
     capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.NODES})
 
@@ -145,7 +453,7 @@ class KafkaClusterTarget(Target):
     @property
     def bootstrap(self) -> str:
         """Every node, running ones first: clients fall back along the list when a node is down."""
-        running = [node.bootstrap for node in self.nodes if node.pid is not None]
+        running = [node.bootstrap for node in self.nodes if node.running]
         return ",".join(running + [node.bootstrap for node in self.nodes if node.bootstrap not in running])
 
     @property
@@ -171,285 +479,11 @@ class KafkaClusterTarget(Target):
     def known_issues(self) -> list[dict]:
         return [{**issue, "node": node.node_id} for node in self.nodes for issue in node.known_issues()]
 
-    # faults --------------------------------------------------------------------------------
     def offers_fault(self, name: str) -> bool:
         return name in FAULTS
 
     def provisioned_brokers(self) -> int:
         return len(self.nodes)
-
-    def fault(self, name: str, **arguments) -> None:
-        if name not in FAULTS:
-            raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r} (it has {', '.join(FAULTS)})")
-        if name == "move_leader":
-            self.move_leader(**arguments)
-            return
-        if name == "start_stopped_nodes":
-            self.heal()
-            return
-        if name == "fail_log_dir":
-            self.fail_log_dir(**arguments)
-            return
-        if name == "block_coordinator_log":
-            self.block_coordinator_log(**arguments)
-            return
-        settle = arguments.pop("settle", True)
-        node = self.node(**arguments)
-        if name in ("stop_node", "kill_node"):
-            if name == "stop_node":
-                node.terminate()  # a clean shutdown: SIGTERM
-            else:
-                node.kill()
-            if settle:
-                self._wait_until_fenced(node.node_id)
-        elif name in ("pause_node", "resume_node"):
-            node.pause(name == "pause_node")
-        elif name == "start_node":
-            began = time.monotonic()
-            node.launch()
-            node.wait_until_ready(began)
-        else:
-            node.restart()
-
-    def _wait_until_fenced(self, node_id: int, timeout: float = 30.0) -> None:
-        """Until the controller has fenced the node (it leaves Metadata), so its partitions and the
-        coordinators it held have moved; ``settle: false`` on the fault skips this to test the window."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            cluster = Cluster(self.bootstrap, timeout=5.0)
-            try:
-                cluster.api_versions()
-                cluster.metadata([])
-                if node_id not in cluster.brokers:
-                    return
-            except Exception:  # noqa: BLE001 - a node on its way down may refuse or drop us: ask again
-                pass
-            finally:
-                cluster.close()
-            time.sleep(0.25)
-        raise TimeoutError(f"node {node_id} of {self.spec} was still in Metadata {timeout:.0f} s after it stopped")
-
-    def _wait_until_registered(self, node_ids: list[int], timeout: float = 60.0) -> None:
-        """Until Metadata lists every node: a node answers before the controller has unfenced it, and a case
-        whose topics need every replica would be skipped for a broker that is still joining (seen under load)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            cluster = Cluster(self.bootstrap, timeout=5.0)
-            try:
-                cluster.api_versions()
-                cluster.metadata([])
-                if set(node_ids) <= set(cluster.brokers):
-                    return
-            except Exception:  # noqa: BLE001 - a node still starting may refuse or drop us: ask again
-                pass
-            finally:
-                cluster.close()
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"nodes {sorted(node_ids)} of {self.spec} were not all in Metadata "
-                                   f"{timeout:.0f} s after they answered")
-            time.sleep(0.25)
-
-    def heal(self) -> None:
-        """Resumes paused nodes, repairs failed disks (restarting their nodes) and starts stopped ones, then
-        waits until every one is ready."""
-        began = time.monotonic()
-        for node in self.nodes:
-            if node.data is not None and kafka_disks.failed(node.data):
-                node.terminate()
-                kafka_disks.repair(node.data)
-        down = [node for node in self.nodes if node.pid is None]
-        for node in self.nodes:
-            if node.pid is not None:
-                node.pause(False)
-        for node in down:
-            node.launch()
-        for node in down:
-            _wait_until_restarted(node, began)
-        if down:
-            self._wait_until_registered([node.node_id for node in down])
-        if self._blocked_topics:
-            cluster = Cluster(self.bootstrap, timeout=10.0)
-            try:
-                cluster.api_versions()
-                for topic in sorted(self._blocked_topics):
-                    _set_topic_config(cluster, topic, "min.insync.replicas", None)
-            finally:
-                cluster.close()
-            self._blocked_topics.clear()
-
-    def node(self, *, node: int | None = None, coordinator: str | None = None, group_coordinator: str | None = None,
-             leader: dict | None = None, follower: dict | None = None,
-             other_than: list[dict] | None = None) -> KafkaTarget:
-        """The node a fault names: by id, or as the coordinator, leader or a follower of something right now, or
-        (``other_than``: a list of such names) the first running node that is none of them."""
-        if other_than is not None:
-            taken = {self.node(**named).node_id for named in other_than}
-            free = [candidate for candidate in self.nodes if candidate.node_id not in taken and candidate.pid is not None]
-            if not free:
-                raise ValueError(f"no running node of {self.spec} is other than nodes {sorted(taken)}")
-            return free[0]
-        if node is None:
-            node = self._look_up(coordinator, group_coordinator, leader, follower)
-        for candidate in self.nodes:
-            if candidate.node_id == int(node):
-                return candidate
-        raise ValueError(f"no node {node} in {self.spec} (nodes 1-{len(self.nodes)})")
-
-    def _look_up(self, coordinator, group_coordinator, leader, follower) -> int:
-        cluster = Cluster(self.bootstrap, timeout=10.0)
-        try:
-            cluster.api_versions()
-            if coordinator is not None:
-                return cluster.coordinator(str(coordinator), "transaction")
-            if group_coordinator is not None:
-                return cluster.coordinator(str(group_coordinator), "group")
-            if leader is not None:
-                return cluster.leader(leader["topic"], int(leader.get("partition", 0)))
-            if follower is not None:
-                topic, partition = follower["topic"], int(follower.get("partition", 0))
-                lead = cluster.leader(topic, partition)
-                metadata = cluster.metadata([topic])
-                replicas = next(entry["replica_nodes"] for entry in metadata["topics"][0]["partitions"]
-                                if entry["partition_index"] == partition)
-                return next(replica for replica in replicas if replica != lead)
-        finally:
-            cluster.close()
-        raise ValueError("a node fault names node:, coordinator:, group_coordinator:, leader: or follower:")
-
-    def fail_log_dir(self, *, topic: str, partition: int = 0, timeout_s: float = 30.0) -> int:
-        """Fails the data directory holding a partition on its leader (see the module docstring); returns
-        the node."""
-        cluster = Cluster(self.bootstrap, timeout=10.0)
-        try:
-            cluster.api_versions()
-            topic, partition = str(topic), int(partition)
-            leader = _partition_state(cluster, topic, partition)[0]
-            node = self.node(node=leader)
-            assert node.data is not None
-            kafka_disks.fail(kafka_disks.directory_holding(node.data, topic, partition))
-            _wait_until(lambda: _partition_state(cluster, topic, partition)[0] != leader, "fail_log_dir",
-                        f"the controller did not move {topic}-{partition} off node {leader}", timeout_s)
-            return leader
-        finally:
-            cluster.close()
-
-    def block_coordinator_log(self, *, coordinator: str | None = None, group_coordinator: str | None = None,
-                              timeout_s: float = 30.0) -> int:
-        """The coordinator can no longer write its log (see the module docstring); returns the stopped follower."""
-        if (coordinator is None) == (group_coordinator is None):
-            raise ValueError("block_coordinator_log names coordinator: or group_coordinator:")
-        kind, key = ("transaction", coordinator) if coordinator is not None else ("group", group_coordinator)
-        topic = TRANSACTION_TOPIC if kind == "transaction" else GROUP_TOPIC
-        cluster = Cluster(self.bootstrap, timeout=10.0)
-        try:
-            cluster.api_versions()
-            partition = _coordinating_partition(cluster, str(key), kind)
-            leader, replicas, isr = _partition_state(cluster, topic, partition)
-            followers = [node for node in isr if node != leader]
-            if not followers:
-                raise ValueError(f"block_coordinator_log: {topic}-{partition} has no in-sync follower to stop "
-                                 f"(replicas {replicas}, in sync {isr})")
-            self._blocked_topics.add(topic)
-            _set_topic_config(cluster, topic, "min.insync.replicas", str(len(replicas)))
-            self.fault("stop_node", node=followers[0])
-            cluster.close()  # its bootstrap connection may have been to the stopped node
-            _wait_until(lambda: followers[0] not in _partition_state(cluster, topic, partition)[2],
-                        "block_coordinator_log", f"node {followers[0]} did not leave the in-sync replicas of {topic}-{partition}",
-                        timeout_s)
-            # The fault is in place once the coordinator serves the key: a request must meet the blocked log, not
-            # a partition still loading (a node that a heal just restarted may lead it again and load it).
-            _wait_until(lambda: _coordinator_answer(cluster, leader, kind, str(key)) != COORDINATOR_LOAD_IN_PROGRESS,
-                        "block_coordinator_log", f"the coordinator (node {leader}) of {kind} {key!r} did not load {topic}-{partition}",
-                        timeout_s)
-            return followers[0]
-        finally:
-            cluster.close()
-
-    # leadership ------------------------------------------------------------------------------
-    def move_leader(self, *, topic: str | None = None, partition: int | None = None, coordinator: str | None = None,
-                    group_coordinator: str | None = None, to: int | None = None, away_from: dict | None = None,
-                    settle: bool = True, timeout_s: float = 30.0) -> tuple[int, int]:
-        """Moves the leadership of a partition to replica ``to`` (default: the first in-sync follower);
-        returns (old leader, new leader). ``away_from`` (a node as node faults name it: ``{coordinator: ID}``)
-        instead moves it only if that node leads it, to another in-sync replica. See the module docstring."""
-        if away_from is not None:
-            if to is not None:
-                raise ValueError("move_leader: to: and away_from: do not go together")
-            avoided = self.node(**away_from).node_id
-            return self._move_away(avoided, topic=topic, partition=partition, coordinator=coordinator,
-                                   group_coordinator=group_coordinator, settle=settle, timeout_s=timeout_s)
-        named = [key for key, value in (("topic", topic), ("coordinator", coordinator),
-                                        ("group_coordinator", group_coordinator)) if value is not None]
-        if len(named) != 1:
-            raise ValueError(f"move_leader names exactly one of topic: (with partition:), coordinator: or "
-                             f"group_coordinator:, not {named or 'none'}")
-        if topic is None and partition is not None:
-            raise ValueError("move_leader: partition: goes with topic:; coordinator: and group_coordinator: "
-                             "find their own partition")
-        deadline = time.monotonic() + float(timeout_s)
-        cluster = Cluster(self.bootstrap, timeout=10.0)
-        try:
-            cluster.api_versions()
-            probe = None  # a transactional id the moved __transaction_state partition coordinates
-            if coordinator is not None:
-                probe = str(coordinator)
-                topic, partition = TRANSACTION_TOPIC, _coordinating_partition(cluster, probe, "transaction")
-            elif group_coordinator is not None:
-                topic, partition = GROUP_TOPIC, _coordinating_partition(cluster, str(group_coordinator), "group")
-            topic, partition = str(topic), int(partition or 0)
-            where = f"{topic}-{partition}"
-            leader, replicas, isr = _partition_state(cluster, topic, partition)
-            live = set(cluster.brokers)
-            if to is None:
-                candidates = [node for node in replicas if node != leader and node in isr and node in live]
-                if not candidates:
-                    raise ValueError(f"move_leader: {where} has no live in-sync replica besides its leader "
-                                     f"{leader} (replicas {replicas}, in sync {isr})")
-                to = candidates[0]
-            to = int(to)
-            if to not in replicas:
-                raise ValueError(f"move_leader: node {to} is not a replica of {where} (replicas {replicas}); "
-                                 "the move keeps the replica set")
-            if to == leader:
-                return leader, to  # already where it was asked to be: nothing to move
-            if to not in live or to not in isr:
-                raise ValueError(f"move_leader: node {to} cannot lead {where}: it is not "
-                                 f"{'live' if to not in live else 'in sync'} (live {sorted(live)}, in sync {isr})")
-            if topic == TRANSACTION_TOPIC and probe is None:
-                probe = _transactional_id_for(partition, _partition_count(cluster, topic))
-            _reorder_replicas(cluster, topic, partition, [to] + [node for node in replicas if node != to], deadline)
-            _elect_preferred(cluster, topic, partition, deadline)
-            _wait_for_leader_everywhere(cluster, topic, partition, to, deadline)
-            if settle:
-                _wait_until_served(cluster, topic, partition, leader, to, probe, deadline)
-            return leader, to
-        finally:
-            cluster.close()
-
-    def _move_away(self, avoided: int, *, topic, partition, coordinator, group_coordinator, settle,
-                   timeout_s) -> tuple[int, int]:
-        """move_leader's ``away_from``: the partition keeps a leader other than node ``avoided``."""
-        cluster = Cluster(self.bootstrap, timeout=10.0)
-        try:
-            cluster.api_versions()
-            if coordinator is not None:
-                where = (TRANSACTION_TOPIC, _coordinating_partition(cluster, str(coordinator), "transaction"))
-            elif group_coordinator is not None:
-                where = (GROUP_TOPIC, _coordinating_partition(cluster, str(group_coordinator), "group"))
-            else:
-                where = (str(topic), int(partition or 0))
-            leader, replicas, isr = _partition_state(cluster, *where)
-            live = set(cluster.brokers)
-        finally:
-            cluster.close()
-        if leader != avoided:
-            return leader, leader
-        others = [node for node in replicas if node != avoided and node in isr and node in live]
-        if not others:
-            raise ValueError(f"move_leader: {where[0]}-{where[1]} has no live in-sync replica besides node {avoided} "
-                             f"(replicas {replicas}, in sync {isr})")
-        return self.move_leader(topic=topic, partition=partition, coordinator=coordinator,
-                                group_coordinator=group_coordinator, to=others[0], settle=settle, timeout_s=timeout_s)
 
 
 # Kafka 3.7.0 (KAFKA-16814, fixed in 3.7.1) writes a new replica's topic id to disk a moment after it creates the
@@ -460,7 +494,8 @@ NO_TOPIC_ID = re.compile(r"The log dir Log\(dir=([^,]+), topic=[^,]+, partition=
                          r"have a topic ID")
 
 
-def _wait_until_restarted(node: KafkaTarget, began: float, attempts: int = 5) -> None:
+def _wait_until_restarted(node, began: float, attempts: int = 5) -> None:
+    """``node.wait_until_ready(began)``, deleting an empty replica without a topic id that stops the start."""
     for _ in range(attempts):
         try:
             node.wait_until_ready(began)

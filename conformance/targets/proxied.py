@@ -60,8 +60,13 @@ class ProxiedTarget(Target):
     def security(self) -> Security:
         return self._trusting_proxy(self.inner.security)
 
-    def configure(self, *, client_config: dict[str, str] | None = None, principals: dict | None = None) -> None:
-        """HOST:PORT behind the proxy still takes the user's client settings and principals."""
+    def configure(self, *, client_config: dict[str, str] | None = None, principals: dict | None = None,
+                  node_control=None) -> None:
+        """HOST:PORT behind the proxy still takes the user's client settings and principals; not node control: the
+        proxy stands in front of one address, which a stopped node would take away."""
+        if node_control is not None:
+            raise CapabilityMissing(f"target {self.spec!r} takes no node control (the fault proxy forwards to one "
+                                    "address): give --node-control to HOST:PORT itself")
         self.inner.configure(client_config=client_config, principals=principals)
 
     def start(self) -> None:

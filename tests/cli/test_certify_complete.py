@@ -70,7 +70,7 @@ def test_a_level_needing_node_control_says_so_on_a_target_that_gives_none(tmp_pa
     facts = json.loads(next((tmp_path / "cert").glob("*/certification.json")).read_text())
     strict = next(level for level in facts["levels"] if level["id"] == "strict")
     assert strict["status"] == "incomplete"
-    assert any("cluster suites: needs a way to stop a node, start it and move leadership" in reason
+    assert any("cluster suites: needs a way to stop a node (--node-control FILE" in reason
                for reason in strict["reasons"])
     faults = next(level for level in facts["levels"] if level["id"] == "exactly-once-under-faults")
     assert any("semantic suites: needs the exactly-once tier's real clients" in reason for reason in faults["reasons"])

@@ -125,7 +125,7 @@ def test_the_wheel_carries_the_data(installed):
     for expected in ("conformance/data/suites/kip98/transactions.yaml", "conformance/data/suites/templates/acls.yaml",
                      "conformance/data/kafka/fast-timeouts.properties", "conformance/protocol/error_catalogue.yaml",
                      "conformance/suite/suite.schema.json", "conformance/report/certify/levels.yaml",
-                     "conformance/report/certify/capabilities.schema.json",
+                     "conformance/report/certify/capabilities.schema.json", "conformance/targets/node_control.schema.json",
                      "conformance/protocol/specs/EndTxnRequest.json"):
         assert expected in names
     bundled = {name.removeprefix("conformance/data/") for name in names if name.startswith("conformance/data/suites/")}
