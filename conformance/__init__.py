@@ -35,6 +35,7 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     "Facts": ("conformance.suite.kinds", "Facts"),
     "Deviation": ("conformance.runner.context", "Deviation"),
     "Skip": ("conformance.runner.context", "Skip"),
+    "StepRole": ("conformance.results.record", "StepRole"),
     # the raw client: a connection to a cluster, and how it authenticates
     "Cluster": ("conformance.client.cluster", "Cluster"),
     "Security": ("conformance.client.security", "Security"),
@@ -54,7 +55,7 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
 __all__ = [
     "__version__", "hookimpl", "Extensions", "Target", "TargetInfo", "Capability", "CapabilityMissing",
     "TargetUnavailable", "TargetRefused", "TargetKind", "resolve_target", "StepKind", "Facts", "Deviation", "Skip",
-    "Cluster", "Security", "Emulation", "interceptor", "records", "CaseResult", "ResultRecord", "Outcome",
+    "StepRole", "Cluster", "Security", "Emulation", "interceptor", "records", "CaseResult", "ResultRecord", "Outcome",
     "Requirement",
 ]
 
@@ -65,7 +66,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time __getatt
     from .protocol import records
     from .proxy import interceptor
     from .proxy.emulation import Emulation
-    from .results.record import Outcome, Requirement, ResultRecord
+    from .results.record import Outcome, Requirement, ResultRecord, StepRole
     from .runner.context import Deviation, Skip
     from .suite.kinds import Facts, StepKind
     from .suite.model import CaseResult

@@ -1,8 +1,9 @@
 """``conformance certify``: run the suites on a target (or take earlier results) and write a certification.
 
-When certify runs the suites itself, the fingerprint is asked of the target while the run still
-holds it started (a pytest plugin object whose session-finish hook runs before the conformance
-plugin stops its targets); if the run started nothing in this process (every item deselected, or
+When certify runs the suites itself, it makes the run's :class:`~conformance.session.RunSession` (one set of
+plugins for the whole certification) and hands it to the pytest run; the fingerprint is asked of the target
+while the run still holds it started (a pytest plugin object whose session-finish hook runs before the
+conformance plugin stops its targets, reading the session's pool); if the run started nothing in this process (every item deselected, or
 xdist workers), certify starts the target once more just to ask it.
 """
 
@@ -14,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from ..extension import Extensions
 from ..report import known_failures
+from ..session import RunSession
 from ..results.store import new_run_id, read_lines
 from ..report.certify import certificate, fingerprint, levels
 from . import certify_complete
@@ -144,21 +147,22 @@ def command_certify(arguments) -> int:
         return 2
     level_list = levels.load_levels(arguments.levels)
     waivers = known_failures.load(arguments.known_failures) + list(claims.deviations if claims else ())
+    extensions = Extensions.for_run()  # once for the whole certification: the run, the suites, the fingerprint
     if arguments.results:
         records = [row for path in arguments.results for row in read_lines(path)]
         sources, probes = list(arguments.results), {}
     else:
-        records, sources, probes = run_suites(arguments)
+        records, sources, probes = run_suites(arguments, extensions)
     targets = [arguments.target] if arguments.target else list(dict.fromkeys(row.get("target") for row in records))
     status = 0
-    known_suites = _suite_ids(arguments.paths)
+    known_suites = _suite_ids(arguments.paths, extensions)
     for target in targets:
         rows = [row for row in records if row.get("target") == target]
         if not rows:
             print(f"certify: no results for target {target!r}", file=sys.stderr)
             status = 2
             continue
-        print_found, identity = _fingerprint_for(target, rows, probes, arguments)
+        print_found, identity = _fingerprint_for(target, rows, probes, arguments, extensions)
         features = None if print_found is None else print_found.get("finalized_features", {})
         grades = levels.grade(level_list, rows, features, waivers, known_suites=known_suites, claims=claims)
         companions = getattr(arguments, "companions", [])
@@ -196,12 +200,13 @@ def _write_template(path: Path, text: str | None = None, flag: str = "--claims")
     return 0
 
 
-def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments) -> tuple[dict | None, dict]:
+def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments,
+                     extensions: Extensions) -> tuple[dict | None, dict]:
     if target in probes:
         return probes[target]
     identity = fingerprint.identity(rows)
     if arguments.ask_target:
-        return _start_and_ask(arguments, rows, target)
+        return _start_and_ask(arguments, rows, extensions, target)
     if arguments.bootstrap:
         try:
             return fingerprint.probe(arguments.bootstrap, identity=None), identity
@@ -211,13 +216,11 @@ def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments) -> 
     return fingerprint.from_records(rows), identity
 
 
-def _suite_ids(paths) -> list[str]:
+def _suite_ids(paths, extensions: Extensions) -> list[str]:
     """Every suite the levels may ask for (drafts excluded: no level counts them)."""
     from ..report.invocation import suite_paths
-    from ..extension import Extensions
     from ..suite.loader import load_suites
 
-    extensions = Extensions.for_run()
     suites, _ = load_suites(suite_paths(paths, extensions.suite_dirs()), components=extensions.components())
     return [suite.id for suite in suites if suite.cases and not all(case.draft for case in suite.cases)]
 
@@ -226,18 +229,16 @@ def _suite_ids(paths) -> list[str]:
 class FingerprintCapture:
     """A pytest plugin object: asks every target the run started, before the conformance plugin stops them."""
 
-    def __init__(self):
+    def __init__(self, run: RunSession):
+        self.run = run  # the session certify handed to the pytest run
         self.found: dict[str, tuple[dict | None, dict]] = {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session):
-        from ..pytest_plugin.plugin import STATE_KEY
-
-        state = session.config.stash.get(STATE_KEY, None)
-        if state is None:
+        if self.run.pool is None:
             return
-        for target in state.pool.started():
-            records = read_lines(state.results_path, run_id=state.run_id)
+        for target in self.run.pool.started():
+            records = read_lines(self.run.results_path, run_id=self.run.run_id)
             self.found[target.spec] = _ask(target, [row for row in records if row.get("target") == target.spec])
 
 
@@ -250,17 +251,17 @@ def _ask(target, rows: list[dict]) -> tuple[dict | None, dict]:
         return fingerprint.from_records(rows), identity
 
 
-def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
-    from ..extension import Extensions
+def run_suites(arguments, extensions: Extensions) -> tuple[list[dict], list[str], dict]:
     from ..report.invocation import plugin_arguments, suite_paths
 
     run_id = new_run_id()
     output = Path(arguments.output)
     output.mkdir(parents=True, exist_ok=True)
     results = output / f"results-{run_id}.jsonl"
+    session = RunSession(results, run_id=run_id, extensions=extensions)  # the pytest run runs this session
     options = [*plugin_arguments(), "-W", "default", "--conformance-run-id", run_id, "--results", str(results),
                "--target", arguments.target]  # -W default: as conformance run (run_options.pytest_options)
-    for path in suite_paths(arguments.paths, None if arguments.paths else Extensions.for_run().suite_dirs()):
+    for path in suite_paths(arguments.paths, None if arguments.paths else extensions.suite_dirs()):
         options += ["--suite", str(path)]
     if arguments.client_config:
         options += ["--client-config", arguments.client_config]
@@ -272,9 +273,9 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
         companions = certify_complete.plan(arguments.target, output, run_id,
                                            semantic_seconds=arguments.semantic_duration)
         thread = certify_complete.start(companions)
-    capture = FingerprintCapture()
+    capture = FingerprintCapture(session)
     try:
-        pytest.main(options, plugins=[capture])
+        pytest.main(options, plugins=[capture, session])
         records = read_lines(results, run_id=run_id)
         extra = certify_complete.finish(companions, arguments.target, thread)
     finally:
@@ -282,19 +283,19 @@ def run_suites(arguments) -> tuple[list[dict], list[str], dict]:
     arguments.companions = companions
     records = certify_complete.combine(records, companions, extra)
     if arguments.target not in capture.found and records:
-        capture.found[arguments.target] = _start_and_ask(arguments, records)
+        capture.found[arguments.target] = _start_and_ask(arguments, records, extensions)
     return records, [str(results), *(str(companion.results) for companion in companions)], capture.found
 
 
-def _start_and_ask(arguments, records: list[dict], spec: str | None = None) -> tuple[dict | None, dict]:
+def _start_and_ask(arguments, records: list[dict], extensions: Extensions,
+                   spec: str | None = None) -> tuple[dict | None, dict]:
     """Start (or attach to) the target only to ask it: the run started it elsewhere (xdist workers),
     or the results came from an earlier run (--ask-target)."""
-    from ..extension import Extensions
     from ..targets.pool import TargetPool
 
     spec = spec or arguments.target
     rows = [row for row in records if row.get("target") == spec]
-    pool = TargetPool([spec], Extensions.for_run().target_kinds())
+    pool = TargetPool([spec], extensions.target_kinds())
     try:
         if arguments.client_config and pool.target(spec) in pool.configurable():
             from ..targets.kafka_config import read_properties

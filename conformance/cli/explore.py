@@ -43,15 +43,12 @@ def register(commands) -> None:
 def command_explore(arguments) -> int:
     """Explore one target; the exit code says whether an answer departed."""
     from ..explore.session import Budget, answers_line, explore, printer, progress_line, results
-    from ..extension import Extensions
-    from ..pytest_plugin.run_state import result_line
-    from ..report.results import ResultsWriter, new_run_id
-    from ..results import provenance
-    from ..targets.pool import TargetPool
+    from ..session import RunSession
 
+    session = RunSession(arguments.results, run_id=arguments.run_id, transcripts="none")
     try:
         budget = Budget.parse(arguments.budget)
-        pool = TargetPool([arguments.target], Extensions.for_run().target_kinds())
+        pool = session.targets([arguments.target])
     except ValueError as error:
         print(f"explore: {error}", file=sys.stderr)
         return 2
@@ -59,7 +56,7 @@ def command_explore(arguments) -> int:
         print("explore: --workers must be at least 1", file=sys.stderr)
         return 2
     seed = arguments.seed if arguments.seed is not None else secrets.randbits(24)
-    run_id = arguments.run_id or new_run_id()
+    run_id = session.run_id
     print(f"explore {arguments.target}: budget {arguments.budget}, --seed {seed}", flush=True)
     try:
         target = pool.acquire(arguments.target)
@@ -79,11 +76,10 @@ def command_explore(arguments) -> int:
     finally:
         for problem in pool.stop_all():
             print(problem, file=sys.stderr)
-    writer, harness = ResultsWriter(arguments.results), provenance().harness_version
     made = results(exploration, run_id=run_id, target_version=version, histories=Path(arguments.cases) / "histories")
-    for result in made:
-        writer.append(result_line(result, nodeid=f"explore::{result.case_id}[{arguments.target}]", strict=False,
-                                  harness_version=harness, transcripts="none"))
+    for result in made:  # to the run's sinks (the results file first) and its hook
+        session.record(result, nodeid=f"explore::{result.case_id}[{arguments.target}]")
+    session.finish()
     print(progress_line(exploration))
     print(answers_line(exploration))
     for found in exploration.found:

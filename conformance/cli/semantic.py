@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, SEMANTIC_HISTORIES
-from ..results.store import ResultsWriter, new_run_id
-from ..results import provenance
+from ..results.record import Outcome
 
 
 def register(commands) -> None:
@@ -55,14 +54,13 @@ def register(commands) -> None:
 def command_semantic(arguments) -> int:
     """Run the exactly-once workload on each target, judge its history and append one result per check; the exit
     status."""
-    from ..pytest_plugin.run_state import result_line
     from ..semantic.session import Settings
-    from ..extension import Extensions
-    from ..targets.pool import TargetPool
+    from ..session import RunSession
 
+    session = RunSession(arguments.results, run_id=arguments.run_id)
     specs = arguments.target or [DEFAULT_TARGET]
     try:
-        pool = TargetPool(specs, Extensions.for_run().target_kinds())
+        pool = session.targets(specs)
     except ValueError as error:
         print(f"semantic: {error}", file=sys.stderr)
         return 2
@@ -87,21 +85,19 @@ def command_semantic(arguments) -> int:
                         fault_interval_s=arguments.fault_interval, producers=arguments.producers,
                         processors=arguments.processors, seed=arguments.seed, client_config=client_config,
                         start_epoch=arguments.start_epoch)
-    run_id = arguments.run_id or new_run_id()
-    writer, version = ResultsWriter(arguments.results), provenance().harness_version
+    run_id = session.run_id
     lines, status = [], 0
     settings.group_protocol = arguments.group_protocol
     try:
         for spec in specs:
             for result in _run_target(pool, spec, settings, run_id, Path(arguments.histories)):
-                line = result_line(result, nodeid=f"semantic::{result.case_id}[{spec}]", strict=False,
-                                   harness_version=version, transcripts="failures")
-                writer.append(line)
-                lines.append(line)
-                status = status or int(result.outcome.value != "passed")
+                # every check's line goes to the run's sinks (the results file first) and its hook
+                lines.append(session.record(result, nodeid=f"semantic::{result.case_id}[{spec}]"))
+                status = status or int(result.outcome is not Outcome.PASSED)
     finally:
         for problem in pool.stop_all():
             print(problem, file=sys.stderr)
+        session.finish()
     print(f"results: {arguments.results} (run {run_id})")
     if arguments.junit:
         from ..report.junit import write_junit
@@ -115,7 +111,6 @@ def _run_target(pool, spec: str, settings, run_id: str, histories: Path):
     from ..report.console import print_table
     from ..semantic.session import SemanticRun, results, run_on
     from ..semantic.history import History
-    from ..results.record import Outcome
 
     try:
         run = run_on(pool.acquire(spec), settings)

@@ -89,7 +89,8 @@ def conformance_register_emulations(registry: EmulationRegistry) -> None:
 def conformance_register_sinks(registry: SinkRegistry) -> None:
     """Register result sinks: ``registry.add(name, factory)``.
 
-    At the start of a pytest run ``factory(context)`` gets a :class:`conformance.report.sinks.SinkContext`
+    At the start of a run (a pytest run; ``conformance semantic`` and ``conformance explore`` too, whose
+    ``context.config`` is None) ``factory(context)`` gets a :class:`conformance.report.sinks.SinkContext`
     and returns a :class:`conformance.report.sinks.Sink`, or ``None`` when it has nothing to do in this run
     (Allure without ``--alluredir``). The sink's ``record(result, line)`` is called with every final
     result and its results-file line, in registration order; ``finish(end)`` once the run ends (on the
@@ -122,7 +123,8 @@ def conformance_suite_dirs() -> list[Path]:  # type: ignore[empty-body]  # a spe
 # ------------------------------------------------------------------------------ notifications
 @hookspec
 def conformance_result_recorded(result: CaseResult) -> None:
-    """Called with every :class:`conformance.suite.model.CaseResult` as soon as it is final.
+    """Called with every :class:`conformance.suite.model.CaseResult` as soon as it is final: the suites' items,
+    the exactly-once tier's checks (``conformance semantic``) and exploration's departures alike.
 
     :param result: the item's result, after the sinks have recorded it.
     """

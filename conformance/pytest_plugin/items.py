@@ -2,7 +2,7 @@
 
 One item per case × target × API version, named ``case-id[target-vN]``. Items are plain
 ``pytest.Item``\\ s: the runner needs no fixtures, and the plugin owns the target lifecycle.
-How an outcome becomes a pytest verdict is decided here, in :func:`conclude`.
+The run's session decides an item's verdict; :func:`conclude` raises it as pytest's.
 
 With ``--conformance-jobs N`` (``conformance run --jobs``) a target's items run N at a time ahead of
 pytest's order (:class:`~conformance.runner.parallel.RunAhead`), on the one target the run started; each
@@ -25,10 +25,9 @@ from ..report import allure as allure_report
 from ..report import text
 from ..suite.loader import SuiteError, load_suites
 from ..suite.model import Case, CaseResult
-from ..results.record import Outcome
+from ..results.record import Outcome, Verdict
 from ..runner.parallel import RunAhead
 from ..targets.base import Capability, TargetUnavailable
-from .verdicts import binding
 from ..targets.pool import TargetStartFailed
 
 if TYPE_CHECKING:
@@ -191,7 +190,7 @@ class CaseItem(pytest.Item):
                 self.state.down[self.target_spec] = runner_down
             else:
                 self.state.target_down(self.target_spec, runner_down, self.session)
-        conclude(result, strict=self.state.strict)
+        conclude(result, self.state.session.verdict(result))
 
     def run_case(self, capturing: bool) -> CaseResult:
         runner = self.state.runner(self.target_spec)
@@ -304,8 +303,9 @@ class CaseItem(pytest.Item):
         return self.path, max(self.case.line - 1, 0), f"{self.case.full_id} [{label}]"
 
 
-def conclude(result: CaseResult, *, strict: bool) -> None:
-    """Turn a case outcome into the pytest verdict (returns normally for a pass).
+def conclude(result: CaseResult, verdict: Verdict) -> None:
+    """Raise the pytest verdict the run's session decided (:class:`~conformance.results.Verdict`; returns normally
+    for a pass).
 
     A SHOULD or MAY deviation without ``--conformance-strict`` is an *xfail*: visible as ``x`` and
     listed by ``-rx`` with its reason, in the JSONL file as ``failed`` and in Allure as skipped with the
@@ -314,16 +314,14 @@ def conclude(result: CaseResult, *, strict: bool) -> None:
     ``differs`` and in Allure as skipped with the category "Differs from Kafka (IMPLEMENTATION)".
     BLOCKED is never a pass: it fails (or xfails) like a departure, under its own headline.
     """
-    if result.outcome is Outcome.PASSED:
+    if verdict is Verdict.PASSED:
         return
-    if result.outcome is Outcome.DIFFERS:  # an IMPLEMENTATION case: never binding, even under strict
+    if verdict is Verdict.XFAILED:
         pytest.xfail(text.headline(result))
-    if result.outcome in (Outcome.FAILED, Outcome.BLOCKED):
-        if binding(result, strict=strict):
-            raise ConformanceFailure(result)
-        pytest.xfail(text.headline(result))
+    if verdict is Verdict.FAILED:
+        raise ConformanceFailure(result)
     if result.outcome is Outcome.UNSUPPORTED:
         pytest.skip(f"unsupported: {result.message or 'the target does not advertise this API version'}")
-    if result.outcome is Outcome.SKIPPED:
+    if verdict is Verdict.SKIPPED:
         pytest.skip(result.message or "skipped by the runner")
     raise HarnessError(result)

@@ -7,22 +7,22 @@ and any other project's tests run as if it were not installed.
 - ``pytest --target kafka`` runs ``suites/`` of the rootdir (the bundled suites when it has none);
   ``--suite PATH`` picks others; YAML files given as arguments run too. Several ``--target`` give a matrix.
 - Targets start when the first selected item needs one and stop at the end of the session.
-- Outcomes map to pytest verdicts in :func:`conformance.pytest_plugin.items.conclude`: a MUST deviation fails;
+- Outcomes map to pytest verdicts by the session's one rule (:class:`conformance.results.Verdict`), which
+  :func:`conformance.pytest_plugin.items.conclude` raises: a MUST deviation fails;
   a SHOULD/MAY deviation is an xfail unless ``--conformance-strict`` (pytest owns ``--strict``).
 - ``--conformance-console compact`` (what ``conformance run`` passes) replaces pytest's report per item
   with a progress line per target and one entry per departing case (:mod:`conformance.report.progress`).
-- Every finished item goes to the run's sinks (``conformance_register_sinks``: the JSONL ``--results``
-  file, Allure, a plugin's) and reaches the ``conformance_result_recorded`` hook; under pytest-xdist all
-  workers append to the same file and share the controller's run id.
-- The run's plugin manager is made here, once per run, and kept in ``config.stash`` with the run's
-  state (:mod:`conformance.extension`); pytest plugins with ``conformance_*`` hooks (a conftest.py)
-  join it.
+- The run's life is a :class:`conformance.session.RunSession`, made here once per run (or handed in by an
+  entry point as a plugin object) and kept in ``config.stash`` with the pytest side's state: its plugin
+  manager (pytest plugins with ``conformance_*`` hooks, a conftest.py, join it), sinks and verdict rule.
+- Every finished item goes through the session to the run's sinks (``conformance_register_sinks``: the JSONL
+  ``--results`` file, Allure, a plugin's) and reaches the ``conformance_result_recorded`` hook; under
+  pytest-xdist all workers append to the same file and share the controller's run id.
 """
 
 from __future__ import annotations
 
 import os
-import platform
 import signal
 import threading
 from pathlib import Path
@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..defaults import DEFAULT_CAPTURES, DEFAULT_RESULTS, DEFAULT_TARGET
-from ..results.store import new_run_id, read_lines
-from ..results import provenance
+from ..results.store import new_run_id
 from ..targets.pool import TargetPool, TargetStartFailed
 
 if TYPE_CHECKING:  # the rest is imported once the plugin is active: a dormant plugin costs next to nothing
@@ -131,12 +130,21 @@ def pytest_configure(config: pytest.Config) -> None:
     from ..extension import Extensions
     from ..extension.manager import has_hook_implementations
     from ..report.invocation import default_suites
-    from ..report.sinks import SinkContext
+    from ..session import RunSession, handed_in
     from .run_state import RunState
 
-    # This run's plugins: the installed ones, and pytest plugins (conftest.py, -p) with conformance hooks.
-    extensions = Extensions.for_run(plugins=[plugin for plugin in config.pluginmanager.get_plugins()
-                                             if has_hook_implementations(plugin)])
+    # This run's plugins: the installed ones, and pytest plugins (conftest.py, -p) with conformance hooks. An entry
+    # point that runs pytest may hand in its session (``pytest.main(..., plugins=[session])``): its plugins, run id
+    # and results file are then this run's.
+    joining = [plugin for plugin in config.pluginmanager.get_plugins() if has_hook_implementations(plugin)]
+    session = handed_in(config.pluginmanager.get_plugins())
+    if session is None:
+        extensions = Extensions.for_run(plugins=joining)
+    else:
+        extensions = session.extensions
+        for plugin in joining:
+            if not extensions.manager.is_registered(plugin):
+                extensions.register(plugin)
     invocation_dir = config.invocation_params.dir
     try:
         pool = TargetPool(targets or [DEFAULT_TARGET], extensions.target_kinds())
@@ -151,21 +159,21 @@ def pytest_configure(config: pytest.Config) -> None:
         if argument.split("::")[0].endswith(".yaml")
     }
     _point_collection_at_suites(config, roots, explicit=bool(suites))
-    results = config.getoption("conformance_results")
-    results_path = (invocation_dir / results) if results else config.rootpath / DEFAULT_RESULTS
-    problem = unwritable(results_path)
+    if session is None:
+        results = config.getoption("conformance_results")
+        strict = config.getoption("conformance_strict")
+        session = RunSession((invocation_dir / results) if results else config.rootpath / DEFAULT_RESULTS,
+                             run_id=_run_id(config), extensions=extensions,
+                             strict=bool(config.getini("conformance_strict") if strict is None else strict),
+                             transcripts=config.getoption("conformance_transcripts"))
+    problem = unwritable(session.results_path)
     if problem:
-        raise pytest.UsageError(f"cannot write results to {results_path}: {problem}")
-    strict = config.getoption("conformance_strict")
-    run_id = _run_id(config)
+        raise pytest.UsageError(f"cannot write results to {session.results_path}: {problem}")
+    session.pool = pool
+    session.open(config)
     state = RunState(
-        config=config, pool=pool, suite_roots=roots, explicit_files=explicit_files, extensions=extensions,
-        components=extensions.components(),
+        config=config, session=session, pool=pool, suite_roots=roots, explicit_files=explicit_files,
         runner_factory=lambda target, **options: make_runner(target, **options),  # looked up late: a test seam
-        strict=bool(config.getini("conformance_strict") if strict is None else strict),
-        run_id=run_id, results_path=results_path,
-        sinks=extensions.sinks(SinkContext(config=config, results_path=results_path, run_id=run_id)),
-        transcripts=config.getoption("conformance_transcripts"), harness_version=provenance().harness_version,
         restart_command=config.getoption("conformance_restart_command"),
     )
     config.stash[STATE_KEY] = state
@@ -379,12 +387,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.finish()
     if hasattr(config, "workerinput"):
         return  # the controller writes run-level files once every worker is done
-    from ..report.sinks import RunEnd
-
-    end = RunEnd(results_path=state.results_path, run_id=state.run_id, environment=lambda: _environment(state))
-    for sink in state.sinks:
-        sink.finish(end)
-    state.extensions.session_finished(str(state.results_path))
+    state.session.finish(environment=lambda: _environment(state))
 
 
 def _record_items_not_run(session: pytest.Session, state: RunState) -> None:
@@ -410,15 +413,11 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is None or hasattr(config, "workerinput"):
         return
-    from collections import Counter
-
     from ..report.text import outcome_counts
 
     # Counted from the results, apart per outcome: pytest's own line sums a SHOULD not met and an
     # IMPLEMENTATION case that differs from Kafka alike as "xfailed".
-    counts: dict[str, Counter] = {}
-    for record in read_lines(state.results_path, run_id=state.run_id):
-        counts.setdefault(record.get("target"), Counter())[record.get("outcome")] += 1
+    counts = state.session.summary()
     for spec in state.pool.specs:  # a matrix says which targets ran
         if spec in state.down:
             terminalreporter.write_line(f"conformance target {spec}: DOWN: {state.down[spec].splitlines()[0]}",
@@ -432,12 +431,6 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
 
 
 def _environment(state: RunState) -> dict[str, object]:
-    """Read back from the results so targets started by xdist workers are described too."""
-    versions = {record["target"]: record.get("target_version")
-                for record in read_lines(state.results_path, run_id=state.run_id)}
-    properties: dict[str, object] = {"run_id": state.run_id, "harness": provenance().harness_version,
-                                     "python": platform.python_version(), "pytest": pytest.__version__,
-                                     "strict": state.strict, "suites": ", ".join(map(str, state.suite_roots))}
-    for spec in state.pool.specs:
-        properties[f"target.{spec}"] = versions.get(spec) or "not started"
-    return properties
+    """The run's description for Allure: the session's, with pytest's version and the suites."""
+    return state.session.environment(specs=state.pool.specs, pytest=pytest.__version__, strict=state.strict,
+                                     suites=", ".join(map(str, state.suite_roots)))

@@ -1,10 +1,8 @@
-"""What the pytest plugin keeps for one session: plugins, targets, runners, sinks, which targets are down."""
+"""What the pytest plugin keeps for one pytest session beside the run's :class:`~conformance.session.RunSession`:
+targets, runners, markers, which targets are down. Results, sinks, plugins and verdicts are the session's."""
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,15 +10,12 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import pytest
 
-from .. import ledger
-from ..extension import Extensions
-from ..report.sinks import Sink
-from ..suite.components import Components
+from ..session import RunSession
 from ..targets.base import Capability
 from ..targets.pool import TargetPool
-from .verdicts import verdict
 
 if TYPE_CHECKING:
+    from ..suite.components import Components
     from ..suite.model import CaseResult
 
 
@@ -29,24 +24,37 @@ class RunState:
     """Everything the plugin keeps for one session (in ``config.stash``, never in globals)."""
 
     config: pytest.Config
+    session: RunSession  # the run: plugins, results file, sinks, verdicts, summary
     pool: TargetPool
     suite_roots: list[Path]
     explicit_files: set[Path]
-    strict: bool
-    run_id: str
-    results_path: Path
-    extensions: Extensions  # this run's plugin manager, behind its typed facade
-    sinks: list[Sink]  # where every result goes: the JSONL results file first
-    components: Components
     runner_factory: Callable  # (target, run_id=, strict=, components=) -> a Runner
     runners: dict[str, object] = field(default_factory=dict)
     markers: set[str] = field(default_factory=set)
     down: dict[str, str] = field(default_factory=dict)  # target spec -> why it could not be used
-    recorded: set[str] = field(default_factory=set)  # node ids with a result line from this process
     ran: set[str] = field(default_factory=set)  # targets that ran at least one item
-    harness_version: str = ""  # so analyses tell a harness change from a target's flakiness
-    transcripts: str = "failures"  # which items keep their transcript in the results: failures, all or none
     restart_command: str | None = None  # brings back an attached target that stopped answering
+
+    @property
+    def strict(self) -> bool:
+        return self.session.strict
+
+    @property
+    def run_id(self) -> str:
+        return self.session.run_id
+
+    @property
+    def results_path(self) -> Path:
+        return self.session.results_path
+
+    @property
+    def components(self) -> Components:
+        return self.session.components
+
+    @property
+    def recorded(self) -> set[str]:
+        """Node ids with a result line from this process."""
+        return self.session.recorded
 
     @property
     def verbose(self) -> bool:
@@ -95,13 +103,9 @@ class RunState:
                 self.config.addinivalue_line("markers", f"{name}: conformance cases marked {name}")
 
     def record(self, item: pytest.Item, result: "CaseResult") -> None:
-        line = result_line(result, nodeid=item.nodeid, strict=self.strict, harness_version=self.harness_version,
-                           transcripts=self.transcripts)
-        for sink in self.sinks:
-            sink.record(result, line)
-        self.recorded.add(item.nodeid)
+        """The item's result to the session (sinks, hook), and its outcome to pytest's user properties."""
+        self.session.record(result, nodeid=item.nodeid)
         item.user_properties.append(("outcome", result.outcome.value))
-        self.extensions.result_recorded(result)
 
     def finish(self) -> None:
         for spec, runner in self.runners.items():
@@ -111,32 +115,6 @@ class RunState:
                 warnings.warn(f"closing the runner of {spec!r} failed: {error}", stacklevel=1)
         for problem in self.pool.stop_all(down=self.down):  # kept up for the next session unless down
             warnings.warn(problem, stacklevel=1)
-
-
-def result_line(result: "CaseResult", *, nodeid: str, strict: bool, harness_version: str,
-                transcripts: str = "failures") -> dict:
-    """The results file's line for one item (the suites' and the exactly-once tier's alike): the
-    result's :class:`~conformance.results.ResultRecord` with what the run knows about it."""
-    record = result.record(nodeid=nodeid, verdict=verdict(result, strict=strict), strict=strict,
-                           harness_version=harness_version, worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
-                           recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    bug = ledger.known_bug({"outcome": record.outcome, "suite": record.suite, "case": record.case,
-                            "target": record.target, "target_version": record.target_version})
-    if bug:
-        record = dataclasses.replace(record, known_bug=bug)
-    if not keeps_transcript(transcripts, result):
-        # a thousand passing items would otherwise repeat ApiVersions bodies
-        record = dataclasses.replace(record, transcript=[])
-    return record.to_line()
-
-
-def keeps_transcript(mode: str, result: "CaseResult") -> bool:
-    """``failures`` keeps the transcripts of every item that is not a pass, unsupported or skipped."""
-    if mode == "all":
-        return True
-    if mode == "none":
-        return False
-    return not result.outcome.uneventful
 
 
 def brings_itself_back(target) -> bool:

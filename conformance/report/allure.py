@@ -49,7 +49,7 @@ CATEGORIES = [
 
 
 def enabled(config) -> bool:
-    return allure is not None and bool(getattr(config.option, "allure_report_dir", None))
+    return allure is not None and config is not None and bool(getattr(config.option, "allure_report_dir", None))
 
 
 def results_directory(config) -> Path | None:

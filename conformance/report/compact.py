@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import ledger
+from ..results.record import StepRole
 from .itemref import case_id, label, reproduce
 
 # The outcomes listed, in this order, and what their section says about them.
@@ -50,7 +51,7 @@ class Entry:
         # What follows is the first departing version's: the others may differ (conformance show has each).
         at = "" if first.get("api_version") is None else f"at v{first['api_version']}: "
         if first.get("step_label"):
-            detail = [part for part in (first.get("step_role") if first.get("step_role") != "under_test" else None,
+            detail = [part for part in (first.get("step_role") if first.get("step_role") != StepRole.UNDER_TEST else None,
                                         first.get("step_api")) if part]
             step = str(first["step_label"])
             if first.get("step") is not None and not step.startswith(str(first["step"])):

@@ -1,8 +1,9 @@
 """Result sinks: the contract a sink keeps, and the built-in ones (the JSONL results file, Allure).
 
 The built-in sinks reach a run the way a plugin's sink does, through ``conformance_register_sinks``
-(:mod:`conformance.extension.builtin`); the pytest plugin only calls the sinks the hook gave it, in
-their order, and a sink that raises fails the run as a results file that cannot be written would.
+(:mod:`conformance.extension.builtin`); the run's session (:class:`conformance.session.RunSession`) only calls the
+sinks the hook gave it, in their order, and a sink that raises fails the run as a results file that cannot be
+written would.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 class SinkContext:
     """What a sink factory may look at when a run starts."""
 
-    config: pytest.Config  # the run's options (``config.getoption``), e.g. Allure's --alluredir
+    # the run's pytest options (``config.getoption``), e.g. Allure's --alluredir; None for a run outside pytest
+    # (``conformance semantic``, ``conformance explore``): a sink that needs options declines (returns None)
+    config: pytest.Config | None
     results_path: Path
     run_id: str
 
@@ -39,7 +42,7 @@ class RunEnd:
 
 
 class Sink(Protocol):
-    """Where results go; the pytest plugin calls every sink of the run, in registration order."""
+    """Where results go; the run's session calls every sink of the run, in registration order."""
 
     def record(self, result: CaseResult, line: dict) -> None:
         """``line`` is the result's line in the results file (the JSONL sink writes it)."""

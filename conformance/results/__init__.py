@@ -9,8 +9,9 @@ import it. ``schema.json`` beside this file is :func:`.record.json_schema` writt
 from .ids import case_id, item_id, item_id_of
 from .provenance import Provenance, provenance
 from .record import (FIELDS, ITEM_FIELDS, OUTCOME_LABELS, OUTCOME_ORDER, RUN_FIELDS, SCHEMA_VERSION,
-                     STOPPED_ANSWERING, Outcome, Requirement, ResultRecord, json_schema, outcome_of, upgrade)
+                     STOPPED_ANSWERING, Outcome, Requirement, ResultRecord, StepRole, Verdict, binding, json_schema, outcome_of,
+                     upgrade)
 
 __all__ = ["FIELDS", "ITEM_FIELDS", "OUTCOME_LABELS", "OUTCOME_ORDER", "RUN_FIELDS", "SCHEMA_VERSION",
-           "STOPPED_ANSWERING", "Outcome", "Provenance", "Requirement", "ResultRecord", "case_id", "item_id",
-           "item_id_of", "json_schema", "outcome_of", "provenance", "upgrade"]
+           "STOPPED_ANSWERING", "Outcome", "Provenance", "Requirement", "ResultRecord", "StepRole", "Verdict", "binding", "case_id",
+           "item_id", "item_id_of", "json_schema", "outcome_of", "provenance", "upgrade"]

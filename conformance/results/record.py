@@ -3,7 +3,7 @@
 Rules:
 
 - This module is the only place that says what a results line holds. Its writer
-  (:func:`conformance.pytest_plugin.run_state.result_line`) builds a :class:`ResultRecord`; its readers go through
+  (:func:`conformance.session.result_line`) builds a :class:`ResultRecord`; its readers go through
   :func:`upgrade` or :func:`from_line`; the Spark schema (:mod:`conformance.analysis.layout`), the
   JSON Schema shipped beside this module (``schema.json``) and the results-format reference page are
   derived from :data:`FIELDS` or checked against it by a test.
@@ -80,6 +80,21 @@ class Outcome(str, enum.Enum):
         return OUTCOME_LABELS[self.value]
 
 
+class StepRole(enum.StrEnum):
+    """Whom a departing step blames: the step under test (the API and version under test, or a check that
+    ``verifies`` it) makes the item FAILED; a set-up step before it or a check after it, on another API or version,
+    makes it BLOCKED. The values are the results line's ``step_role``."""
+
+    UNDER_TEST = "under_test"
+    SETUP = "setup"
+    CHECK = "check"
+
+    @property
+    def word(self) -> str:
+        """How a message names a step of this role: "set-up", "check" or "under test"."""
+        return {"under_test": "under test", "setup": "set-up", "check": "check"}[self.value]
+
+
 # The order every report lists outcomes in, and the words a person reads for them (the results
 # file, JSON and CSS classes keep the outcome word itself).
 OUTCOME_ORDER: tuple[str, ...] = tuple(outcome.value for outcome in Outcome)
@@ -95,7 +110,40 @@ COUNTED_LEVELS: tuple[str, ...] = tuple(level.value for level in Requirement if 
 # a crash, so that item is FAILED whatever its requirement level.
 STOPPED_ANSWERING = "the target stopped answering after this case"
 
-VERDICTS = ("passed", "failed", "xfailed", "skipped", "error")  # what pytest made of the item
+class Verdict(str, enum.Enum):
+    """What an item's outcome makes of the run: whether it passes, fails the build, is a finding to read (an
+    *xfail*), did not test the target, or is a harness error. Decided once, by :meth:`of`, for every entry point:
+    the results line records it and the pytest plugin raises what it says."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # a binding departure: the build fails
+    XFAILED = "xfailed"  # a departure that does not bind (SHOULD/MAY without strict, IMPLEMENTATION): read, not fail
+    SKIPPED = "skipped"  # unsupported or skipped: the target was not tested
+    ERROR = "error"  # no verdict on the target: the harness, the infrastructure or its liveness failed
+
+    @classmethod
+    def of(cls, outcome: Outcome, requirement: Requirement, *, strict: bool) -> "Verdict":
+        """The one rule: DIFFERS is information, never a failure; FAILED and BLOCKED fail where they bind
+        (:func:`binding`) and are read otherwise; UNSUPPORTED and SKIPPED are skips; anything else is an error."""
+        if outcome is Outcome.PASSED:
+            return cls.PASSED
+        if outcome is Outcome.DIFFERS:
+            return cls.XFAILED
+        if outcome in (Outcome.FAILED, Outcome.BLOCKED):
+            return cls.FAILED if binding(requirement, strict=strict) else cls.XFAILED
+        if outcome in (Outcome.UNSUPPORTED, Outcome.SKIPPED):
+            return cls.SKIPPED
+        return cls.ERROR
+
+
+def binding(requirement: Requirement, *, strict: bool) -> bool:
+    """Whether a departure fails the build: MUST always, SHOULD and MAY under strict, IMPLEMENTATION never."""
+    if requirement is Requirement.IMPLEMENTATION:
+        return False
+    return strict or requirement is Requirement.MUST
+
+
+VERDICTS: tuple[str, ...] = tuple(verdict.value for verdict in Verdict)  # what pytest made of the item
 
 
 def outcome_of(record: dict[str, Any]) -> str | None:
@@ -152,7 +200,7 @@ class ResultRecord:
     message: str = _field(_STRING, default="")
     step: int | None = _field(_nullable(_INTEGER))
     step_label: str | None = _field(_nullable(_STRING))
-    step_role: str | None = _field(_nullable({"enum": ["under_test", "setup", "check"]}))
+    step_role: str | None = _field(_nullable({"enum": [role.value for role in StepRole]}))
     step_api: str | None = _field(_nullable(_STRING))
     expected: object = _field({})  # any JSON value
     actual: object = _field({})

@@ -50,6 +50,9 @@ def check(required: dict, settings: dict[str, str | None], spec: str) -> dict[st
 
 
 def _typed(value: str):
+    """A setting's text as the value a suite writes: 20000 and true, not "20000" and "true"."""
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
     try:
         return int(value)
     except ValueError:

@@ -11,6 +11,8 @@ import threading
 from dataclasses import dataclass, field
 
 from ..client.cluster import Cluster
+from ..results.record import StepRole
+from ..suite.kinds import StepRef
 from ..targets.base import CapabilityMissing, Target
 from .shared_restart import SharedRestart
 
@@ -18,16 +20,18 @@ from .shared_restart import SharedRestart
 class Deviation(Exception):
     """The broker did not do what the step expects.
 
-    ``role`` says whom to blame: ``under_test`` (the API and version under test, or a check marked
-    ``verifies``) makes the item FAILED; ``setup`` and ``check`` (another API, before or after the
-    step under test) make it BLOCKED. Set where the step ran, by :func:`run_step`.
+    ``role`` says whom to blame (:class:`~conformance.results.StepRole`): ``under_test`` (the API and version
+    under test, or a check marked ``verifies``) makes the item FAILED; ``setup`` and ``check`` (another API,
+    before or after the step under test) make it BLOCKED. ``step`` is the innermost step that departed. Both are
+    set where the step ran, by :func:`~conformance.runner.dispatch.run_step`, unless the raiser knew better.
     """
 
     def __init__(self, message: str, expected=None, actual=None, api: str | None = None):
         super().__init__(message)
         self.expected, self.actual, self.api = expected, actual, api
         self.version: int | None = None
-        self.role: str | None = None
+        self.role: StepRole | None = None
+        self.step: StepRef | None = None
         self.final: str | None = None  # why waiting cannot change what was observed (an until stops at once)
         self.hangs = False  # no answer came in the step's time: a repeated sequence would wait as long again
         # a check that could not observe (its own request failed): no evidence, so never the step under test's

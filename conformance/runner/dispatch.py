@@ -7,8 +7,9 @@ departure into one of the step under test.
 
 from __future__ import annotations
 
-from ..protocol.schema import VersionRange
-from ..suite.kinds import StepKind
+from ..results.record import StepRole
+from ..suite.kinds import StepKind, StepRef
+from ..suite.when import parse as parse_when
 from .context import Context, Deviation
 from .policy import blame
 
@@ -32,41 +33,30 @@ def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
 
 
 def run_step(context: Context, step: dict, index: str) -> None:
+    kind = kind_of(step, context.step_kinds)
     if not applies(context, step.get("when")):
-        if step.get("send") == context.api and "version" not in step:
+        if kind is not None and kind.sends(step) == context.api:
             context.progress.left_out.append(f"step {label(step, index, context.step_kinds)} left out by when: "
                                              f"{dict(step['when'])}")
         return
     name = label(step, index, context.step_kinds)
-    kind = kind_of(step, context.step_kinds)
     if kind is None:
         raise ValueError(f"step {name}: no step kind handles {sorted(step)}")
     try:
         kind.run(context, step, index, name)
     except Deviation as deviation:
-        if deviation.role is None:  # the innermost step that departed decides ...
+        if deviation.step is None:  # the innermost step that departed is the one named ...
+            deviation.step = StepRef(index, name)
+        if deviation.role is None:  # ... and decides whom it blames ...
             deviation.role = blame(context, step, deviation)
-        elif deviation.role == "check" and step.get("verifies") and not deviation.blind:  # ... unless an enclosing step verifies
-            deviation.role = "under_test"
+        elif deviation.role == StepRole.CHECK and step.get("verifies") and not deviation.blind:  # ... unless an enclosing step verifies
+            deviation.role = StepRole.UNDER_TEST
         raise
 
 
-def applies(context: Context, when: dict | None) -> bool:
+def applies(context: Context, when) -> bool:
+    """Whether a step with this ``when`` runs here (parsed when the suite loaded; a step made elsewhere, by a test
+    or a plugin, is parsed now)."""
     if not when:
         return True
-    if "versions" in when and (context.version is None or context.version not in VersionRange.parse(str(when["versions"]))):
-        return False
-    for feature, condition in (when.get("feature") or {}).items():
-        level = context.cluster.finalized_features.get(feature, 0)
-        text = str(condition).strip()
-        for symbol, compare in ((">=", int.__ge__), ("<=", int.__le__), ("==", int.__eq__), ("<", int.__lt__), (">", int.__gt__)):
-            if text.startswith(symbol):
-                if not compare(level, int(text[len(symbol):])):
-                    return False
-                break
-        else:
-            if level != int(text):
-                return False
-    if "target" in when and not context.target.spec.startswith(when["target"]):
-        return False
-    return True
+    return parse_when(when).holds(context.version, context.cluster.finalized_features, context.target.spec)

@@ -9,6 +9,7 @@ before it or a check after it (BLOCKED).
 
 from __future__ import annotations
 
+from ..results.record import StepRole
 from ..suite import expressions
 from .context import Context, Deviation, Skip
 
@@ -111,10 +112,11 @@ def destination(context: Context, api: str, fields: dict, to) -> str | int:
     raise ValueError(f"unknown destination {to!r}")
 
 
-def blame(context: Context, step: dict, deviation: Deviation) -> str:
+def blame(context: Context, step: dict, deviation: Deviation) -> StepRole:
+    """Whom a departure of ``step`` blames: the step under test, a check after it, or set-up before it."""
     if context.under_test(deviation.api, deviation.version):
-        return "under_test"
+        return StepRole.UNDER_TEST
     if context.progress.tested:
         # a check that could not observe (its own request failed) is no evidence about the step under test
-        return "under_test" if step.get("verifies") and not deviation.blind else "check"
-    return "setup"
+        return StepRole.UNDER_TEST if step.get("verifies") and not deviation.blind else StepRole.CHECK
+    return StepRole.SETUP

@@ -17,8 +17,9 @@ from ..protocol.errors import error_name
 from ..protocol.exceptions import ProtocolError
 from ..targets.base import Capability, CapabilityMissing, ControlFailed, Target
 from ..suite.components import Components
+from ..suite.kinds import StepRef
 from ..suite.model import Case, CaseResult, StepFailure
-from ..results.record import STOPPED_ANSWERING, Outcome, Requirement
+from ..results.record import STOPPED_ANSWERING, Outcome, Requirement, StepRole
 from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
@@ -237,12 +238,12 @@ class Runner:
                                             f"{len(beside)} others ran at once ({others}): {problem}{then}; this "
                                             f"item last sent {last_request(transcript)}; {NOT_KNOWN}")
         failure = result.failure
-        if failure is not None and failure.role != "under_test":
+        if failure is not None and failure.role != StepRole.UNDER_TEST:
             # A set-up or check request took it down: a crash is that request's API's finding (named here with the
             # bytes that replay it), and the API under test was never judged (the mock's abort on a set-up
             # ConsumerGroupHeartbeat was failed on TxnOffsetCommit).
             result.outcome = Outcome.BLOCKED
-            result.message = (f"{STOPPED_ANSWERING}: its {'set-up' if failure.role == 'setup' else 'check'} request "
+            result.message = (f"{STOPPED_ANSWERING}: its {StepRole(failure.role).word} request "
                               f"took the target down ({problem}){then}: the crash is {failure.api or 'that request'}'s "
                               f"finding, so there is no verdict on {case.api}; {replayable(transcript)}"
                               + (f"\n{result.message}" if result.message else ""))
@@ -307,19 +308,18 @@ class Runner:
                 return self._finish(result, Outcome.ERROR, started, transcript, unproven)
             return self._finish(result, Outcome.PASSED, started, transcript, "")
         except Deviation as deviation:
-            step_label = str(deviation).split(":", 1)[0]
-            role = deviation.role or "under_test"
-            result.failure = StepFailure(step=_step_number(step_label), step_label=step_label,
+            step = deviation.step or StepRef("", "")  # every step runs through run_step, which names it
+            role = StepRole(deviation.role or StepRole.UNDER_TEST)
+            result.failure = StepFailure(step=step.number, step_label=step.label,
                                          expected=deviation.expected, actual=deviation.actual, message=str(deviation),
                                          role=role, api=deviation.api)
-            if role == "under_test":
+            if role is StepRole.UNDER_TEST:
                 # An IMPLEMENTATION case describes Apache Kafka, not a KIP: departing from it is information.
                 differs = case.requirement is Requirement.IMPLEMENTATION
                 return self._finish(result, Outcome.DIFFERS if differs else Outcome.FAILED, started, transcript,
                                     str(deviation))
-            what = "set-up" if role == "setup" else "check"
             return self._finish(result, Outcome.BLOCKED, started, transcript,
-                                f"a {what} step on {deviation.api or 'another step kind'} departed, so there is no "
+                                f"a {role.word} step on {deviation.api or 'another step kind'} departed, so there is no "
                                 f"verdict on {case.api} v{version}: {deviation}")
         except (Skip, TooFewBrokers, UnknownSetting) as skip:
             return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
@@ -420,11 +420,6 @@ def vacuous(case: Case, version: int | None, progress: Progress) -> str:
         return ""
     why = "; ".join(progress.left_out) or "no step sends it with an expectation"
     return f"the step under test never ran: {case.api} v{version} was not sent and checked ({why})"
-
-
-def _step_number(label: str) -> int:
-    head = label.split(" ", 1)[0].split(".", 1)[0].split("(", 1)[0]
-    return int(head) if head.isdigit() else 0
 
 
 def remove_acls(cluster: Cluster, created: list[dict]) -> None:

@@ -19,6 +19,7 @@ from . import expressions, tree
 from .components import Components
 from .kinds import Facts
 from .versioned import is_version_map
+from .when import WhenError, parse as parse_when
 
 SCHEMA_PATH = resources.suite_schema()
 SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response", "refused", "kafka_code")  # fetch steps may also check their summary
@@ -225,9 +226,11 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
                     _check_error_names(matcher, report, [*where, "expect", "fields", key])
         if isinstance(step.get("retry"), dict):
             _check_error_names(step["retry"].get("on", []), report, [*where, "retry", "on"])
-        when = step.get("when") or {}
-        if isinstance(when, dict) and "versions" in when:
-            check_versions(when["versions"], report, [*where, "when", "versions"])
+        if step.get("when") is not None:  # parsed here, once: the runner reads the parsed conditions
+            try:
+                step["when"] = parse_when(step["when"])
+            except WhenError as error:
+                report([*where, "when", *error.field], str(error))
         for problem in expressions.check(step):
             report(where, problem)
         nested = (api_names, requests, under_test, in_template_step or template is not None, components)

@@ -7,6 +7,20 @@ A MUST that expects a refusal (``refused: true``) must cite a sentence that dema
 error, or says the request is refused, rejected, fails or is invalid. Otherwise the refusal is SHOULD and
 Kafka's code an IMPLEMENTATION twin (``<id>-kafka-answer``). It is a mechanical check of the citation, not a
 reading of the KIP: a citation that names the code for another condition passes it, which a reviewer catches.
+
+Four checks against facts about the KIP texts (:mod:`kip_facts`) close the gaps issue 35's audit found:
+
+- an exact code (of ``error_code`` or of a response field ``...error_code``) must be one the cited KIP's text
+  names at all: a citation of KIP-98 for UNKNOWN_TOPIC_OR_PARTITION, which KIP-98 never names, is refused;
+- an error a KIP ties to one condition (KIP-98: InvalidTransactionTimeout for a timeout above the maximum) is
+  cited for that condition only: a MUST refusal citing it must quote the condition;
+- codes that differ by request version are a version rule, which a KIP older than those versions cannot hold:
+  the citation must name the version (the KIP or spec that made the rule), or the MUST accepts the codes the
+  cited text names at every version and Kafka's per-version code goes to ``kafka_code``;
+- a MUST refusal by behaviour a broker setting turns off (KIP-890's partition verification) holds only where
+  the broker reports the setting on: the case ``requires`` it.
+
+Each is conservative: a citation of a KIP whose text the project lacks is not judged by the first two.
 """
 
 from __future__ import annotations
@@ -15,11 +29,14 @@ import re
 from collections.abc import Iterator
 
 from ..protocol.errors import UnknownErrorName, error_code
+from .kip_facts import CONDITIONED, ERRORS_NAMED, SWITCHES
+from .when import When
 
 # Words with which a cited sentence demands a refusal: an error, a rejection, a fence, an authorization (what is
-# not authorized is refused), an abort (what was aborted cannot be committed), a rule (must, only, need).
+# not authorized is refused), an abort (what was aborted cannot be committed), a rule (must, only, need), a
+# prevention (what is to be prevented from being written is refused).
 REFUSAL_WORDS = re.compile(r"\b(refus|reject|fail|invalid|error|not allowed|must|cannot|exception|fence|authori[sz]|"
-                           r"abort|only|need)", re.IGNORECASE)
+                           r"abort|only|need|prevent)", re.IGNORECASE)
 
 
 # How KIP texts name codes that Kafka's error table names otherwise (KIP-98 wrote PID for producer id and
@@ -74,11 +91,19 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
     cites = str(case.get("cites", ""))
     for path, step in _under_test_steps(steps, api, [*where, "steps"]):
         expect = step.get("expect") or {}
-        if expect.get("refused") is True and not REFUSAL_WORDS.search(cites):
-            yield [*path, "expect", "refused"], ("a MUST refusal needs a cited sentence that demands a refusal "
+        refusal = "refused" if expect.get("refused") is True else "error_code" if _any_error(expect.get("error_code")) else None
+        if refusal and not REFUSAL_WORDS.search(cites):
+            yield [*path, "expect", refusal], ("a MUST refusal needs a cited sentence that demands a refusal "
                                                  "(an error, refused, rejected, invalid): quote it in cites, or "
                                                  "make the case SHOULD")
-        if "kafka_code" in expect:
+        yield from _conditioned(cites, expect, path)
+        yield from _split_by_version(cites, expect.get("error_code"), [*path, "expect", "error_code"])
+        for at, value in _codes_of(expect):
+            for choices in codes_expected(value):
+                missing = _not_in_cited_text(cites, choices)
+                if missing:
+                    yield [*path, *at], missing
+        if "kafka_code" in expect and "error_code" not in expect:
             continue  # a refusal with Kafka's code in its generated IMPLEMENTATION twin (twins below)
         for choices in codes_expected(expect.get("error_code")):
             if not any(names(cites, code) for code in choices):
@@ -89,6 +114,113 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
                     "the request could change something, verify it did not")
 
 
+def _any_error(error_code) -> bool:
+    """``{ne: NONE}``, alone or on some versions: a refusal with any code, as ``refused: true`` is."""
+    values = error_code.values() if isinstance(error_code, dict) and not _matcher(error_code) else [error_code]
+    return any(isinstance(value, dict) and value.get("ne") in ("NONE", ["NONE"]) for value in values)
+
+
+def cited_kips(cites: str) -> list[str]:
+    """The KIPs a citation names (``KIP-98``), in order, once each."""
+    return list(dict.fromkeys(f"KIP-{number}" for number in re.findall(r"\bKIP-(\d+)\b", cites)))
+
+
+def _codes_of(expect: dict) -> Iterator[tuple[list, object]]:
+    """``(path within the step, value)`` of each error code an expectation holds a broker to: ``error_code``
+    and response fields whose last name is an error code (``...partition_error_code``)."""
+    yield ["expect", "error_code"], expect.get("error_code")
+    fields = expect.get("fields")
+    if isinstance(fields, dict):
+        for name, value in fields.items():
+            if str(name).rsplit(".", 1)[-1].endswith("error_code"):
+                yield ["expect", "fields", name], value
+
+
+def _not_in_cited_text(cites: str, choices: list[str]) -> str | None:
+    """Why a MUST of one of ``choices`` cites only texts that name none of them; None when one does.
+
+    A citation is one or more sources split by ``;``. A source that starts with a KIP the project has the text
+    of holds the code if that text names it; one of a KIP without a text here, or a citation with no KIP at all,
+    is not judged; another source (Kafka's error table, the protocol guide) holds it if its quote names it."""
+    sources = [part.strip() for part in cites.split(";") if part.strip()]
+    if not cited_kips(cites):
+        return None
+    for source in sources:
+        kip = re.match(r"KIP-(\d+)\b", source)
+        if kip is None:
+            if any(names(source, code) for code in choices):
+                return None
+        elif f"KIP-{kip.group(1)}" not in ERRORS_NAMED or set(choices) & ERRORS_NAMED[f"KIP-{kip.group(1)}"]:
+            return None
+    kips = ", ".join(cited_kips(cites))
+    return (f"{' or '.join(choices)} is named nowhere in the text of {kips}, which this case cites: cite the text "
+            "that ties the code to the condition (the KIP that names it, or Kafka's error table quoting the code's "
+            "meaning), or, where no text demands the refusal, make it SHOULD with Kafka's code as an IMPLEMENTATION "
+            "case")
+
+
+def _conditioned(cites: str, expect: dict, path: list) -> Iterator[tuple[list, str]]:
+    """A MUST refusal or code that cites an error its KIP ties to one condition, without quoting that condition."""
+    demanded = {code for _, value in _codes_of(expect) for choices in codes_expected(value) for code in choices}
+    refuses = expect.get("refused") is True or bool(demanded)
+    for (kip, code), condition in CONDITIONED.items():
+        if kip not in cited_kips(cites) or not refuses or re.search(condition, cites, re.IGNORECASE):
+            continue
+        if names(cites, code) or code in demanded:
+            at = "refused" if expect.get("refused") is True else "error_code"
+            yield [*path, "expect", at], (
+                f"{kip} ties {code} to one condition ({condition.replace(chr(92), '')}) only: quote that condition in "
+                "cites if it is this case's; otherwise no sentence demands the refusal, and the case is SHOULD (with "
+                "Kafka's code as an IMPLEMENTATION case)")
+
+
+VERSIONED = re.compile(r"\bv\d+|\bversions? \d+", re.IGNORECASE)  # a citation that names a request version
+
+
+def _split_by_version(cites: str, error_code, at: list) -> Iterator[tuple[list, str]]:
+    """Exact codes that differ from one request version to another: that is a rule about versions, held by the
+    text that made it (a later KIP, a message spec), so the citation must name a version."""
+    if not isinstance(error_code, dict) or _matcher(error_code) or len(error_code) < 2:
+        return
+    branches = [codes_expected(value) for value in error_code.values()]
+    if not all(branches):
+        return  # NONE or a matcher on some versions: not a choice between codes
+    if len({frozenset(code for choices in branch for code in choices) for branch in branches}) > 1 \
+            and not VERSIONED.search(cites):
+        yield at, ("the codes this MUST requires differ between request versions, a rule the cited sentence does not "
+                   "hold: cite the text that ties each code to its versions (name the version), or require at every "
+                   "version the codes the cited text names and put Kafka's per-version code in kafka_code (its "
+                   "IMPLEMENTATION twin)")
+
+
+def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[list, str]]:
+    """``(path, message)`` where a MUST demands a refusal by behaviour a broker setting turns off (:data:`SWITCHES`)
+    without requiring the broker to report that setting on. ``refused: or_no_effect`` is judged by its effect and
+    is not counted here."""
+    cites = str(case.get("cites", ""))
+    requires = case.get("requires")
+    config: dict = {}
+    if isinstance(requires, dict) and isinstance(requires.get("config"), dict):
+        config = requires["config"]
+    for kip, words, apis, setting in SWITCHES:
+        if kip not in cited_kips(cites) or not re.search(words, cites, re.IGNORECASE) or api not in apis \
+                or setting in config:
+            continue
+        if any(_demands_refusal(step.get("expect") or {}) for _, step in _under_test_steps(steps, api, where)):
+            yield [*where, "requires"], (
+                f"a MUST refusal by {kip}'s behaviour that Apache Kafka's {setting} turns off holds only on a broker "
+                f"that reports it on: add requires: {{config: {{{setting}: true}}}} (skipped elsewhere, naming the "
+                "setting), or make the case SHOULD or IMPLEMENTATION")
+
+
+def _demands_refusal(expect: dict) -> bool:
+    if expect.get("refused") is True:
+        return True
+    code = expect.get("error_code")
+    values = code.values() if isinstance(code, dict) and not _matcher(code) else [code]
+    return any(value not in (None, "NONE", ["NONE"]) for value in values)
+
+
 def _under_test_steps(steps, api: str | None, where: list):
     for index, step in enumerate(steps or []):
         if not isinstance(step, dict):
@@ -96,10 +228,12 @@ def _under_test_steps(steps, api: str | None, where: list):
         sent = step.get("send") or ("Produce" if "produce" in step else "Fetch" if "fetch" in step else None)
         if sent is not None and (api is None or sent == api) and "version" not in step:
             yield [*where, index], step
-        for key in ("until",):
-            nested = step.get(key)
-            if isinstance(nested, dict) and isinstance(nested.get("step"), dict):
-                yield from _under_test_steps([nested["step"]], api, [*where, index, key, "step"])
+        nested = step.get("until")
+        if isinstance(nested, dict) and isinstance(nested.get("step"), dict):
+            yield from _under_test_steps([nested["step"]], api, [*where, index, "until", "step"])
+        for branch_index, branch in enumerate(step.get("parallel") or []):  # branches sent at the same time
+            if isinstance(branch, list):
+                yield from _under_test_steps(branch, api, [*where, index, "parallel", branch_index])
 
 
 def twin(steps) -> list | None:
@@ -109,6 +243,8 @@ def twin(steps) -> list | None:
 
     def rewrite(value):
         nonlocal found
+        if isinstance(value, When):  # conditions, parsed at load: nothing in them to rewrite
+            return value
         if isinstance(value, dict):
             out = {key: rewrite(item) for key, item in value.items()}
             expect = out.get("expect")

@@ -38,6 +38,22 @@ class Facts:
     under_test: "tuple[str, VersionRange] | None" = None  # the case's API under test and its versions
 
 
+@dataclass(frozen=True)
+class StepRef:
+    """Which step of a case: its place as the runner numbers it (``3``, ``2.1.1`` inside a parallel branch,
+    ``3(until).2`` inside an until) and its label as reports show it (``3 send EndTxn``). The runner hands it on
+    with a departure, so nothing parses it back out of a message."""
+
+    index: str
+    label: str
+
+    @property
+    def number(self) -> int:
+        """The case's top-level step it is in (``3`` for ``3(until).2``); 0 where not known."""
+        head = self.index.split(".", 1)[0].split("(", 1)[0]
+        return int(head) if head.isdigit() else 0
+
+
 def _nothing_to_check(step: dict, report: Callable, where: list, facts: Facts) -> None:
     return None
 
@@ -51,6 +67,9 @@ class StepKind:
     with_nested: Callable[[dict, list[list]], dict] = _unchanged  # the step with its nested lists replaced
     # check(step, report(where, message), where, facts): what the schema cannot know about a step of this kind
     check: Callable[[dict, Callable, list, Facts], None] = _nothing_to_check
+    # the API a step of this kind sends at the version under test (None where it pins another version, or sends
+    # no request of its own): a step under test that a ``when`` leaves out is named in the diagnosis
+    sends: Callable[[dict], str | None] = lambda step: None
 
 
 def as_step_kind(keyword: str, provided) -> StepKind:

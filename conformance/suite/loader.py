@@ -95,6 +95,8 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
         if raw.get("requirement", defaults.get("requirement", "MUST")) == Requirement.MUST.value:
             for at, message in citations.unquoted(raw, steps, api, where):
                 report(at, message)
+            for at, message in citations.switched_off(raw, steps, api, where):
+                report(at, message)
         if raw.get("serial") == "restart":
             check_shares_restart(steps, report, [*where, "serial"])
         if schema_failed:

@@ -10,7 +10,7 @@ from ..protocol.schema import VersionRange
 from . import tree
 # The outcome and requirement vocabulary belongs to the results record (conformance.results.record): import it
 # from there; this module names only what a loaded suite is and what running a case gives.
-from ..results.record import ITEM_FIELDS, Outcome, Requirement, ResultRecord
+from ..results.record import ITEM_FIELDS, Outcome, Requirement, ResultRecord, StepRole
 
 LONG_TAG = "long"
 
@@ -112,7 +112,7 @@ class StepFailure:
     expected: object
     actual: object
     message: str
-    role: str = "under_test"  # "under_test" (or a check verifying it): FAILED; "setup" or "check": BLOCKED
+    role: StepRole = StepRole.UNDER_TEST  # the step under test (or a check verifying it): FAILED; set-up, check: BLOCKED
     api: str | None = None  # the API of the departing step
 
 
@@ -172,7 +172,7 @@ class CaseResult:
             tags=self.tags, duration_s=round(self.duration_s, 4), message=self.message,
             step=None if failure is None else failure.step,
             step_label=None if failure is None else failure.step_label,
-            step_role=None if failure is None else failure.role,
+            step_role=None if failure is None else StepRole(failure.role).value,
             step_api=None if failure is None else failure.api,
             expected=None if failure is None else jsonable(failure.expected),
             actual=None if failure is None else jsonable(failure.actual),

@@ -9,7 +9,7 @@ import pytest
 from conformance import resources
 from conformance.results import (FIELDS, ITEM_FIELDS, RUN_FIELDS, SCHEMA_VERSION, ResultRecord, item_id,
                                  item_id_of, json_schema, provenance)
-from conformance.pytest_plugin.run_state import result_line
+from conformance.session import result_line
 from conformance.suite.model import CaseResult, StepFailure
 from conformance.results.record import Outcome, Requirement
 

@@ -233,7 +233,7 @@ def test_a_history_survives_its_file(tmp_path):
 
 def test_certification_grades_the_tiers_results_in_a_level_of_their_own():
     from conformance.report.certify import levels
-    from conformance.pytest_plugin.run_state import result_line
+    from conformance.session import result_line
 
     story = healthy()
     run = SemanticRun("kafka", "4.4.0", story.history, verdicts=checks.judge(story.history.events),

@@ -68,3 +68,204 @@ def test_a_refusal_with_another_code_passes_and_only_differs_from_kafka():
 
     assert run("fetch-unknown-session").outcome is Outcome.PASSED  # INVALID_FETCH_SESSION_EPOCH: a refusal
     assert run("fetch-unknown-session-kafka-answer").outcome is Outcome.DIFFERS
+
+
+# ------------------------------------------------------------------ the citation against the cited KIP's text
+
+PARTITION_CASE = """\
+suite: cited
+title: Citations
+spec: KIP-98
+topics: {out: {partitions: 1}}
+transactional_ids: [main]
+cases:
+  - id: add-partition-out-of-range
+    title: Adding a partition the topic does not have is refused
+    cites: CITES
+    under_test: {api: AddPartitionsToTxn, versions: "0-3"}
+    steps:
+      - send: AddPartitionsToTxn
+        fields: {v3_and_below_transactional_id: "${txn_ids.main}", v3_and_below_producer_id: 1,
+                 v3_and_below_producer_epoch: 0, v3_and_below_topics: [{name: "${topics.out}", partitions: [99]}]}
+        expect: {fields: {"results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code": CODE}}
+"""
+
+
+def load_partition_case(tmp_path, cites: str, code: str = "UNKNOWN_TOPIC_OR_PARTITION"):
+    path = tmp_path / "cited.yaml"
+    path.write_text(PARTITION_CASE.replace("CITES", cites).replace("CODE", code))
+    return load_suite_file(path, components=bundled())
+
+
+def test_a_code_the_cited_kip_never_names_is_refused_even_in_a_response_field(tmp_path):
+    """Issue 35's audit: add-partition-out-of-range demanded UNKNOWN_TOPIC_OR_PARTITION citing KIP-98's
+    AddPartitionsToTxn errors, which do not include it: the old lint read only ``cites`` and let it through."""
+    _, errors = load_partition_case(tmp_path, '"KIP-98, AddPartitionsToTxnRequest errors: UnknownTopicOrPartition"')
+    assert [error.key for error in errors] == [
+        "cases[0].steps[0].expect.fields.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code"]
+    assert "named nowhere in the text of KIP-98" in errors[0].message and errors[0].line == 15
+    # a code KIP-98 does name passes; so does another source quoting the code, and a KIP the project has no text of
+    assert load_partition_case(tmp_path, '"KIP-98, AddPartitionsToTxnResponse errors: InvalidTxnState"',
+                               "INVALID_TXN_STATE")[1] == []
+    assert load_partition_case(tmp_path, '"KIP-98, AddPartitionsToTxnRequest; Kafka protocol guide, '
+                               'UNKNOWN_TOPIC_OR_PARTITION: this server does not host this topic-partition"')[1] == []
+    assert load_partition_case(tmp_path, '"KIP-890: UNKNOWN_TOPIC_OR_PARTITION for a partition not in the topic"')[1] == []
+    # a refusal without a code is not a code the text must name
+    assert load_partition_case(tmp_path, '"KIP-98, AddPartitionsToTxnRequest: an invalid partition is an error"',
+                               "{ne: NONE}")[1] == []
+
+
+def test_an_error_the_kip_ties_to_one_condition_is_no_must_for_another(tmp_path):
+    """KIP-98 ties InvalidTransactionTimeout to a timeout above the maximum only: a MUST refusal of a zero
+    timeout citing it (init-producer-id-timeout-zero before issue 35) is refused; quoting the condition passes."""
+    expect = "{refused: true}"
+    _, errors = load(tmp_path, '"KIP-98, InitPidRequest errors: InvalidTransactionTimeout for a timeout the '
+                               'coordinator cannot honour"', expect)
+    assert [error.key for error in errors] == ["cases[0].steps[0].expect.refused"], errors
+    assert "ties INVALID_TRANSACTION_TIMEOUT to one condition" in errors[0].message and "SHOULD" in errors[0].message
+    _, errors = load(tmp_path, '"KIP-98: InvalidTransactionTimeout"', "{error_code: INVALID_TRANSACTION_TIMEOUT}")
+    assert [error.key for error in errors] == ["cases[0].steps[0].expect.error_code"], errors
+    assert load(tmp_path, '"KIP-98: if the timeout is larger than max.transaction.timeout.ms, the request will fail '
+                          'with InvalidTransactionTimeout"', expect)[1] == []
+
+
+def test_codes_that_differ_by_version_need_the_text_of_the_version_rule(tmp_path):
+    """txn-offset-commit-fenced demanded INVALID_PRODUCER_EPOCH at v0-1 and either code from v2 citing KIP-98,
+    which predates those versions: the split is KIP-588's rule. A MUST of the same codes at every version with
+    Kafka's split in kafka_code passes, and so does a citation naming the version rule."""
+    split = '{error_code: {"0-1": INVALID_PRODUCER_EPOCH, "2+": [INVALID_PRODUCER_EPOCH, PRODUCER_FENCED]}}'
+    _, errors = load(tmp_path, '"KIP-98, EndTxnRequest errors: ProducerFenced"', split)
+    assert [error.key for error in errors] == ["cases[0].steps[0].expect.error_code"], errors
+    assert "differ between request versions" in errors[0].message
+    assert load(tmp_path, '"KIP-98, EndTxnRequest errors: ProducerFenced; Kafka\'s message spec, EndTxnResponse: '
+                          'Version 2 adds the support for new error code PRODUCER_FENCED"', split)[1] == []
+    suite, errors = load(tmp_path, '"KIP-98, EndTxnRequest errors: ProducerFenced"',
+                         '{error_code: [INVALID_PRODUCER_EPOCH, PRODUCER_FENCED], kafka_code: {"0-1": '
+                         'INVALID_PRODUCER_EPOCH, "2+": PRODUCER_FENCED}}')
+    assert not errors, errors
+    must, twin = suite.cases
+    assert must.steps[0]["expect"]["error_code"] == ["INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"]
+    assert twin.requirement is Requirement.IMPLEMENTATION
+    assert twin.steps[0]["expect"] == {"error_code": {"0-1": "INVALID_PRODUCER_EPOCH", "2+": "PRODUCER_FENCED"}}
+
+
+SWITCH_CASE = """\
+suite: switched
+title: Switchable behaviour
+spec: KIP-890
+topics: {out: {partitions: 1}}
+transactional_ids: [main]
+cases:
+  - id: produce-to-partition-not-added
+    title: A transactional Produce to a partition that was not added is refused
+    cites: "KIP-890: prevent these records from being written: the partition leader verifies the partition is in the transaction"
+    REQUIREMENT
+    under_test: {api: Produce, versions: "3-11"}
+    steps:
+      - use: txn.init
+        with: {txn: "${txn_ids.main}"}
+      - produce: {topic: "${topics.out}", partition: 0, transactional_id: "${txn_ids.main}", producer_id: "${pid}",
+                  producer_epoch: "${epoch}", records: 1}
+        expect: {refused: REFUSED}
+"""
+
+
+def load_switch_case(tmp_path, requirement: str = "", refused: str = "true"):
+    path = tmp_path / "switched.yaml"
+    path.write_text(SWITCH_CASE.replace("REQUIREMENT", requirement or "tags: [kip890]").replace("REFUSED", refused))
+    return load_suite_file(path, components=bundled())
+
+
+def test_a_must_refusal_by_behaviour_kafka_can_switch_off_requires_the_setting(tmp_path):
+    """KIP-890's verification is turned off by transaction.partition.verification.enable: the MUST holds on a
+    broker that reports it on (requires), which the loader insists on; SHOULD, IMPLEMENTATION and a refusal
+    judged by its effect are not held to it."""
+    _, errors = load_switch_case(tmp_path)
+    assert [error.key for error in errors] == ["cases[0].requires"], errors
+    assert "transaction.partition.verification.enable" in errors[0].message
+    suite, errors = load_switch_case(tmp_path, "requires: {config: {transaction.partition.verification.enable: true}}")
+    assert not errors and suite.cases[0].requires_config == {"transaction.partition.verification.enable": True}
+    assert load_switch_case(tmp_path, "requirement: IMPLEMENTATION")[1] == []
+    assert load_switch_case(tmp_path, "requirement: SHOULD")[1] == []
+
+
+def test_every_bundled_must_refusal_by_kip890_verification_requires_the_setting():
+    """The bundled suites keep the rule (the loader refuses them otherwise): the Produce v3-11 case is skipped,
+    naming the setting, on a broker that does not report it on."""
+    case = bundled_case("kip890/transaction-v2.yaml", "produce-to-partition-not-added")
+    assert case.requires_config == {"transaction.partition.verification.enable": True}
+    assert 3 in case.versions and 11 in case.versions and 12 not in case.versions
+    later = bundled_case("kip890/transaction-v2.yaml", "produce-v12-adds-the-partition")
+    assert not later.requires_config and 12 in later.versions and 11 not in later.versions
+
+
+def test_any_error_is_a_refusal_that_needs_a_sentence_too(tmp_path):
+    """``error_code: {ne: NONE}`` demands a refusal as ``refused: true`` does, on every version or some."""
+    for expect in ("{error_code: {ne: NONE}}", '{error_code: {"0-2": NONE, "3+": {ne: NONE}}}'):
+        _, errors = load(tmp_path, '"KIP-98, EndTxnRequest: ends the transaction"', expect)
+        assert [error.key for error in errors] == ["cases[0].steps[0].expect.error_code"], errors
+        assert load(tmp_path, '"KIP-98: an unknown producer id is an error"', expect)[1] == []
+
+
+def test_a_boolean_setting_reported_as_text_meets_a_requirement_written_as_yaml_true():
+    """DescribeConfigs reports every value as text; the case writes ``true``: Kafka's 'true' must meet it (before,
+    the Produce v3-11 verification case was skipped on Kafka itself: "expected True, got 'true'")."""
+    from conformance.runner import broker_config
+
+    setting = "transaction.partition.verification.enable"
+    assert broker_config.check({setting: True}, {setting: "true"}, "kafka") == {setting.replace(".", "_"): True}
+    try:
+        broker_config.check({setting: True}, {setting: "false"}, "a broker")
+    except broker_config.ConfigUnmet as unmet:
+        assert "has False" in str(unmet)
+    else:
+        raise AssertionError("a broker reporting verification off meets a requirement of it on")
+
+
+def test_a_step_under_test_inside_parallel_branches_is_held_to_the_same_rules(tmp_path):
+    """The KIP-890 fault-proxy cases sent their step under test in a parallel branch, which the lint never
+    looked into: three MUSTs of Kafka's exact codes that no sentence names passed it."""
+    path = tmp_path / "parallel.yaml"
+    path.write_text(textwrap.dedent(CASE).replace("CITES", '"KIP-98, EndTxnRequest: ends the transaction"').replace(
+        """    steps:
+      - send: EndTxn""", """    steps:
+      - parallel:
+        - - wait: 10
+        - - send: EndTxn""").replace("        fields: {transactional_id", "            fields: {transactional_id").replace(
+        "        expect: EXPECT", "            expect: {error_code: INVALID_PRODUCER_ID_MAPPING}"))
+    _, errors = load_suite_file(path, components=bundled())
+    assert [error.key for error in errors] == ["cases[0].steps[0].parallel[1][0].expect.error_code"], errors
+
+
+VERIFICATION = "transaction.partition.verification.enable"
+
+
+def verification_broker(value: str | None) -> FakeKafka:
+    """A broker that accepts every transactional write (it does not verify partitions) and reports the
+    verification setting as ``value`` (None: does not report it)."""
+    def handler(api, version, body):
+        if api == "DescribeConfigs":
+            configs = [] if value is None else [{"name": VERIFICATION, "value": value, "read_only": False,
+                                                 "is_default": False, "config_source": 5, "is_sensitive": False,
+                                                 "synonyms": [], "config_type": 1, "documentation": None}]
+            return {"throttle_time_ms": 0, "results": [{"error_code": 0, "error_message": None, "resource_type": 4,
+                                                        "resource_name": "0", "configs": configs}]}
+        if api == "Produce":
+            return {"responses": [{"name": topic["name"], "partition_responses": [
+                {"index": part["index"], "error_code": 0, "base_offset": 0} for part in topic["partition_data"]]}
+                for topic in body["topic_data"]]}
+        return None
+    return FakeKafka(handler)
+
+
+def test_switchable_verification_is_judged_only_on_a_broker_that_reports_it_on():
+    """Before issue 35, produce-to-partition-not-added failed every broker that accepts the write, though Kafka
+    itself accepts it with verification turned off. Now a broker that does not report the setting, or reports it
+    off, is skipped, naming it; one that reports it on and accepts the write fails."""
+    case = bundled_case("kip890/transaction-v2.yaml", "produce-to-partition-not-added")
+    unreported = run_on(verification_broker(None), case, 3)
+    assert unreported.outcome is Outcome.SKIPPED and VERIFICATION in unreported.message
+    off = run_on(verification_broker("false"), case, 3)
+    assert off.outcome is Outcome.SKIPPED and "has False" in off.message
+    on = run_on(verification_broker("true"), case, 3)
+    assert on.outcome is Outcome.FAILED and "ne NONE" in on.message

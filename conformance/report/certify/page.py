@@ -11,7 +11,7 @@ import json
 from collections import Counter
 
 from ... import ledger, pages
-from ...results.record import OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER
+from ...results.record import OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER, StepRole
 from ..itemref import case_id, label, reproduce
 from . import svg
 from .levels import Grade
@@ -84,7 +84,7 @@ def _departures(records: list[dict]) -> list[dict]:
         cases.append({"case": case, "title": first.get("title") or case, "requirement": str(first.get("requirement")),
                       "api": str(first.get("api") or ""), "kip": str(first.get("kip")),
                       "cites": str(first.get("cites") or ""), "step": str(first.get("step")),
-                      "step_role": str(first.get("step_role") or "under_test"),
+                      "step_role": str(first.get("step_role") or StepRole.UNDER_TEST),
                       "step_api": str(first.get("step_api") or ""), "message": message,
                       "known_bug": bug or "",
                       "items": [_item(row) for row in rows]})

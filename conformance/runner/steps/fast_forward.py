@@ -14,6 +14,7 @@ from ...client.cluster import Cluster
 from ...client.connection import ClientError
 from ...client.epochs import DEFAULT_WINDOW, LAST_EPOCH, FastForwardError, fast_forward
 from ...client.transcript import Transcript
+from ...results.record import StepRole
 from ...suite import expressions
 from ...suite.kinds import Facts, StepKind
 from ..context import Context, Deviation
@@ -71,7 +72,7 @@ def _setup_deviation(context: Context, message: str, expected, actual, api: str,
     """A fast-forward that fails never proves or disproves the case: it blames set-up (or a check)."""
     deviation = Deviation(message, expected=expected, actual=actual, api=api)
     deviation.version = version
-    deviation.role = "check" if context.progress.tested else "setup"
+    deviation.role = StepRole.CHECK if context.progress.tested else StepRole.SETUP
     return deviation
 
 

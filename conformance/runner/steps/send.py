@@ -170,4 +170,5 @@ def sent_versions(step: dict, api: str, spec: MessageSpec, under_test) -> list[i
     return versions  # the client's choice, or min/max/an expression
 
 
-KIND = StepKind("send", send_step, describe=detail_from("send"), check=check_send)
+KIND = StepKind("send", send_step, describe=detail_from("send"), check=check_send,
+                sends=lambda step: None if "version" in step else step.get("send"))

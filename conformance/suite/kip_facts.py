@@ -1,0 +1,53 @@
+"""Facts about KIP texts the MUST lint checks citations against (issue 35): no sentence is copied, only facts.
+
+``ERRORS_NAMED``: which of Kafka's error codes each KIP's text names, in any spelling :func:`citations.names`
+knows (``INVALID_TXN_STATE``, ``InvalidTxnState``, ``InvalidTxnStateException``, a KIP's own alias). Computed
+from the KIP texts the suites cite (the project's seed texts; ``tests/suite/test_kip_facts.py`` recomputes it
+from them where they are beside the repository). A KIP missing here is one whose text the project does not
+have, or has only in a form the suites do not cite (KIP-447's seed is its first draft, before TxnOffsetCommit
+carried the group's generation and member): the lint does not judge citations of it.
+
+``CONDITIONED``: errors a KIP's text ties to one condition (``If <condition>, ... <error>``), with words that
+name that condition. A MUST that holds a broker to such an error, or cites it for a refusal, must quote the
+condition: a refusal of another input is not what the sentence demands.
+
+``SWITCHES``: behaviour a KIP adds that a broker setting turns off (Apache Kafka's setting), by the words a
+citation of that behaviour uses and the APIs it applies to. A MUST on it holds only on a broker that reports
+the setting on (``requires: {config: {<setting>: true}}``, skipped elsewhere, naming the setting); otherwise the
+case is SHOULD or IMPLEMENTATION.
+"""
+
+from __future__ import annotations
+
+ERRORS_NAMED: dict[str, frozenset[str]] = {
+    "KIP-98": frozenset({
+        "CONCURRENT_TRANSACTIONS", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE",
+        "DUPLICATE_SEQUENCE_NUMBER", "GROUP_AUTHORIZATION_FAILED", "INVALID_PRODUCER_EPOCH",
+        "INVALID_PRODUCER_ID_MAPPING", "INVALID_TRANSACTION_TIMEOUT", "INVALID_TXN_STATE", "NOT_COORDINATOR",
+        "OUT_OF_ORDER_SEQUENCE_NUMBER", "PRODUCER_FENCED", "UNSUPPORTED_FOR_MESSAGE_FORMAT"}),
+    "KIP-609": frozenset({
+        "CLUSTER_AUTHORIZATION_FAILED", "DELEGATION_TOKEN_AUTHORIZATION_FAILED", "FENCED_INSTANCE_ID",
+        "GROUP_AUTHORIZATION_FAILED", "INVALID_GROUP_ID", "INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED",
+        "TOPIC_AUTHORIZATION_FAILED", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "UNKNOWN_TOPIC_OR_PARTITION",
+        "UNSUPPORTED_FOR_MESSAGE_FORMAT", "UNSUPPORTED_VERSION"}),
+    "KIP-1309": frozenset({
+        "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "INVALID_PRODUCER_EPOCH", "INVALID_REQUEST",
+        "NOT_COORDINATOR", "PRODUCER_FENCED", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "TRANSACTIONAL_ID_NOT_FOUND",
+        "TRANSACTION_ABORTABLE", "UNKNOWN_PRODUCER_ID"}),
+}
+
+# (KIP, error): a pattern of the words that name the one condition the KIP's text ties the error to.
+CONDITIONED: dict[tuple[str, str], str] = {
+    # KIP-98: a requested transaction timeout larger than max.transaction.timeout.ms fails the InitPid request
+    ("KIP-98", "INVALID_TRANSACTION_TIMEOUT"): r"max\.transaction\.timeout\.ms|exceed|larger than|above the max|maximum",
+    # KIP-1309 (draft): a heartbeat interval greater than the transaction timeout is an invalid request
+    ("KIP-1309", "INVALID_REQUEST"): r"TransactionHeartbeatIntervalMs|heartbeat interval",
+}
+
+
+# (KIP, pattern of the words citing the behaviour, APIs under test it governs, the setting that turns it off)
+SWITCHES: tuple[tuple[str, str, frozenset[str], str], ...] = (
+    # KIP-890 part 1: the partition leader's check that a partition is in the transaction before a
+    # transactional write (Kafka 3.5+, default on)
+    ("KIP-890", r"verif", frozenset({"Produce", "TxnOffsetCommit"}), "transaction.partition.verification.enable"),
+)
