@@ -20,27 +20,25 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..results.ids import item_id_of
-from ..results.record import outcome_of
+from ..results.record import ResultRecord
 
 GROUP = ("target", "target_version", "harness_version")
 
 
-def outcome(record: dict) -> str:
-    """The outcome a record states, read as the results module reads it (a schema-2 IMPLEMENTATION
-    departure is ``differs``), so files of both schemas judge alike."""
-    return str(outcome_of(record))
+def outcome(record: ResultRecord) -> str:
+    """The outcome a record states, as the store reads it (a schema-2 IMPLEMENTATION departure is ``differs``),
+    so files of both schemas judge alike."""
+    return str(record.outcome)
 
 
-def item_name(record: dict) -> str:
+def item_name(record: ResultRecord) -> str:
     """The item id, as the analysis tables' ``item`` column spells it too."""
-    return item_id_of(record)
+    return record.item_id
 
 
-def item_key(record: dict) -> tuple:
+def item_key(record: ResultRecord) -> tuple:
     """(target, target version, harness version, item): what the flaky job groups on."""
-    return (record.get("target"), record.get("target_version"), record.get("harness_version") or "",
-            item_name(record))
+    return record.target, record.target_version, record.harness_version or "", item_name(record)
 
 
 @dataclass
@@ -48,7 +46,7 @@ class History:
     """One item's records, oldest run first."""
 
     key: tuple
-    records: list[dict] = field(default_factory=list)
+    records: list[ResultRecord] = field(default_factory=list)
 
     @property
     def outcomes(self) -> list[str]:
@@ -56,7 +54,7 @@ class History:
 
     @property
     def runs(self) -> int:
-        return len({record.get("run_id") for record in self.records})
+        return len({record.run_id for record in self.records})
 
     @property
     def counts(self) -> Counter:
@@ -77,24 +75,24 @@ class History:
 
     @property
     def requirement(self) -> str:
-        return str(self.records[-1].get("requirement") or "")
+        return str(self.records[-1].requirement or "")
 
 
-def run_order(records: list[dict]) -> list[str]:
+def run_order(records: list[ResultRecord]) -> list[str]:
     """Run ids, oldest first: by the run's first ``recorded_at`` (text in UTC ISO form sorts as time), then id."""
     started: dict[str, str] = {}
     for record in records:
-        run_id, at = str(record.get("run_id")), record.get("recorded_at") or ""
+        run_id, at = str(record.run_id), record.recorded_at or ""
         if run_id not in started or (at and (not started[run_id] or at < started[run_id])):
             started[run_id] = at
     return sorted(started, key=lambda run_id: (started[run_id], run_id))
 
 
-def histories(records: list[dict]) -> dict[tuple, History]:
+def histories(records: list[ResultRecord]) -> dict[tuple, History]:
     """Every item's history, its records in run order (file order within a run)."""
     position = {run_id: index for index, run_id in enumerate(run_order(records))}
     found: dict[tuple, History] = {}
-    for record in sorted(records, key=lambda record: position[str(record.get("run_id"))]):
+    for record in sorted(records, key=lambda record: position[str(record.run_id)]):
         key = item_key(record)
         found.setdefault(key, History(key)).records.append(record)
     return found

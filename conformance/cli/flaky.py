@@ -23,7 +23,8 @@ from pathlib import Path
 
 from ..analysis import flakiness
 from ..report.itemref import label, reproduce
-from ..results.store import new_run_id, read_lines
+from ..results.record import ResultRecord
+from ..results.store import new_run_id, read_records
 from ..results.record import OUTCOME_ORDER
 from ..defaults import FLAKY_RESULTS
 from .run_options import add_run_arguments, principal_problem, pytest_options
@@ -97,9 +98,8 @@ def command_flaky(arguments) -> int:
         print(f"conformance flaky: {error}", file=sys.stderr)
         return 2
     targets = set(arguments.target) if arguments.sources and arguments.target else None
-    records = [record for path in files for record in read_lines(path)
-               if (run_ids is None or record.get("run_id") in run_ids)
-               and (targets is None or record.get("target") in targets)]
+    records = [record for path in files for record in read_records(path)
+               if (run_ids is None or record.run_id in run_ids) and (targets is None or record.target in targets)]
     runs = flakiness.run_order(records)
     if len(runs) < 2:
         print(f"conformance flaky: {', '.join(map(str, files))} hold{'s' if len(files) == 1 else ''} "
@@ -170,7 +170,7 @@ def run_selection(arguments) -> tuple[list[str], str | None]:
 
 
 # ------------------------------------------------------------------------------ judging
-def judge_records(records: list[dict], files: list[str], choice: str, *, run_ids: set[str] | None = None,
+def judge_records(records: list[ResultRecord], files: list[str], choice: str, *, run_ids: set[str] | None = None,
                   targets: set[str] | None = None) -> tuple[str, list[Finding]]:
     """(which judge, the items that changed in ``records``): the Spark job when it can run, else plain Python.
 
@@ -243,14 +243,14 @@ def outcome_counts(outcomes: list[str]) -> str:
     return ", ".join(f"{outcome} ×{count}" for outcome, count in counts.most_common())
 
 
-def _non_pass(history: flakiness.History) -> dict:
+def _non_pass(history: flakiness.History) -> ResultRecord:
     """The latest record that is not a pass (its message and node id describe the item); else the latest."""
-    return next((record for record in reversed(history.records) if record.get("outcome") != "passed"),
+    return next((record for record in reversed(history.records) if record.outcome != "passed"),
                 history.records[-1])
 
 
-def _message(record: dict) -> str:
-    text = " ".join(str(record.get("message") or "").split())
+def _message(record: ResultRecord) -> str:
+    text = " ".join(str(record.message or "").split())
     return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS - 1] + "…"
 
 
@@ -261,13 +261,13 @@ def _requirement_note(history: flakiness.History) -> str:
     return requirement
 
 
-def run_lines(records: list[dict]) -> list[str]:
+def run_lines(records: list[ResultRecord]) -> list[str]:
     """One line per run: its targets and counts per outcome."""
     by_run: dict[str, Counter] = {}
     targets: dict[str, dict] = {}
     for record in records:
-        by_run.setdefault(str(record.get("run_id")), Counter())[str(record.get("outcome"))] += 1
-        targets.setdefault(str(record.get("run_id")), {})[record.get("target")] = None
+        by_run.setdefault(str(record.run_id), Counter())[str(record.outcome)] += 1
+        targets.setdefault(str(record.run_id), {})[record.target] = None
     lines = []
     for run_id in flakiness.run_order(records):
         counts = by_run[run_id]
@@ -277,15 +277,15 @@ def run_lines(records: list[dict]) -> list[str]:
     return lines
 
 
-def partial_items(records: list[dict], found: dict[tuple, flakiness.History]) -> list[flakiness.History]:
+def partial_items(records: list[ResultRecord], found: dict[tuple, flakiness.History]) -> list[flakiness.History]:
     """Items missing from some run of their target (a selection that is not the same in every run)."""
     runs_of: dict[object, set] = {}
     for record in records:
-        runs_of.setdefault(record.get("target"), set()).add(record.get("run_id"))
+        runs_of.setdefault(record.target, set()).add(record.run_id)
     return [history for history in found.values() if history.runs < len(runs_of[history.key[0]])]
 
 
-def render(records: list[dict], found: dict[tuple, flakiness.History], findings: list[Finding], judge: str) -> str:
+def render(records: list[ResultRecord], found: dict[tuple, flakiness.History], findings: list[Finding], judge: str) -> str:
     """The findings as text for the terminal, flakiest first."""
     runs = flakiness.run_order(records)
     judged = flakiness.judged(found)
@@ -307,14 +307,14 @@ def render(records: list[dict], found: dict[tuple, flakiness.History], findings:
                      f"(run by run: {', '.join(history.outcomes)})")
         lines.append(f"    flaky rate {finding.flaky_rate:g} (share of runs off its most common outcome), "
                      f"{finding.flips} flip{'' if finding.flips == 1 else 's'}")
-        if record.get("outcome") != "passed":
-            lines.append(f"    {record.get('outcome')} in run {record.get('run_id')}: "
+        if record.outcome != "passed":
+            lines.append(f"    {record.outcome} in run {record.run_id}: "
                          f"{_message(record) or '(no message)'}")
         lines.append(f"    reproduce: {reproduce(record)}")
     return "\n".join(lines) + "\n"
 
 
-def to_json(records: list[dict], found: dict[tuple, flakiness.History], findings: list[Finding], judge: str) -> dict:
+def to_json(records: list[ResultRecord], found: dict[tuple, flakiness.History], findings: list[Finding], judge: str) -> dict:
     """The findings as the JSON ``--json`` writes."""
     return {
         "judge": judge, "runs": flakiness.run_order(records), "items_judged": len(flakiness.judged(found)),
@@ -323,9 +323,9 @@ def to_json(records: list[dict], found: dict[tuple, flakiness.History], findings
             "target": finding.history.key[0], "target_version": finding.history.key[1],
             "harness_version": finding.history.key[2], "item": label(_non_pass(finding.history)),
             "requirement": finding.history.requirement, "outcomes": dict(Counter(finding.history.outcomes)),
-            "run_by_run": [[record.get("run_id"), record.get("outcome")] for record in finding.history.records],
+            "run_by_run": [[record.run_id, record.outcome] for record in finding.history.records],
             "flaky_rate": finding.flaky_rate, "flips": finding.flips,
-            "message": str(_non_pass(finding.history).get("message") or ""),
+            "message": str(_non_pass(finding.history).message or ""),
             "reproduce": reproduce(_non_pass(finding.history)),
         } for finding in findings],
     }

@@ -37,14 +37,14 @@ def command_gate(arguments) -> int:
     """Compare results with a baseline and fail (exit 1) on a regression; the exit status."""
     from ..report import known_failures
     from ..report.gate import compare, render, rerun, save_baseline, to_json
-    from ..results.store import read_lines
+    from ..results.store import read_records
 
     try:
         entries = known_failures.load(arguments.known_failures)
     except known_failures.KnownFailuresError as error:
         print(f"gate: {error}", file=sys.stderr)
         return 2
-    results = [row for path in arguments.results for row in read_lines(path)]
+    results = [row for path in arguments.results for row in read_records(path)]
     if arguments.save_baseline:
         count = save_baseline(results, arguments.save_baseline)
         print(f"wrote {arguments.save_baseline} ({count} items)")
@@ -52,7 +52,7 @@ def command_gate(arguments) -> int:
     if not arguments.baseline:
         print("gate: --baseline is required (or --save-baseline to make one)", file=sys.stderr)
         return 2
-    baseline = [row for path in arguments.baseline for row in read_lines(path)]
+    baseline = [row for path in arguments.baseline for row in read_records(path)]
     for name, rows, paths in (("baseline", baseline, arguments.baseline), ("results", results, arguments.results)):
         if not rows:
             print(f"gate: no records in the {name} ({', '.join(paths)})", file=sys.stderr)

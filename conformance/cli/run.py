@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER
+from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER, ResultRecord
 from .run_options import add_run_arguments
 
 SUMMARY_COLUMNS = list(OUTCOME_ORDER)
@@ -47,11 +47,12 @@ def command_run(arguments) -> int:
     return exit_code
 
 
-def summary_rows(records: list[dict]) -> list[list]:
+def summary_rows(records: list[ResultRecord]) -> list[list]:
     """Counts per outcome for each target (in order of first appearance), then a total per target."""
     counts: dict[str, Counter] = {}
     for record in records:
-        counts.setdefault(record.get("target", "?"), Counter())[record.get("outcome", "?")] += 1
+        target, outcome = record.target, record.outcome  # a line without them reads None
+        counts.setdefault("?" if target is None else target, Counter())["?" if outcome is None else outcome] += 1
     return [[target, *(counter[column] for column in SUMMARY_COLUMNS), sum(counter.values())]
             for target, counter in counts.items()]
 
@@ -59,9 +60,9 @@ def summary_rows(records: list[dict]) -> list[list]:
 def print_summary(results_path: str | Path, run_id: str) -> None:
     """Print one row per target of the run ``run_id``: its count of each outcome and the total."""
     from ..report.console import print_table
-    from ..results.store import read_lines
+    from ..results.store import read_records
 
-    records = read_lines(results_path, run_id=run_id)
+    records = read_records(results_path, run_id=run_id)
     if not records:
         print(f"no results recorded for run {run_id} in {results_path}")
         return
@@ -74,7 +75,7 @@ def write_junit_after_run(arguments, run_id: str) -> None:
     if not getattr(arguments, "junit", None):
         return
     from ..report.junit import write_junit
-    from ..results.store import read_lines
+    from ..results.store import read_records
 
-    count = write_junit(read_lines(arguments.results, run_id=run_id), arguments.junit)
+    count = write_junit(read_records(arguments.results, run_id=run_id), arguments.junit)
     print(f"wrote {arguments.junit} ({count} test cases)")

@@ -86,13 +86,13 @@ def command_semantic(arguments) -> int:
                         processors=arguments.processors, seed=arguments.seed, client_config=client_config,
                         start_epoch=arguments.start_epoch)
     run_id = session.run_id
-    lines, status = [], 0
+    status = 0
     settings.group_protocol = arguments.group_protocol
     try:
         for spec in specs:
             for result in _run_target(pool, spec, settings, run_id, Path(arguments.histories)):
                 # every check's line goes to the run's sinks (the results file first) and its hook
-                lines.append(session.record(result, nodeid=f"semantic::{result.case_id}[{spec}]"))
+                session.record(result, nodeid=f"semantic::{result.case_id}[{spec}]")
                 status = status or int(result.outcome is not Outcome.PASSED)
     finally:
         for problem in pool.stop_all():
@@ -102,7 +102,7 @@ def command_semantic(arguments) -> int:
     if arguments.junit:
         from ..report.junit import write_junit
 
-        write_junit(lines, arguments.junit)
+        write_junit(session.records(), arguments.junit)  # this run's lines, read back from its results file
         print(f"wrote {arguments.junit}")
     return status
 

@@ -31,21 +31,21 @@ def register(commands) -> None:
 
 def command_show(arguments) -> int:
     """Print one item's full record and exchanges from a results file; the exit status."""
-    from ..results.store import read_lines
+    from ..results.store import read_records
 
     path = Path(arguments.results)
     if not path.is_file():
         print(f"conformance show: no results file at {path}", file=sys.stderr)
         return 2
-    records = [record for record in read_lines(path, run_id=arguments.run_id)
-               if not arguments.target or record.get("target") == arguments.target]
+    records = [record for record in read_records(path, run_id=arguments.run_id)
+               if not arguments.target or record.target == arguments.target]
     found = report_show.find(records, arguments.item)
     if len(found) != 1:
         print(report_show.not_one(arguments.item, found, path), file=sys.stderr)
         return 1
     [record] = found
     if arguments.json:
-        print(json.dumps(record, indent=1, default=str))
+        print(json.dumps(record.to_line(), indent=1, default=str))
     else:
         print(report_show.render(record), end="")
     return 0

@@ -12,7 +12,7 @@ import socket
 import ssl
 import threading
 import time
-from typing import Callable
+from typing import Callable, NoReturn
 
 from ..protocol import frames
 from ..protocol.codec import Codec
@@ -321,10 +321,11 @@ class Connection:
                 exchange.version if exchange.response_version is None else exchange.response_version, payload)
         except ProtocolError as error:
             exchange.problem = "garbage"
+            exchange.decode_path = getattr(error, "path", None) or None
             exchange.diagnosis = (f"{exchange.api} v{exchange.version} response does not decode: {error}; "
                                   f"{len(payload)} bytes: {payload[:64].hex()}")
 
-    def _fail(self, exchange: Exchange, error_type: type[ClientError], diagnosis: str):
+    def _fail(self, exchange: Exchange, error_type: type[ClientError], diagnosis: str) -> NoReturn:
         """Mark every request in flight as failed, drop the connection and raise for ``exchange``."""
         for pending in [exchange, *self._pending.values()]:
             if pending.response is None and pending.problem is None:

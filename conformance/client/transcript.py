@@ -32,6 +32,9 @@ class Exchange:
     step: str | None = None  # the suite step that made it, when a runner made it
     response_version: int | None = None  # when the answer is decoded as another version
     trailing_bytes: int = 0  # bytes the broker sent after the response body (a deviation of its own)
+    # where a response that does not decode broke: the field's path (the same for every item that meets the
+    # same fault, unlike the byte offset, so that results can group the items by it)
+    decode_path: str | None = None
 
     @property
     def elapsed_ms(self) -> float | None:

@@ -17,6 +17,7 @@ import yaml
 from .driver import FAULT_DELAY_MS, PARTITIONS, TOPICS, TRANSACTIONAL_IDS, GROUPS, Step
 from .model import ACCEPT, REFUSE
 from .ops import WAIT_MS
+from ..suite.kip_facts import SWITCHES
 
 RETRY = {"on": ["COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR",
                 "CONCURRENT_TRANSACTIONS", "NOT_ENOUGH_REPLICAS", "NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION"],
@@ -77,6 +78,11 @@ def case_for(history: list[Step], *, target: str, seed: int | None) -> dict | No
             "under_test": {"api": last.op.kind, "versions": str(last.op.version)},
             "tags": ["explored"],
             "steps": steps}
+    # behaviour Apache Kafka can turn off is not held where the target reports it off (write-a-suite.md)
+    switches = {setting: True for kip, words, apis, setting in SWITCHES
+                if kip == rule.kip and last.op.kind in apis and re.search(words, rule.cites, re.IGNORECASE)}
+    if switches:
+        case["requires"] = {"switch": switches}
     return {"suite": f"explore.{slug(target)}.{slug(rule.id)}",
             "title": f"Explored departure of {rule.id} on {target}",
             "spec": rule.kip,

@@ -60,8 +60,7 @@ RULES = _rules(
          "a transactional write to a partition not added to the producer's ongoing transaction is refused "
          "(before Produce v12, where the partition is added implicitly)"),
     Rule("produce.added-implicitly", "KIP-890",
-         "the partition leader verifies with the coordinator that the partition is in the transaction; with Produce "
-         "v12 the partition is added implicitly",
+         "with Produce v12 the partition is added implicitly",
          "with transaction version 2, a transactional write in sequence by the current producer is accepted and "
          "its partition joins the transaction"),
     Rule("txn-offset-commit.added-implicitly", "KIP-890",

@@ -9,7 +9,8 @@ entries name.
 
 A match explains a departure; it never makes one, nor excuses one: the item keeps its outcome.
 
-Rules: nothing of the harness is imported here but :mod:`conformance.resources` (every layer that
+Rules: nothing of the harness is imported here but :mod:`conformance.resources` and
+:mod:`conformance.checked_yaml` (every layer that
 writes or reads results may ask the ledger); a release is ``X.Y.Z`` and ranges are inclusive.
 """
 
@@ -21,9 +22,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
-from .. import resources
+from .. import checked_yaml, resources
 
 # The outcomes a ledger entry can explain: a departure of the step under test, or an error a crash became.
 DEPARTURES = ("failed", "differs", "error")
@@ -132,16 +132,10 @@ def bugs() -> tuple[Bug, ...]:
 def load(path: Path) -> tuple[Bug, ...]:
     """Read a ledger file: its JSON Schema first, then what a schema cannot say (ranges, unique keys,
     a reason for every entry without a case, a fixed release after every affected one)."""
-    import jsonschema
-
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise LedgerError(f"{path}: {error}") from None
-    problems = sorted(jsonschema.Draft202012Validator(schema()).iter_errors(data), key=lambda e: list(e.path))
-    if problems:
-        where = "/".join(str(part) for part in problems[0].path) or "(top)"
-        raise LedgerError(f"{path}: {where}: {problems[0].message}")
+        data = checked_yaml.load(path, schema())
+    except checked_yaml.CheckedYamlError as error:
+        raise LedgerError(str(error)) from None
     entries, seen = [], set()
     for index, raw in enumerate(data["bugs"]):
         where = f"{path}: bugs[{index}] ({raw['key']})"

@@ -32,7 +32,7 @@ class CarefulGenerator(SpecView):
             "pr": primitives, "Raw": primitives.Raw, "DecodeError": DecodeError,
             "EncodeError": EncodeError, "struct": struct,
             "uuid_from": lambda data: uuid.UUID(bytes=data), "uuid_bytes": primitives.uuid_bytes,
-            "UNKNOWN_TAGGED": UNKNOWN_TAGGED,
+            "UNKNOWN_TAGGED": UNKNOWN_TAGGED, "short_field": short_field,
         })
         self.post_exec: list[tuple[str, str]] = []  # (constant, struct encoder): the default's bytes
 
@@ -156,10 +156,13 @@ class CarefulGenerator(SpecView):
         name = self.constant(None, "dec")
         regular, tagged = self.present(fields)
         labels = []
+        widths: list[tuple[Any, ...]] = []  # per group: ((field, type, bytes), ...) of a fixed-size group, else ()
         body: list[str] = []
         names: list[tuple[str, str]] = []
         for group in self.groups(regular):
             labels.append(",".join(f.attribute for f in group))
+            widths.append(tuple((f.attribute, f.type, struct.calcsize(">" + FIXED_CODES[f.type])) for f in group)
+                          if self.is_fixed(group[0]) and not self.malleable else ())
             body.append(f"    g = {len(labels) - 1}; start = p")
             variables = []
             for f in group:
@@ -177,6 +180,7 @@ class CarefulGenerator(SpecView):
         unknown_variable = None
         if self.flexible():
             labels.append("(tagged fields)")
+            widths.append(())
             body.append(f"    g = {len(labels) - 1}; start = p")
             tag_vars = []
             for field in tagged:
@@ -209,14 +213,17 @@ class CarefulGenerator(SpecView):
             body.append("    if unknown: result[UNKNOWN_TAGGED] = unknown")
         body.append("    return result, p")
         label_name = self.constant(tuple(labels), "labels")
+        width_name = self.constant(tuple(widths), "widths")
         self.lines.append(f"def {name}(b, p):")
         self.lines.append("    g = -1; start = p")
         self.lines.append("    try:")
         self.lines.extend("    " + line for line in body)
         self.lines.append("    except DecodeError as error:")
-        self.lines.append(f"        raise DecodeError(error.reason, error.offset, {path!r} + '.' + {label_name}[g] + (error.path and '.' + error.path)) from None")
+        # a nested struct's decoder already named its own full path; a primitive's error is named here
+        self.lines.append(f"        raise DecodeError(error.reason, error.offset, error.path or {path!r} + '.' + {label_name}[g]) from None")
         self.lines.append("    except (struct.error, IndexError, ValueError) as error:")
-        self.lines.append(f"        raise DecodeError('%s needs more bytes than the %d left (%s)' % ({label_name}[g], max(0, len(b) - start), error), start, {path!r} + '.' + {label_name}[g]) from None")
+        self.lines.append(f"        field, at, reason = short_field({label_name}[g], {width_name}[g], len(b), start, error)")
+        self.lines.append(f"        raise DecodeError(reason, at, {path!r} + '.' + field) from None")
         self.lines.append("")
         return name
 
@@ -293,3 +300,14 @@ class CarefulGenerator(SpecView):
                 raise DecodeError(f"unexpected {type(error).__name__}: {error}", offset, top) from error
 
         return encode, decode
+
+
+def short_field(label: str, widths: tuple[Any, ...], size: int, start: int, error: Exception) -> tuple[str, int, str]:
+    """Which field of a group the bytes ran out in, where it starts, and why: a group of fixed-size fields is
+    read in one go, so the field is found from the widths (a response that leaves one field out names it)."""
+    at = start
+    for field, kind, width in widths:
+        if at + width > size:
+            return field, at, f"{field} ({kind}) needs {width} bytes, {max(0, size - at)} left"
+        at += width
+    return label, start, f"{label} needs more bytes than the {max(0, size - start)} left ({error})"

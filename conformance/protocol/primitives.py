@@ -141,7 +141,11 @@ def read_bytes(buffer: bytes, offset: int, nullable: bool, compact: bool) -> tup
 
 def read_array_length(buffer: bytes, offset: int, nullable: bool, compact: bool,
                       minimum_item: int) -> tuple[int | None, int]:
-    """The element count of an array, checked against the bytes left (each item takes ``minimum_item``)."""
+    """The element count of an array, checked against the bytes left (each item takes ``minimum_item``).
+
+    A count that could only fit if items took under a byte each is refused here; a count that is merely more
+    than the items' minimum sizes allow is returned, so that decoding the items fails at the very field where
+    the bytes run out (a response that leaves out one field names that field, not the array around it)."""
     if compact:
         count, position = read_compact_length(buffer, offset)
     else:
@@ -151,7 +155,7 @@ def read_array_length(buffer: bytes, offset: int, nullable: bool, compact: bool,
             return None, position
         raise DecodeError(f"array length {count} is not allowed here", offset)
     room = len(buffer) - position
-    if (minimum_item and count * minimum_item > room) or (not minimum_item and count > 1_000_000):
+    if (minimum_item and count > room) or (not minimum_item and count > 1_000_000):
         raise DecodeError(f"array of {count} items cannot fit in the {room} bytes left", offset)
     return count, position
 

@@ -93,13 +93,13 @@ def _value(value: object) -> str:
 def environment_from_results(paths: list[str]) -> dict[str, object]:
     """Per target: its version and finalized features, from the JSONL results (their ApiVersions answers)."""
     from .certify.fingerprint import from_records
-    from ..results.store import read_lines
+    from ..results.store import read_records
 
-    records = [row for path in paths for row in read_lines(path)]
+    records = [row for path in paths for row in read_records(path)]
     found: dict[str, object] = {}
-    for target in dict.fromkeys(row.get("target") for row in records):
-        rows = [row for row in records if row.get("target") == target]
-        found[f"target.{target}"] = next((row.get("target_version") for row in rows if row.get("target_version")), "")
+    for target in dict.fromkeys(row.target for row in records):
+        rows = [row for row in records if row.target == target]
+        found[f"target.{target}"] = next((row.target_version for row in rows if row.target_version), "")
         fingerprint = from_records(rows)
         if fingerprint is not None:
             features = fingerprint["finalized_features"]

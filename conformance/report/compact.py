@@ -17,6 +17,7 @@ from pathlib import Path
 from .. import ledger
 from ..results.record import StepRole
 from .itemref import case_id, label, reproduce
+from .root_causes import RootCause, noted, others, root_causes
 
 # The outcomes listed, in this order, and what their section says about them.
 SECTIONS = (
@@ -68,10 +69,30 @@ class Entry:
 
 
 @dataclass
+class CauseEntry:
+    """The items one root cause decided, of every case it touches: one entry (issue 35)."""
+
+    cause: RootCause
+
+    @property
+    def first(self) -> dict:
+        return self.cause.first
+
+    def lines(self) -> list[str]:
+        cause = self.cause
+        shown = ", ".join(f"{case} {fold_versions(row.get('api_version') for row in cause.records if case_id(row) == case)}"
+                          .rstrip() for case in cause.cases)
+        return [f"ROOT CAUSE {cause.title}  [{cause.target}; {cause.outcomes}]",
+                _field("cause", _cut(cause.cause)),
+                _field("cases", _cut(shown)),
+                _field("reproduce", reproduce(cause.first))]
+
+
+@dataclass
 class Section:
     outcome: str
     title: str
-    entries: list[Entry] = field(default_factory=list)
+    entries: list = field(default_factory=list)  # Entry, or CauseEntry in the root causes' section
     not_run: list[str] = field(default_factory=list)  # one line per target and reason: items a stop left unrun
 
     def lines(self) -> list[str]:
@@ -91,8 +112,22 @@ def fold_versions(versions) -> str:
 
 
 def sections(records: list[dict]) -> list[Section]:
-    """The failed, blocked and error sections that have entries, cases in the order they first departed."""
+    """The root causes first (one entry for the items each decided, whatever their case), then the failed,
+    blocked and error sections of the other items that have entries, cases in the order they first departed."""
     found = []
+    causes = root_causes(records)
+    if causes:
+        items = sum(len(cause.records) for cause in causes)
+        found.append(Section("root_cause", f"ROOT CAUSES: {len(causes)} fault{'' if len(causes) == 1 else 's'} of one "
+                                           f"API version each, {items} item{'' if items == 1 else 's'} (each fault is "
+                                           "one finding: the items it failed or blocked are listed under it)",
+                             [CauseEntry(cause) for cause in causes]))
+    notes = noted(records)
+    if notes:
+        found.append(Section("noted", f"NOTED: {len(notes)} API version{'' if len(notes) == 1 else 's'} that set-up or "
+                                      "check steps went around (findings on those versions, not the items' verdicts)",
+                             not_run=[f"NOTED {note.title} [{note.target}]: {_cut(note.example)}" for note in notes]))
+    records = others(records)
     for outcome, heading, meaning in SECTIONS:
         groups: dict[tuple, list[dict]] = {}
         not_run: dict[tuple, list[dict]] = {}

@@ -15,6 +15,7 @@ from ..suite.matchers import for_version
 from ..suite.model import Case, Suite
 from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER
 from .itemref import case_id, reproduce
+from .root_causes import noted, others, root_causes
 
 
 def _cell(text) -> str:
@@ -109,8 +110,8 @@ def _expected_errors(expect: dict, version: int) -> list[set[str]]:
 
 def case_expectations(case: Case, version: int, registry: SpecRegistry) -> list[set[str]]:
     """Each error expectation the case places on its API under test at ``version`` (sets of alternatives)."""
-    return [names for step in _walk_steps(case.steps)
-            if _step_api(step, registry) == case.api and _runs_at(step, version)
+    return [names for step in _walk_steps(case.steps)  # a control of an observer checks no claim of the case
+            if _step_api(step, registry) == case.api and _runs_at(step, version) and not step.get("observer_control")
             for names in _expected_errors(_step_expect(step), version)]
 
 
@@ -309,14 +310,49 @@ def findings_markdown(results: list[dict]) -> str:
         lines.append(f"| {suite} | " + " | ".join(cells) + " |")
     # By outcome alone: an IMPLEMENTATION item that departed is "differs", listed apart; one that is
     # "failed" took the target down, which is a failure whatever the level.
-    lines += departures(results, "failed", "Departures",
+    lines += causes_section(results)
+    lines += noted_section(results)
+    rest = others(results)  # the items a root cause decided are listed under it, once
+    lines += departures(rest, "failed", "Departures",
                         "One row per target and case; the versions where it departed, and what it did at the first of them.")
-    lines += departures(results, "blocked", "Blocked items (no verdict on the API under test)",
+    lines += departures(rest, "blocked", "Blocked items (no verdict on the API under test)",
                         "A set-up or check step on another API departed; the step is named in Observed.")
-    lines += departures(results, "differs", "Differs from Kafka (IMPLEMENTATION, not conformance)",
+    lines += departures(rest, "differs", "Differs from Kafka (IMPLEMENTATION, not conformance)",
                         "Cases of the IMPLEMENTATION level: what Apache Kafka does where the KIPs leave it open, "
                         "and the target does otherwise. Information about the target, never a departure from a KIP.")
     return "\n".join(lines) + "\n"
+
+
+def causes_section(results: list[dict]) -> list[str]:
+    """One row per root cause (:mod:`.root_causes`): one fault of one API version, and the items it decided."""
+    causes = root_causes(results)
+    if not causes:
+        return []
+    lines = ["", "## Root causes", "",
+             "One fault of one API version departs wherever that version is sent: each is one finding. The items "
+             "whose API under test is that version failed there; the others it touched are blocked by it. Its items "
+             "are listed here, not again below.", "",
+             "| Target | Root cause | Items | Outcomes | Cases | Reproduce (the first item) |", "|---|---|---|---|---|---|"]
+    for cause in sorted(causes, key=lambda cause: (cause.target, cause.cause)):
+        lines.append(f"| {cause.target} | {_cell(cause.cause)} | {_cell(cause.title)} | {cause.outcomes} | "
+                     f"{_cell(', '.join(cause.cases))[:400]} | `{_cell(reproduce(cause.first))}` |")
+    return lines
+
+
+def noted_section(results: list[dict]) -> list[str]:
+    """One row per API version that set-up or check steps found broken and went around (:func:`.root_causes.noted`)."""
+    notes = noted(results)
+    if not notes:
+        return []
+    lines = ["", "## Noted by set-up and check steps", "",
+             "An API version that a set-up or check step found broken (an answer that does not decode, a closed "
+             "connection, UNSUPPORTED_VERSION, a topic it cannot address): the step went on at another version, so "
+             "the items kept their verdicts, and the broken version is one finding here.", "",
+             "| Target | API version | Items | Cases | What the first item noted |", "|---|---|---|---|---|"]
+    for note in sorted(notes, key=lambda note: (note.target, note.subject)):
+        lines.append(f"| {note.target} | {_cell(note.subject)} | {len(note.records)} | "
+                     f"{_cell(', '.join(note.cases))[:300]} | {_cell(note.example)[:300]} |")
+    return lines
 
 
 def _bug_cell(record: dict) -> str:

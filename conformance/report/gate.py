@@ -14,14 +14,15 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import ledger
-from ..results.record import SCHEMA_VERSION
+from ..results.record import SCHEMA_VERSION, ResultRecord
+from ..results.store import new_run_id, read_records
 from . import known_failures
 from .itemref import key, label, latest, reproduce, rerun_argument
-from ..results.store import new_run_id, read_lines
 
 NOT_PASSING = ("failed", "error", "blocked")  # "differs" is not among them: it is never a regression
 
@@ -29,14 +30,14 @@ NOT_PASSING = ("failed", "error", "blocked")  # "differs" is not among them: it 
 @dataclass
 class Change:
     kind: str  # regression, improvement, known, flaky, changed, lost, new, missing
-    record: dict  # the new record (the baseline's for "missing")
-    baseline: dict | None = None
+    record: ResultRecord  # the new record (the baseline's for "missing")
+    baseline: ResultRecord | None = None
     note: str = ""
 
     @property
     def transition(self) -> str:
-        before = self.baseline.get("outcome") if self.baseline else "absent"
-        after = self.record.get("outcome") if self.kind != "missing" else "absent"
+        before = self.baseline.outcome if self.baseline else "absent"
+        after = self.record.outcome if self.kind != "missing" else "absent"
         return f"{before} -> {after}"
 
 
@@ -56,7 +57,10 @@ class GateReport:
         return not strict or not (self.stale or self.of("missing"))
 
 
-def compare(baseline: list[dict], results: list[dict], entries: list[known_failures.Entry] = ()) -> GateReport:
+def compare(baseline: list[ResultRecord], results: list[ResultRecord],
+            entries: Sequence[known_failures.Entry] = ()) -> GateReport:
+    """Every change from ``baseline`` to ``results`` (each item's latest record on both sides), known failures
+    and flaky entries applied, stale known failures listed."""
     before, after = latest(baseline), latest(results)
     report = GateReport(compared=len(after))
     for item, record in after.items():
@@ -70,14 +74,14 @@ def compare(baseline: list[dict], results: list[dict], entries: list[known_failu
     return report
 
 
-def _classify(base: dict | None, record: dict) -> Change | None:
-    outcome = record.get("outcome")
-    informational = record.get("requirement") == "IMPLEMENTATION"
+def _classify(base: ResultRecord | None, record: ResultRecord) -> Change | None:
+    outcome = record.outcome
+    informational = record.requirement == "IMPLEMENTATION"
     if base is None:
         if outcome in NOT_PASSING and not informational:
             return Change("regression", record, None, "a case the baseline does not have does not pass")
         return Change("new", record, None, "not in the baseline")
-    was = base.get("outcome")
+    was = base.outcome
     if was == outcome:
         return None
     if outcome == "differs":  # IMPLEMENTATION items only: Kafka's behaviour, not a KIP's
@@ -100,10 +104,16 @@ def _apply_known(report: GateReport, entries) -> None:
             change.note = f"listed in {entry.source}: {entry.reason}" + (f" <{entry.link}>" if entry.link else "")
 
 
-def _no_longer_fails(entry: known_failures.Entry, after: dict[tuple, dict]) -> bool:
+def _no_longer_fails(entry: known_failures.Entry, after: dict[tuple, ResultRecord]) -> bool:
     """Stale: the entry's items ran and none of them fails any more (an entry matching nothing is not judged)."""
     matched = [record for record in after.values() if entry.matches(record)]
-    return bool(matched) and not any(record.get("outcome") in NOT_PASSING for record in matched)
+    return bool(matched) and not any(record.outcome in NOT_PASSING for record in matched)
+
+
+def _known_bug(record: ResultRecord) -> str | None:
+    """The ledger's bug behind the record's departure. The ledger sits beside the results record, not above it
+    (it cannot import it), so it reads the record's fields as a mapping."""
+    return ledger.known_bug(vars(record))
 
 
 # ------------------------------------------------------------------------------ reruns
@@ -114,12 +124,12 @@ def rerun(report: GateReport, times: int, *, pytest_arguments: list[str] = ()) -
         return
     by_target: dict[str, list[Change]] = defaultdict(list)
     for change in regressions:
-        by_target[change.record.get("target")].append(change)
+        by_target[change.record.target].append(change)
     for target, changes in by_target.items():
         passes: dict[tuple, int] = defaultdict(int)
         for _ in range(times):
             for record in run_items(target, [change.record for change in changes], pytest_arguments):
-                passes[key(record)] += record.get("outcome") == "passed"
+                passes[key(record)] += record.outcome == "passed"
         for change in changes:
             count = passes[key(change.record)]
             if count:
@@ -130,7 +140,7 @@ def rerun(report: GateReport, times: int, *, pytest_arguments: list[str] = ()) -
     report.reruns = times
 
 
-def run_items(target: str, records: list[dict], pytest_arguments=()) -> list[dict]:
+def run_items(target: str, records: list[ResultRecord], pytest_arguments=()) -> list[ResultRecord]:
     """Run exactly these items once through pytest in a child process; their new records."""
     with tempfile.TemporaryDirectory(prefix="conformance-rerun-") as scratch:
         results = Path(scratch) / "rerun.jsonl"
@@ -142,7 +152,7 @@ def run_items(target: str, records: list[dict], pytest_arguments=()) -> list[dic
                    "--results", str(results), "--conformance-run-id", run_id,
                    *pytest_arguments, *[rerun_argument(record) for record in records]]
         subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        return read_lines(results, run_id=run_id)
+        return read_records(results, run_id=run_id)
 
 
 # ------------------------------------------------------------------------------ output
@@ -160,25 +170,25 @@ def render(report: GateReport, *, strict: bool, show_new: bool = False) -> str:
             # A run of a subset of the suites misses whole suites: one line per suite says it.
             per_suite: dict[tuple, int] = defaultdict(int)
             for change in changes:
-                per_suite[(change.record.get("target"), change.record.get("suite"))] += 1
+                per_suite[(change.record.target, change.record.suite)] += 1
             lines += [f"MISSING from the results: {target} {suite}: {count} items of the baseline"
                       for (target, suite), count in sorted(per_suite.items(), key=lambda entry: str(entry[0]))]
             lines.append(f"MISSING: {len(changes)} items in all; --show-new lists each with its command")
             continue
         if kind == "new" and not show_new:
-            failing = [change for change in changes if change.record.get("outcome") in NOT_PASSING]
+            failing = [change for change in changes if change.record.outcome in NOT_PASSING]
             if changes:
                 lines.append(f"NEW: {len(changes)} items not in the baseline ({len(failing)} not passing, "
                              "informational); --show-new lists them")
             continue
         for change in changes:
             record = change.record
-            where = f"{record.get('target')} {label(record)}"
+            where = f"{record.target} {label(record)}"
             note = f" ({change.note})" if change.note else ""
             lines.append(f"{heading}: {where}: {change.transition}{note}")
-            if kind != "missing" and record.get("message") and record.get("outcome") != "passed":
-                lines.append(f"    {record['message'].splitlines()[0][:300]}")
-            bug = ledger.known_bug(record) if kind != "missing" else None
+            if kind != "missing" and record.message and record.outcome != "passed":
+                lines.append(f"    {record.message.splitlines()[0][:300]}")
+            bug = _known_bug(record) if kind != "missing" else None
             if bug:  # the Apache Kafka release carries a bug of the known-bugs ledger
                 lines.append(f"    known bug: {bug} ({ledger.jira_link(bug)})")
             if kind in ("regression", "flaky", "known", "improvement", "missing"):
@@ -196,9 +206,9 @@ def render(report: GateReport, *, strict: bool, show_new: bool = False) -> str:
 
 def to_json(report: GateReport, *, strict: bool) -> dict:
     return {"passed": report.passed(strict=strict), "compared": report.compared, "reruns": report.reruns,
-            "changes": [{"kind": change.kind, "item": label(change.record), "target": change.record.get("target"),
+            "changes": [{"kind": change.kind, "item": label(change.record), "target": change.record.target,
                          "transition": change.transition, "note": change.note,
-                         "known_bug": ledger.known_bug(change.record) if change.kind != "missing" else None,
+                         "known_bug": _known_bug(change.record) if change.kind != "missing" else None,
                          "reproduce": reproduce(change.record)} for change in report.changes],
             "stale": [{"entry": entry.describe(), "source": entry.source} for entry in report.stale]}
 
@@ -208,14 +218,14 @@ BASELINE_FIELDS = ("schema_version", "run_id", "target", "target_version", "suit
                    "api_version", "outcome", "requirement", "draft", "verdict", "step_label", "nodeid")
 
 
-def save_baseline(records: list[dict], path: str | Path) -> int:
+def save_baseline(records: list[ResultRecord], path: str | Path) -> int:
     """The last record of each item, without transcripts, paths or timings: small, and stable in a diff."""
     rows = sorted(latest(records).values(), key=lambda row: tuple(str(part) for part in key(row)))
     lines = []
     for row in rows:
-        kept = {name: row.get(name) for name in BASELINE_FIELDS}
-        kept["schema_version"] = SCHEMA_VERSION  # read_lines named the outcome as this version does
-        kept["message"] = (row.get("message") or "").splitlines()[0][:200] if row.get("message") else ""
+        kept = {name: getattr(row, name) for name in BASELINE_FIELDS}
+        kept["schema_version"] = SCHEMA_VERSION  # the store named the outcome as this version does
+        kept["message"] = row.message.splitlines()[0][:200] if row.message else ""
         lines.append(json.dumps(kept, separators=(",", ":")) + "\n")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text("".join(lines), encoding="utf-8")

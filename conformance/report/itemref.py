@@ -1,67 +1,77 @@
 """How reports name one result item and how a person reruns exactly that item.
 
 Shared by the gate, the JUnit writer and the certification page so all three print the same
-names and the same reproduction command.
+names and the same reproduction command. Every function takes a :class:`ResultRecord` as the store reads it
+(:func:`conformance.results.store.read_records`); a line still held as a dict by a caller not yet converted is
+read the same way (:func:`conformance.results.store.as_record`).
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ..results.ids import case_id as _case_id
-from ..results.ids import item_id_of
+from ..results.record import ResultRecord
+from ..results.store import as_record
 from ..suite.model import LONG_TAG
 
+Readable = ResultRecord | Mapping[str, Any]
+R = TypeVar("R", bound=Readable)
 
-def case_id(record: dict) -> str:
+
+def case_id(record: Readable) -> str:
     """``suite::case``: the record's case at every version."""
-    return _case_id(record.get("suite"), record.get("case"))
+    record = as_record(record)
+    return _case_id(record.suite, record.case)
 
 
-def label(record: dict) -> str:
+def label(record: Readable) -> str:
     """The record's item id, ``suite::case@vN`` (:mod:`conformance.results.ids`)."""
-    return item_id_of(record)
+    return as_record(record).item_id
 
 
-def key(record: dict) -> tuple:
+def key(record: Readable) -> tuple[str, str, str, int | None]:
     """One item of one target: what two runs are compared on."""
-    return record.get("target"), record.get("suite"), record.get("case"), record.get("api_version")
+    record = as_record(record)
+    return record.target, record.suite, record.case, record.api_version
 
 
-def latest(records: list[dict]) -> dict[tuple, dict]:
+def latest(records: Iterable[R]) -> dict[tuple[str, str, str, int | None], R]:
     """The last record of each item: files are appended in order, so a rerun replaces what it reran."""
-    found: dict[tuple, dict] = {}
+    found: dict[tuple[str, str, str, int | None], R] = {}
     for record in records:
         found[key(record)] = record
     return found
 
 
-def reproduce(record: dict) -> str:
+def reproduce(record: Readable) -> str:
     """One shell line that collects exactly this item, run from the checkout holding the suites.
 
     The pytest node id selects one item; ``conformance run ... -- -k`` would also need the
     version, and ``-k`` matches substrings (``v1`` selects ``v10`` too), so the node id is used.
     """
-    if record.get("suite") == "explore":  # a departure exploration found: the case it wrote reproduces it
-        case = (record.get("artifacts") or {}).get("case")
-        if case:
-            return f"conformance run --target {shlex.quote(str(record.get('target')))} {shlex.quote(_relative(case))}"
-        history = (record.get("artifacts") or {}).get("history")
-        if history:
-            return f"no suite form: the explored history is in {_relative(history)}"
-    nodeid = record.get("nodeid")
-    long = LONG_TAG in (record.get("tags") or [])  # a case tagged long runs only when asked for
-    if not nodeid:  # a record without a node id (not written by the plugin): the case at every version
-        return (f"conformance run --target {shlex.quote(str(record.get('target')))}{' --long' if long else ''} "
-                f"{shlex.quote(_relative(record.get('path') or 'suites'))} -- -k {shlex.quote(str(record.get('case')))}")
-    return (f"python -m pytest --target {shlex.quote(str(record.get('target')))}"
-            f"{' --conformance-long' if long else ''} {shlex.quote(nodeid)}")
+    record = as_record(record)
+    target = shlex.quote(str(record.target))
+    if record.suite == "explore":  # a departure exploration found: the case it wrote reproduces it
+        artifacts = record.artifacts or {}
+        if artifacts.get("case"):
+            return f"conformance run --target {target} {shlex.quote(_relative(artifacts['case']))}"
+        if artifacts.get("history"):
+            return f"no suite form: the explored history is in {_relative(artifacts['history'])}"
+    long = LONG_TAG in (record.tags or ())  # a case tagged long runs only when asked for
+    if not record.nodeid:  # a record without a node id (not written by the plugin): the case at every version
+        return (f"conformance run --target {target}{' --long' if long else ''} "
+                f"{shlex.quote(_relative(record.path or 'suites'))} -- -k {shlex.quote(str(record.case))}")
+    return f"python -m pytest --target {target}{' --conformance-long' if long else ''} {shlex.quote(record.nodeid)}"
 
 
-def rerun_argument(record: dict) -> str:
+def rerun_argument(record: Readable) -> str:
     """The node id made absolute, so reruns collect the item from any working directory."""
-    nodeid, path = record.get("nodeid") or "", record.get("path")
+    record = as_record(record)
+    nodeid, path = record.nodeid or "", record.path
     if "::" in nodeid and path:
         return f"{path}::{nodeid.split('::', 1)[1]}"
     return nodeid

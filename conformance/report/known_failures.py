@@ -22,7 +22,8 @@ import yaml
 
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import VersionRange
-from .itemref import case_id
+from ..results.store import as_record
+from .itemref import Readable, case_id
 
 KINDS = ("known_failures", "flaky")
 
@@ -41,12 +42,14 @@ class Entry:
     target: str | None
     source: str  # file:entry, for messages
 
-    def matches(self, record: dict) -> bool:
-        if self.target is not None and record.get("target") != self.target:
+    def matches(self, record: Readable) -> bool:
+        """Whether the entry names this record's item (its case, at one of its versions, on its target)."""
+        record = as_record(record)
+        if self.target is not None and record.target != self.target:
             return False
         if case_id(record) != self.case:
             return False
-        version = record.get("api_version")
+        version = record.api_version
         return not self.versions or (version is not None and any(version in span for span in self.versions))
 
     def describe(self) -> str:
@@ -96,7 +99,8 @@ def _versions(value, where: str) -> tuple[VersionRange, ...]:
         raise KnownFailuresError(str(error)) from None
 
 
-def first_match(entries: list[Entry], record: dict, kind: str | None = None) -> Entry | None:
+def first_match(entries: list[Entry], record: Readable, kind: str | None = None) -> Entry | None:
+    """The first entry (of ``kind`` when given) that names the record's item."""
     for entry in entries:
         if (kind is None or entry.kind == kind) and entry.matches(record):
             return entry

@@ -129,8 +129,8 @@ class ConsoleReporter:
         records = read_lines(self.results_path, run_id=self.run_id)
         found = compact.sections(records)
         for section in found:
-            terminalreporter.write_sep("-", section.title, red=section.outcome == "failed",
-                                       yellow=section.outcome != "failed")
+            red = section.outcome in ("failed", "root_cause")
+            terminalreporter.write_sep("-", section.title, red=red, yellow=not red)
             for line in section.lines():
                 terminalreporter.write_line(line)
         if found:

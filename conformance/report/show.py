@@ -13,29 +13,29 @@ import json
 from pathlib import Path
 
 from ..results.ids import named_target
-from ..results.record import OUTCOME_LABELS, Outcome
+from ..results.record import OUTCOME_LABELS, Outcome, ResultRecord
 from .itemref import label, latest, reproduce
 
 LISTED = 20  # an ambiguous ITEM lists this many of the items it names
 
 
 # ------------------------------------------------------------------------------ finding
-def find(records: list[dict], item: str) -> list[dict]:
+def find(records: list[ResultRecord], item: str) -> list[ResultRecord]:
     """The latest record of each item ``item`` names: by node id, then by label, then by substring."""
     items = list(latest(records).values())
     item = item.strip()
     for matches in (lambda record: _same_nodeid(record, item),
                     lambda record: label(record) == item,
-                    lambda record: item in str(record.get("nodeid") or "") or item in label(record)):
+                    lambda record: item in str(record.nodeid or "") or item in label(record)):
         found = [record for record in items if matches(record)]
         if found:
             return found
     return []
 
 
-def _same_nodeid(record: dict, item: str) -> bool:
+def _same_nodeid(record: ResultRecord, item: str) -> bool:
     """``path::name`` equals the record's node id, its path given from here or relative to the rootdir."""
-    nodeid = str(record.get("nodeid") or "")
+    nodeid = str(record.nodeid or "")
     if "::" not in item or "::" not in nodeid:
         return False
     path, name = item.split("::", 1)
@@ -44,53 +44,54 @@ def _same_nodeid(record: dict, item: str) -> bool:
         return False
     if path == recorded_path:
         return True
-    suite_file = record.get("path")
+    suite_file = record.path
     try:
         return bool(suite_file) and Path(path).resolve() == Path(suite_file).resolve()
     except OSError:
         return False
 
 
-def not_one(item: str, found: list[dict], path: Path) -> str:
+def not_one(item: str, found: list[ResultRecord], path: Path) -> str:
     if not found:
         return (f"conformance show: no item in {path} matches {item!r} (give suites/FILE.yaml::case[target-vN], "
                 "suite::case@vN or a part of one)")
     lines = [f"conformance show: {item!r} names {len(found)} items in {path}; give one of:"]
-    lines += [f"  {record.get('nodeid') or label(record)}  ({label(record)}, {record.get('target')}: "
-              f"{record.get('outcome')})" for record in found[:LISTED]]
+    lines += [f"  {record.nodeid or label(record)}  ({label(record)}, {record.target}: {record.outcome})"
+              for record in found[:LISTED]]
     if len(found) > LISTED:
         lines.append(f"  ... and {len(found) - LISTED} more")
     return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------ rendering
-def render(record: dict) -> str:
-    outcome = record.get("outcome") or "?"
-    target = named_target(str(record.get("target")), record.get("target_version"), record.get("target_name")) or (
-        str(record.get("target")) + (f" ({record['target_version']})" if record.get("target_version") else ""))
-    api = record.get("api")
-    version = "" if record.get("api_version") is None else f" v{record['api_version']}"
+def render(record: ResultRecord) -> str:
+    """The record as ``conformance show`` prints it: its fields, then every exchange in full."""
+    outcome = record.outcome or "?"
+    target = named_target(str(record.target), record.target_version, record.target_name) or (
+        str(record.target) + (f" ({record.target_version})" if record.target_version else ""))
+    api = record.api
+    version = "" if record.api_version is None else f" v{record.api_version}"
+    duration = "?" if record.duration_s is None else record.duration_s  # a line that did not record it
     lines = [
         f"{label(record)}  [{target}]",
-        _field("outcome", f"{OUTCOME_LABELS.get(outcome, outcome)} ({record.get('requirement') or '?'}"
-                          + (f", pytest: {record['verdict']}" if record.get("verdict") else "") + ")"),
-        _field("title", record.get("title") or ""),
-        _field("cites", record.get("cites") or ""),
+        _field("outcome", f"{OUTCOME_LABELS.get(outcome, outcome)} ({record.requirement or '?'}"
+                          + (f", pytest: {record.verdict}" if record.verdict else "") + ")"),
+        _field("title", record.title or ""),
+        _field("cites", record.cites or ""),
         _field("api", f"{api}{version}" if api else "none (a case about no single API)"),
-        _field("run", f"{record.get('run_id')} at {record.get('recorded_at') or '?'}, "
-                      f"{record.get('duration_s', '?')} s"),
+        _field("run", f"{record.run_id} at {record.recorded_at or '?'}, {duration} s"),
     ]
-    if record.get("step_label"):
-        detail = ", ".join(str(part) for part in (record.get("step_role"), record.get("step_api")) if part)
-        lines.append(_field("step", record["step_label"] + (f" ({detail})" if detail else "")))
-    if record.get("expected") is not None or record.get("actual") is not None:
-        lines += [_field("expected", _pretty(record.get("expected"))), _field("actual", _pretty(record.get("actual")))]
-    if record.get("message"):
-        lines.append(_field("message", str(record["message"]).rstrip()))
-    for name, artifact in (record.get("artifacts") or {}).items():
+    if record.step_label:
+        detail = ", ".join(str(part) for part in (record.step_role, record.step_api) if part)
+        lines.append(_field("step", record.step_label + (f" ({detail})" if detail else "")))
+    if record.expected is not None or record.actual is not None:
+        lines += [_field("expected", _pretty(record.expected)), _field("actual", _pretty(record.actual))]
+    if record.message:
+        lines.append(_field("message", str(record.message).rstrip()))
+    for name, artifact in (record.artifacts or {}).items():
         lines.append(_field(name, artifact))
     lines.append(_field("reproduce", reproduce(record)))
-    transcript = record.get("transcript") or []
+    transcript = list(record.transcript or [])
     if transcript:
         lines += ["", f"transcript ({len(transcript)} exchange{'' if len(transcript) == 1 else 's'}):",
                   *render_exchanges(transcript)]
@@ -99,12 +100,13 @@ def render(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def no_transcript(record: dict) -> str:
-    outcome = record.get("outcome")
+def no_transcript(record: ResultRecord) -> str:
+    """Why the record holds no exchanges, and the command that reruns the item keeping them."""
+    outcome = record.outcome
     if outcome in OUTCOME_LABELS and Outcome(outcome).uneventful:
         why = (f"this item {OUTCOME_LABELS.get(outcome, outcome)}, and a run keeps the exchanges of items that do "
                "not pass only")
-    elif str(record.get("message") or "").startswith("not run"):
+    elif str(record.message or "").startswith("not run"):
         why = "the item never ran"
     else:
         why = "the run kept none (--transcripts none)"

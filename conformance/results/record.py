@@ -51,7 +51,9 @@ class Outcome(str, enum.Enum):
     # An IMPLEMENTATION case where the target does not do what Apache Kafka does: information about
     # the target, never a departure from a KIP.
     DIFFERS = "differs"
-    BLOCKED = "blocked"  # a setup, precondition or check step on another API departed: no verdict on the API under test
+    # a setup, precondition or check step on another API (or a step preparing the one under test, or a control of
+    # a check's observer) departed: no verdict on the API under test
+    BLOCKED = "blocked"
     ERROR = "error"  # the harness, the infrastructure or the target's liveness failed: no verdict
     UNSUPPORTED = "unsupported"  # the target does not advertise the API version under test
     SKIPPED = "skipped"  # the case needs something the target lacks (a fault capability, a feature)
@@ -207,6 +209,10 @@ class ResultRecord:
     path: str = _field(_STRING, default="")
     artifacts: dict[str, str] = _field({"type": "object", "additionalProperties": _STRING}, default=None)
     transcript: list[dict[str, Any]] = _field({"type": "array", "items": {"type": "object"}}, default=())
+    # One fault of one API version behind the item's verdict, the same words for every item it touches ("Produce
+    # v5 response does not decode at ...log_start_offset"): reports list the items sharing it as one entry. An
+    # item whose API under test is that API and version failed there; any other is blocked by it. Empty otherwise.
+    root_cause: str = _field(_STRING, default="")
     nodeid: str = _field(_STRING, part="run", default="")
     verdict: str = _field({"enum": list(VERDICTS)}, part="run", default="")
     strict: bool = _field(_BOOLEAN, part="run", default=False)

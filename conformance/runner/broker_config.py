@@ -49,6 +49,16 @@ def check(required: dict, settings: dict[str, str | None], spec: str) -> dict[st
     return variables
 
 
+def switched_off(switches: dict, settings: dict[str, str | None], spec: str) -> str | None:
+    """Why the case does not apply, where the target reports a switch of the behaviour at another value than the
+    case's; None where every switch is on or not reported (a broker without the switch cannot turn it off)."""
+    for name, wanted in switches.items():
+        value = settings.get(name)
+        if value is not None and _typed(value) != wanted:
+            return f"{spec} reports {name}={value}: the behaviour this case checks is switched off there"
+    return None
+
+
 def _typed(value: str):
     """A setting's text as the value a suite writes: 20000 and true, not "20000" and "true"."""
     if value.lower() in ("true", "false"):

@@ -37,6 +37,11 @@ class Deviation(Exception):
         # a check that could not observe (its own request failed): no evidence, so never the step under test's
         self.blind = False
         self.broken_version = False  # a version advertised and not served (observe.served)
+        # One fault of one API version that departs wherever that version is sent (an answer that does not
+        # decode, a version advertised and not served): results group the items it touches by it.
+        self.root_cause: str | None = None
+        # the finding a control of an observer names when it departs (dispatch.observer_departed)
+        self.observer: str | None = None
 
 
 class Skip(Exception):
@@ -75,11 +80,14 @@ class Context:
     acls: list = field(default_factory=list)  # the ACL bindings the case created, removed after it
     shared_restart: SharedRestart | None = None  # the group whose restarts the item shares (serial: restart)
     notes: list = field(default_factory=list)  # departures of other APIs and versions, each once (observe.note)
+    # the step running now only prepares the condition a later step of the API under test is judged on
+    # (policy.preparing_steps): its requests are set-up, whatever their API
+    preparing: bool = False
 
     def under_test(self, api: str | None, version: int | None) -> bool:
         """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case
-        about no one API)."""
-        return self.api is None or (api == self.api and version == self.version)
+        about no one API); never in a step that only prepares a later one of the same API."""
+        return self.api is None or (api == self.api and version == self.version and not self.preparing)
 
     def checked(self, api: str | None, version: int | None, expect: dict) -> None:
         """An expectation held; it proves the item when it was the step under test's own."""

@@ -80,7 +80,13 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
         unanswered.hangs = True
         raise unanswered from None
     except ClientError as error:
-        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="garbage") from None
+        garbage = Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="garbage")
+        exchanged = getattr(error, "exchange", None)
+        if exchanged is not None and exchanged.decode_path:
+            # the fault is the response layout of this API version, wherever it is sent: one root cause
+            garbage.root_cause = f"{api} v{version} response does not decode at {exchanged.decode_path}"
+        garbage.blind = True  # an answer that cannot be read shows nothing about another step's effect
+        raise garbage from None
     if sent.trailing_bytes and api == context.api:
         raise Deviation(f"{name}: the {api} v{version} response has {sent.trailing_bytes} bytes after its body",
                         expected="a response body that ends where the frame ends",

@@ -106,11 +106,16 @@ def served(api: str, version: int, response: dict, expect: dict) -> None:
         unserved = Deviation(f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION",
                              expected=expect or "a response", actual="UNSUPPORTED_VERSION")
         unserved.broken_version = True
+        unserved.root_cause = f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION"
         raise unserved
 
 
 def broken(deviation: Deviation) -> str:
-    return "answered UNSUPPORTED_VERSION" if deviation.broken_version else str(deviation.actual)
+    if deviation.broken_version:
+        return "answered UNSUPPORTED_VERSION"
+    if deviation.root_cause:  # the answer does not decode: say where
+        return f"garbage: {deviation.root_cause.split(' response ', 1)[-1]}"
+    return str(deviation.actual)
 
 
 def version_down(context: Context, step: dict, api: str, version: int, deviation: Deviation) -> int | None:
@@ -118,6 +123,8 @@ def version_down(context: Context, step: dict, api: str, version: int, deviation
     departure is noted once on that API and version), or None: the step under test, a version the case
     names, an ordinary departure, or no version left below."""
     if not observer(context, api, version) or step.get("version") not in (None, "max"):
+        return None
+    if (api, version) == (context.api, context.version):  # the version under test is never moved, even to prepare
         return None
     if deviation.actual not in BROKEN and not deviation.broken_version:
         return None

@@ -112,6 +112,67 @@ def destination(context: Context, api: str, fields: dict, to) -> str | int:
     raise ValueError(f"unknown destination {to!r}")
 
 
+# The keys of a step that send one request of an API (the kind's keyword: ``produce`` sends Produce).
+SENDING_KEYS = {"produce": "Produce", "fetch": "Fetch"}
+NESTING_KEYS = ("until", "parallel", "branches", "steps", "step")
+# What an expectation that demands only success looks like (a step that prepares, rather than claims).
+SUCCESS_ONLY: tuple[dict[str, str], ...] = ({}, {"error_code": "NONE"})
+
+
+def sent_api(step: dict) -> str | None:
+    """The API a step itself sends (not one nested in it)."""
+    return step.get("send") or next((name for key, name in SENDING_KEYS.items() if key in step), None)
+
+
+def sends(step, api: str) -> bool:
+    """Whether ``step`` (or a step nested in it) sends a request of ``api`` that can go out at the version
+    under test (a step that names a fixed version is another version's)."""
+    if isinstance(step, list):
+        return any(sends(item, api) for item in step)
+    if not isinstance(step, dict):
+        return False
+    if sent_api(step) == api and not isinstance(step.get("version"), int):
+        return True
+    return any(sends(step[key], api) for key in NESTING_KEYS if isinstance(step.get(key), (dict, list)))
+
+
+def preparing_steps(context: Context, steps: list[dict], applies) -> set[int]:
+    """The indexes of the top-level steps that only prepare the condition a later step of the API under
+    test is judged on (issue 35: Tansu's older-epoch-rejected failed at its produce at epoch+1, which only
+    sets the epoch the older one is compared with, and the older-epoch request was never sent).
+
+    A step prepares when it sends the API under test itself, demands nothing of the answer but success (no
+    ``expect``, ``{}`` or ``error_code: NONE``), and a later step that ``applies`` here sends that API
+    again and claims more than success (a code, a refusal, a field). Its departure blocks the item, naming it;
+    the later step judges the API under test. Where every step of that API only demands success (in-order
+    sequences accepted, a first batch of any sequence accepted), each of them is the claim."""
+    api = context.api
+    if api is None:
+        return set()
+    sending = [index for index, step in enumerate(steps) if applies(context, step.get("when")) and sends(step, api)]
+    claiming = [index for index in sending if claims_more(steps[index])]
+    if not claiming:
+        return set()
+    preparing = set()
+    for index in sending:
+        step = steps[index]
+        if (index < claiming[-1] and sent_api(step) == api and (step.get("expect") or {}) in SUCCESS_ONLY
+                and not step.get("verifies")):
+            preparing.add(index)
+    return preparing
+
+
+def claims_more(step) -> bool:
+    """Whether ``step`` (or a step nested in it) expects more of an answer than success."""
+    if isinstance(step, list):
+        return any(claims_more(item) for item in step)
+    if not isinstance(step, dict):
+        return False
+    if (step.get("expect") or {}) not in SUCCESS_ONLY:
+        return True
+    return any(claims_more(step[key]) for key in NESTING_KEYS if isinstance(step.get(key), (dict, list)))
+
+
 def blame(context: Context, step: dict, deviation: Deviation) -> StepRole:
     """Whom a departure of ``step`` blames: the step under test, a check after it, or set-up before it."""
     if context.under_test(deviation.api, deviation.version):

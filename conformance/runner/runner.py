@@ -295,6 +295,8 @@ class Runner:
             self._answered = True
             if case.requires_config:
                 names["config"] = self._config_for(case, cluster)
+            if case.requires_switch:
+                self._check_switches(case, cluster)
             if case.principals:
                 self._check_authorizer(cluster)
             resources.create_topics({short: names["topics"][short] for short in case.topics_used})
@@ -313,11 +315,34 @@ class Runner:
             result.failure = StepFailure(step=step.number, step_label=step.label,
                                          expected=deviation.expected, actual=deviation.actual, message=str(deviation),
                                          role=role, api=deviation.api)
+            result.root_cause = deviation.root_cause or ""
+            own_fault = bool(deviation.root_cause) and (deviation.api, deviation.version) == (case.api, version)
+            if own_fault:
+                # the fault of the very API version under test, met by a step preparing it (or a control sent at
+                # that version): that version's finding, whichever step met it
+                role = result.failure.role = StepRole.UNDER_TEST
+            elif deviation.observer:
+                return self._finish(result, Outcome.BLOCKED, started, transcript,
+                                    f"the observer could not observe: {deviation.observer} (its control "
+                                    f"{step.label!r} departed), so the check that relies on it is no evidence and "
+                                    f"there is no verdict on {case.api} v{version}: {deviation}")
+            if role is not StepRole.UNDER_TEST and deviation.root_cause:
+                # one fault of another API version: that is where it is reported, once, for every item it touches
+                return self._finish(result, Outcome.BLOCKED, started, transcript,
+                                    f"blocked by a root cause on another request: {deviation.root_cause} (its "
+                                    f"{role.word} step {step.label!r}), so there is no verdict on {case.api} "
+                                    f"v{version}: {deviation}")
             if role is StepRole.UNDER_TEST:
                 # An IMPLEMENTATION case describes Apache Kafka, not a KIP: departing from it is information.
                 differs = case.requirement is Requirement.IMPLEMENTATION
                 return self._finish(result, Outcome.DIFFERS if differs else Outcome.FAILED, started, transcript,
                                     str(deviation))
+            if role is StepRole.SETUP and deviation.api == case.api and deviation.version == version:
+                # the same API, but a step before the one judged (policy.preparing_steps)
+                return self._finish(result, Outcome.BLOCKED, started, transcript,
+                                    f"the preparing step {step.label!r} ({case.api}, not the step under test: a "
+                                    f"later {case.api} step is judged on what it sets up) departed, so there is no "
+                                    f"verdict on {case.api} v{version}: {deviation}")
             return self._finish(result, Outcome.BLOCKED, started, transcript,
                                 f"a {role.word} step on {deviation.api or 'another step kind'} departed, so there is no "
                                 f"verdict on {case.api} v{version}: {deviation}")
@@ -388,6 +413,18 @@ class Runner:
             return broker_config.check(case.requires_config, self._settings, self.target.spec)
         except broker_config.ConfigUnmet as unmet:
             raise Skip(str(unmet)) from None
+
+    def _check_switches(self, case: Case, cluster: Cluster) -> None:
+        """Skip where the target reports a setting that turns the checked behaviour off. A target whose settings
+        cannot be read, or that has no such setting, has no way to turn it off: it is held to it."""
+        try:
+            if self._settings is None:
+                self._settings = broker_config.read_broker_config(cluster)
+        except broker_config.ConfigUnmet:
+            self._settings = {}
+        off = broker_config.switched_off(case.requires_switch, self._settings, self.target.spec)
+        if off:
+            raise Skip(off)
 
     def _result(self, case: Case, version, transcript: Transcript, started: float) -> CaseResult:
         return CaseResult.for_case(case, version, target=self.target.spec, target_version=self.target.version,

@@ -35,7 +35,7 @@ from .when import When
 # Words with which a cited sentence demands a refusal: an error, a rejection, a fence, an authorization (what is
 # not authorized is refused), an abort (what was aborted cannot be committed), a rule (must, only, need), a
 # prevention (what is to be prevented from being written is refused).
-REFUSAL_WORDS = re.compile(r"\b(refus|reject|fail|invalid|error|not allowed|must|cannot|exception|fence|authori[sz]|"
+REFUSAL_WORDS = re.compile(r"\b(refus|reject|fail|invalid|error|not allowed|must|cannot|exception|fenc|authori[sz]|"
                            r"abort|only|need|prevent)", re.IGNORECASE)
 
 
@@ -200,8 +200,10 @@ def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tu
     cites = str(case.get("cites", ""))
     requires = case.get("requires")
     config: dict = {}
-    if isinstance(requires, dict) and isinstance(requires.get("config"), dict):
-        config = requires["config"]
+    if isinstance(requires, dict):
+        for key in ("config", "switch"):
+            if isinstance(requires.get(key), dict):
+                config.update(requires[key])
     for kip, words, apis, setting in SWITCHES:
         if kip not in cited_kips(cites) or not re.search(words, cites, re.IGNORECASE) or api not in apis \
                 or setting in config:
@@ -209,8 +211,8 @@ def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tu
         if any(_demands_refusal(step.get("expect") or {}) for _, step in _under_test_steps(steps, api, where)):
             yield [*where, "requires"], (
                 f"a MUST refusal by {kip}'s behaviour that Apache Kafka's {setting} turns off holds only on a broker "
-                f"that reports it on: add requires: {{config: {{{setting}: true}}}} (skipped elsewhere, naming the "
-                "setting), or make the case SHOULD or IMPLEMENTATION")
+                f"that does not report it off: add requires: {{switch: {{{setting}: true}}}} (skipped where the target "
+                "reports it off), or make the case SHOULD or IMPLEMENTATION")
 
 
 def _demands_refusal(expect: dict) -> bool:

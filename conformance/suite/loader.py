@@ -109,6 +109,7 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
             deviations=list(raw.get("deviations") or []), line=line_of(document, where),
             serial=bool(raw.get("serial", False)), shares_restart=raw.get("serial") == "restart",
             requires_config=dict((raw.get("requires") or {}).get("config") or {}),
+            requires_switch=dict((raw.get("requires") or {}).get("switch") or {}),
         ))
         kafka_steps = citations.twin(steps)
         if kafka_steps is not None and not schema_failed:  # Kafka's code, where the MUST is only a refusal

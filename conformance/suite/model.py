@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..protocol.schema import VersionRange
 from . import tree
@@ -44,6 +45,8 @@ class Case:
     shares_restart: bool = False
     # Broker settings the case relies on: {name: matcher}; read from the target, ${config.name_with_underscores}
     requires_config: dict = field(default_factory=dict)
+    # settings that turn the checked behaviour off on Apache Kafka: skipped only where reported otherwise
+    requires_switch: dict = field(default_factory=dict)
 
     @property
     def full_id(self) -> str:
@@ -141,6 +144,9 @@ class CaseResult:
     path: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> file (pcaps, logs)
     target_name: str | None = None  # the product the user named the target (Target.name)
+    # one fault of one API version behind this item's verdict (an answer that does not decode ...): reports
+    # list the items sharing it as one entry
+    root_cause: str = ""
 
     @classmethod
     def for_case(cls, case: Case, version: int | None, *, target: str, target_version: str | None,
@@ -158,7 +164,7 @@ class CaseResult:
             self.transcript_text = self.transcript_source.render()
         return self.transcript_text
 
-    def record(self, **run: object) -> ResultRecord:
+    def record(self, **run: Any) -> ResultRecord:
         """This result as its results line; ``run`` holds the fields the run knows (:data:`RUN_FIELDS
         <conformance.results.record.RUN_FIELDS>`: node id, verdict, harness version ...)."""
         from ..client.transcript import jsonable
@@ -176,7 +182,7 @@ class CaseResult:
             step_api=None if failure is None else failure.api,
             expected=None if failure is None else jsonable(failure.expected),
             actual=None if failure is None else jsonable(failure.actual),
-            path=self.path, artifacts=self.artifacts, transcript=self.transcript, **run)
+            path=self.path, artifacts=self.artifacts, transcript=self.transcript, root_cause=self.root_cause, **run)
 
     def to_json(self) -> dict:
         """The item's part of its results line (what the case alone knows)."""

@@ -19,7 +19,9 @@ TEMPLATE_DIR = "templates"
 BUNDLED_TEMPLATES = resources.templates()
 LAST_STEP_KEYS = ("expect", "save", "retry", "timeout_ms")  # given on a `use:` step, they apply to its last step
 TEMPLATE_KEYS = ("params", "steps")
-USE_STEP_KEYS = ("use", "with", "when", "label", *LAST_STEP_KEYS)  # anything else on a `use:` step would be dropped
+# given on a `use:` step, they apply to every step of its template
+EVERY_STEP_KEYS = ("when", "observer_control")
+USE_STEP_KEYS = ("use", "with", "label", *EVERY_STEP_KEYS, *LAST_STEP_KEYS)  # anything else on a `use:` step would be dropped
 
 
 def load_templates(directory: Path) -> tuple[dict[str, dict], list[SuiteError]]:
@@ -151,9 +153,10 @@ def expand_templates(steps: list, templates: dict, report, path: list, depth: in
             if within is None:  # a use: step of the suite itself
                 last.given = last.given | set(overrides)
         for inner in body:
-            if isinstance(inner, _Mapping) and "when" in step:
-                inner["when"] = step["when"]
-                if within is None:
-                    inner.given = inner.given | {"when"}
+            for key in EVERY_STEP_KEYS:
+                if isinstance(inner, _Mapping) and key in step:
+                    inner[key] = step[key]
+                    if within is None:
+                        inner.given = inner.given | {key}
             expanded.append(inner)
     return expanded

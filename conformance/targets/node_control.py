@@ -35,9 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 
-from .. import resources
+from .. import checked_yaml, resources
 from ..client.cluster import Cluster
 from ..client.security import Security
 from .base import Capability, ControlFailed
@@ -130,21 +129,12 @@ class NodeControl:
 
 def load(path: str | Path) -> NodeControl:
     """Read and check a node-control file. Raises :class:`NodeControlError` naming the file and the field."""
-    import jsonschema
-
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise NodeControlError(f"{path}: {error}") from None
     schema = json.loads(resources.node_control_schema().read_text(encoding="utf-8"))
-    problems = sorted(jsonschema.Draft202012Validator(schema).iter_errors(raw), key=lambda error: list(error.path))
-    if problems:
-        first = problems[0]
-        where = ".".join(str(part) for part in first.path) or "(top level)"
-        # the message quotes the value: an environment value is a secret
-        message = "not a string" if first.path and first.path[0] == "environment" else first.message
-        raise NodeControlError(f"{path}: {where}: {message}")
+    try:  # the message never quotes an environment value: they are secrets
+        raw = checked_yaml.load(path, schema, hide_values_under=("environment",))
+    except checked_yaml.CheckedYamlError as error:
+        raise NodeControlError(str(error)) from None
     nodes = raw.get("nodes")
     if nodes is not None:
         ids = [node["id"] for node in nodes]

@@ -9,6 +9,7 @@ import pytest
 
 from conformance.analysis import flakiness
 from conformance.cli import main
+from conformance.results.record import ResultRecord
 from conformance.targets.base import Target
 from conformance.targets.pool import TargetPool, kept_started
 from conformance.targets.registry import TargetKind
@@ -41,6 +42,11 @@ def synthetic_records() -> list[dict]:
             for run in range(3) for case, (requirement, outcomes) in CASES.items()]
 
 
+def read_back(lines: list[dict]) -> list[ResultRecord]:
+    """The lines as the store reads them."""
+    return [ResultRecord.from_line(line) for line in lines]
+
+
 def write(path, records) -> str:
     path.write_text("".join(json.dumps(row) + "\n" for row in records))
     return str(path)
@@ -48,7 +54,7 @@ def write(path, records) -> str:
 
 # ------------------------------------------------------------------------------ the judgement
 def test_stable_items_are_not_listed_and_every_item_that_changed_is_with_its_counts():
-    found = flakiness.histories(synthetic_records())
+    found = flakiness.histories(read_back(synthetic_records()))
     changed = {history.key[3]: history for history in flakiness.changed(found)}
     assert set(changed) == {"kip98.demo::flips@v3", "kip98.demo::skipped-once@v3",
                             "kip98.demo::unsupported-once@v3", "kip98.demo::kafka-internals@v3"}
@@ -63,7 +69,7 @@ def test_stable_items_are_not_listed_and_every_item_that_changed_is_with_its_cou
 
 def test_skipped_and_unsupported_are_outcomes_like_any_other():
     """The same in every run is stable whatever the outcome; a change to or from them is a change."""
-    found = flakiness.histories(synthetic_records())
+    found = flakiness.histories(read_back(synthetic_records()))
     by_case = {key[3].split("::")[1].split("@")[0]: history for key, history in found.items()}
     assert not by_case["always-skipped"].changed and not by_case["always-unsupported"].changed
     assert by_case["skipped-once"].changed and by_case["unsupported-once"].changed
@@ -73,15 +79,15 @@ def test_runs_are_ordered_by_their_first_record_and_items_are_per_target_and_ver
     records = synthetic_records()[::-1]  # file order does not matter
     records += [record(run, "flips", "passed", "MUST", target="tansu") for run in range(3)]
     records += [record(0, "flips", "failed", "MUST", version=4), record(1, "flips", "passed", "MUST", version=4)]
-    assert flakiness.run_order(records) == RUNS
-    found = flakiness.histories(records)
+    assert flakiness.run_order(read_back(records)) == RUNS
+    found = flakiness.histories(read_back(records))
     assert found[("kafka", "4.4.0", "0.1.0+gabc", "kip98.demo::flips@v3")].outcomes == ["passed", "failed", "passed"]
     assert not found[("tansu", "4.4.0", "0.1.0+gabc", "kip98.demo::flips@v3")].changed
     assert found[("kafka", "4.4.0", "0.1.0+gabc", "kip98.demo::flips@v4")].changed
     # An item seen in one run only is not judged (the job's min_runs).
     records.append(record(0, "new-case", "failed", "MUST"))
     assert ("kafka", "4.4.0", "0.1.0+gabc", "kip98.demo::new-case@v3") not in {
-        history.key for history in flakiness.judged(flakiness.histories(records))}
+        history.key for history in flakiness.judged(flakiness.histories(read_back(records)))}
 
 
 # ------------------------------------------------------------------------------ the command on results files
@@ -238,7 +244,7 @@ def test_the_spark_job_and_the_plain_python_judge_agree(tmp_path, capsys):
         assert main(["flaky", "--from", path, "--judge", "spark"]) == 1
     finally:
         session.stop()
-    python = flakiness.changed(flakiness.histories(records))
+    python = flakiness.changed(flakiness.histories(read_back(records)))
     assert rows == [(history.key, history.flaky_rate, history.flips) for history in python]
     assert "by Spark" in capsys.readouterr().out
 

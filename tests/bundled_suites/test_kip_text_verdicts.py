@@ -278,18 +278,27 @@ def offsets_without_add_offsets(commits_outside: bool):
     """TxnOffsetCommit before AddOffsetsToTxn answered NONE: either the offsets join the open transaction
     (invisible until it commits) or, the departure, they are committed at once."""
     committed = {"offset": -1}
+    pending: set[str] = set()  # groups with offsets staged in an open transaction (reported UNSTABLE_OFFSET_COMMIT)
 
     def handler(api, version, body):
         if api == "InitProducerId":
             return {"producer_id": 7, "producer_epoch": 0}
         if api == "TxnOffsetCommit":
-            if commits_outside:
+            if commits_outside and not body["group_id"].endswith("-observer"):
                 committed["offset"] = body["topics"][0]["partitions"][0]["committed_offset"]
+            else:
+                pending.add(body["group_id"])
             return {"topics": [{"name": topic["name"], "partitions": [{"partition_index": p["partition_index"]}
                                                                       for p in topic["partitions"]]}
                                for topic in body["topics"]]}
+        if api == "EndTxn":
+            pending.clear()
+            return {}
         if api == "OffsetFetch":
-            partition = {"partition_index": 0, "committed_offset": committed["offset"], "metadata": ""}
+            group_id = body["groups"][0]["group_id"] if version >= 8 else body["group_id"]
+            unstable = body.get("require_stable") and group_id in pending
+            partition = {"partition_index": 0, "committed_offset": committed["offset"], "metadata": "",
+                         "error_code": 88 if unstable else 0}  # UNSTABLE_OFFSET_COMMIT (KIP-447)
             if version >= 8:
                 group = body["groups"][0]
                 topic = group["topics"][0]

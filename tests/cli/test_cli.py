@@ -6,6 +6,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.cli.run import summary_rows
+from conformance.results.record import ResultRecord
 
 GOOD_SUITE = """\
 suite: demo.good
@@ -85,9 +86,8 @@ def test_arguments_after_double_dash_are_refused_outside_run(capsys):
 
 
 def test_summary_counts_outcomes_per_target():
-    records = [{"target": "kafka", "outcome": "passed"}, {"target": "kafka", "outcome": "failed"},
-               {"target": "tansu", "outcome": "unsupported"}, {"target": "kafka", "outcome": "passed"},
-               {"target": "tansu", "outcome": "differs"}]
+    records = [ResultRecord(target=target, outcome=outcome) for target, outcome in (
+        ("kafka", "passed"), ("kafka", "failed"), ("tansu", "unsupported"), ("kafka", "passed"), ("tansu", "differs"))]
     # passed, failed, differs from Kafka, blocked, error, unsupported, skipped, total
     assert summary_rows(records) == [["kafka", 2, 1, 0, 0, 0, 0, 0, 3], ["tansu", 0, 0, 1, 0, 0, 1, 0, 2]]
 

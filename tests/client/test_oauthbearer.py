@@ -99,14 +99,16 @@ def test_what_the_raw_client_cannot_do_with_oauthbearer_is_refused_by_key(provid
 
 
 def test_oauthbearer_authenticates_with_a_fresh_token_and_reauthenticates(provider):
-    sasl = Sasl(users={}, lifetime_ms=1000, bearer=lambda token: claims(token)["sub"])  # a session ends with its token
+    # A session ends with its token. 3 s, so that the re-authentication begun at 85-95% of it (0.15 s to 0.45 s
+    # before the end) finishes in time on a loaded machine too; with 1 s, a busy CI missed the end now and then.
+    sasl = Sasl(users={}, lifetime_ms=3000, bearer=lambda token: claims(token)["sub"])
     fake = FakeKafka(sasl=sasl)
-    provider.lifetime_s = 1
+    provider.lifetime_s = 3
     try:
         cluster = Cluster(fake.address, security=Security.from_client_config(librdkafka(provider)))
         cluster.api_versions()
         cluster.metadata([])
-        time.sleep(1.2)
+        time.sleep(3.2)
         cluster.metadata([])
         assert [entry[1:] for entry in sasl.log] == [("OAUTHBEARER", "alice", True)] * 2 and fake.connections == 1
         assert provider.issued == 2  # the second authentication came after 80% of the first token's life

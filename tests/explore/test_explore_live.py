@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conformance.cli import main
-from conformance.report.results import read_results
+from conformance.results.store import read_lines as read_results
 from conformance.targets.kafka_jars import cached_libs
 
 pytestmark = pytest.mark.broker

@@ -15,7 +15,7 @@ pytest.importorskip("pyspark")
 import conformance  # noqa: E402
 from conformance.analysis.cluster import StandaloneCluster  # noqa: E402
 from conformance.cli import main  # noqa: E402
-from conformance.report.results import read_results  # noqa: E402
+from conformance.results.store import read_lines as read_results  # noqa: E402
 from conformance.targets.kafka_jars import cached_libs  # noqa: E402
 
 pytestmark = pytest.mark.broker

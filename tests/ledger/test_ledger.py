@@ -10,6 +10,7 @@ import yaml
 from conformance import ledger, resources
 from conformance.report import compact, gate, known_bugs
 from conformance.report.documents import findings_markdown
+from conformance.results.record import ResultRecord
 from conformance.suite.loader import load_suites
 from conformance.runner.steps import bundled
 from conformance.targets import kafka_releases
@@ -89,8 +90,8 @@ def test_the_console_findings_and_gate_name_the_bug():
     record = _departure()
     assert "known bug: KAFKA-14402, fixed in 3.6.0" in compact.render([record])
     assert "[KAFKA-14402, fixed in 3.6.0](https://issues.apache.org/jira/browse/KAFKA-14402)" in findings_markdown([record])
-    baseline = [dict(record, outcome="passed", verdict="passed")]
-    report = gate.compare(baseline, [record])
+    baseline = [ResultRecord.from_line(dict(record, outcome="passed", verdict="passed"))]
+    report = gate.compare(baseline, [ResultRecord.from_line(dict(record))])
     assert "known bug: KAFKA-14402, fixed in 3.6.0" in gate.render(report, strict=False)
     assert gate.to_json(report, strict=False)["changes"][0]["known_bug"] == "KAFKA-14402, fixed in 3.6.0"
 
@@ -208,3 +209,14 @@ def test_the_certification_page_names_the_bug(tmp_path):
     main(["certify", "--results", str(results), "-o", str(tmp_path / "cert")])
     html = next((tmp_path / "cert").glob("*/index.html")).read_text(encoding="utf-8")
     assert "Known Apache Kafka bug: KAFKA-14402, fixed in 3.6.0" in html
+
+
+def test_a_schema_error_names_the_line_of_the_field(tmp_path):
+    path = tmp_path / "bugs.yaml"
+    path.write_text("bugs:\n  - key: KAFKA-1\n    title: t\n  - key: KAFKA-x\n", encoding="utf-8")
+    with pytest.raises(ledger.LedgerError) as raised:
+        ledger.load(path)
+    assert str(raised.value).startswith(f"{path}:2: bugs[0]: ")  # the first entry misses required fields
+    path.write_text("bugs: [\n", encoding="utf-8")
+    with pytest.raises(ledger.LedgerError, match=r":2: \(yaml\): "):
+        ledger.load(path)

@@ -170,6 +170,21 @@ def test_decode_errors_say_which_field_and_where():
     assert caught.value.offset == 4  # where the fields that did not fit begin
 
 
+def test_a_field_left_out_is_named_where_the_bytes_run_out():
+    # librdkafka's mock writes Produce v5 responses without LogStartOffset, which ProduceResponse.json has from
+    # v5 on: the error names that field and its offset, not the array around it (issue 35)
+    body = {"responses": [{"name": "t", "partition_responses": [{
+        "index": 0, "error_code": 0, "base_offset": 5, "log_append_time_ms": -1, "log_start_offset": 0}]}],
+        "throttle_time_ms": 0}
+    data = CODEC.encode("Produce", 5, "response", body)
+    without = data[:-12] + data[-4:]  # the 8 bytes of log_start_offset before throttle_time_ms left out
+    with pytest.raises(DecodeError) as caught:
+        CODEC.decode("Produce", 5, "response", without)
+    assert caught.value.path == "ProduceResponse.responses[].partition_responses[].log_start_offset"
+    assert caught.value.offset == len(without) - 4
+    assert "log_start_offset (int64) needs 8 bytes, 4 left" in str(caught.value)
+
+
 def test_an_impossible_array_count_is_refused_before_allocating():
     # AddPartitionsToTxn v4: transactions, compact array: a count of 2**31 in a 6-byte message
     data = b"\x80\x80\x80\x80\x08\x00"

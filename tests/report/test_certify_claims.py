@@ -97,10 +97,10 @@ def test_claims_that_hold_and_documented_deviations(tmp_path):
 def test_a_malformed_capabilities_file_names_the_file_and_field(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("capabilities: 1\nproduct: X\ntransaction_versions: [0, 7]\napis: {}\n")
-    with pytest.raises(ClaimsError, match=r"bad.yaml: transaction_versions.1: 7 is greater than the maximum"):
+    with pytest.raises(ClaimsError, match=r"bad.yaml:3: transaction_versions\[1\]: 7 is greater than the maximum"):
         claims_module.load(path)
     path.write_text("capabilities: 1\nproduct: X\ntransaction_versions: [0]\napis: {EndTxn: 'v5'}\n")
-    with pytest.raises(ClaimsError, match=r"bad.yaml: apis.EndTxn: 'v5' does not match"):
+    with pytest.raises(ClaimsError, match=r"bad.yaml:4: apis.EndTxn: 'v5' does not match"):
         claims_module.load(path)
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 
 import pytest
-from report_records import record, write_jsonl
+from report_records import record, result_record, write_jsonl
 
 from conformance.cli import main
 from conformance.report import gate, known_failures
@@ -49,7 +50,7 @@ def test_regressions_improvements_and_missing_items(tmp_path, capsys):
 
 
 def test_an_implementation_item_that_differs_from_kafka_is_never_a_regression(tmp_path, capsys):
-    report = gate.compare([], [record("detail", 3, "differs", requirement="IMPLEMENTATION")])
+    report = gate.compare([], [result_record("detail", 3, "differs", requirement="IMPLEMENTATION")])
     assert [change.kind for change in report.changes] == ["new"] and report.passed(strict=True)
     # A baseline of results schema 2 said "failed" for the same item: it reads as "differs", so nothing changed.
     old = record("detail", 3, "failed", requirement="IMPLEMENTATION", schema_version=2)
@@ -60,20 +61,20 @@ def test_an_implementation_item_that_differs_from_kafka_is_never_a_regression(tm
 
 
 def test_blocked_after_a_pass_is_a_regression():
-    report = gate.compare([record("commit", 3, "passed")], [record("commit", 3, "blocked")])
+    report = gate.compare([result_record("commit", 3, "passed")], [result_record("commit", 3, "blocked")])
     assert [change.kind for change in report.changes] == ["regression"]
 
 
 def test_items_are_per_target():
-    report = gate.compare([record("commit", 3, "passed", target="kafka")],
-                          [record("commit", 3, "failed", target="tansu")])
+    report = gate.compare([result_record("commit", 3, "passed", target="kafka")],
+                          [result_record("commit", 3, "failed", target="tansu")])
     assert sorted(change.kind for change in report.changes) == ["missing", "regression"]
 
 
 def test_the_last_record_of_an_item_wins():
     """A file appended by a rerun: the later record replaces the earlier one."""
-    report = gate.compare([record("commit", 3, "passed")],
-                          [record("commit", 3, "failed", run_id="a"), record("commit", 3, "passed", run_id="b")])
+    report = gate.compare([result_record("commit", 3, "passed")], [result_record("commit", 3, "failed", run_id="a"),
+                                                               result_record("commit", 3, "passed", run_id="b")])
     assert report.changes == []
 
 
@@ -112,7 +113,7 @@ def test_known_failures_and_flaky_are_tolerated_and_stale_entries_reported(tmp_p
 
 def test_known_failures_of_another_target_do_not_apply():
     entries = [known_failures.Entry("known_failures", "kip98.transactions::commit", (), "x", None, "tansu", "f")]
-    report = gate.compare([record("commit", 3, "passed")], [record("commit", 3, "failed")], entries)
+    report = gate.compare([result_record("commit", 3, "passed")], [result_record("commit", 3, "failed")], entries)
     assert [change.kind for change in report.changes] == ["regression"]
 
 
@@ -135,16 +136,16 @@ def test_reruns_classify_by_measurement(monkeypatch):
     calls = []
 
     def fake_run_items(target, records, pytest_arguments=()):
-        calls.append((target, [row["case"] for row in records]))
+        calls.append((target, [row.case for row in records]))
         attempt = len(calls)
-        return [record("commit", 3, "passed" if attempt == 2 else "failed"), record("abort", 3, "failed")]
+        return [result_record("commit", 3, "passed" if attempt == 2 else "failed"), result_record("abort", 3, "failed")]
 
     monkeypatch.setattr(gate, "run_items", fake_run_items)
-    report = gate.compare([record("commit", 3, "passed"), record("abort", 3, "passed")],
-                          [record("commit", 3, "failed"), record("abort", 3, "failed")])
+    report = gate.compare([result_record("commit", 3, "passed"), result_record("abort", 3, "passed")],
+                          [result_record("commit", 3, "failed"), result_record("abort", 3, "failed")])
     gate.rerun(report, 3)
     assert calls == [("kafka", ["commit", "abort"])] * 3
-    kinds = {change.record["case"]: (change.kind, change.note) for change in report.changes}
+    kinds = {change.record.case: (change.kind, change.note) for change in report.changes}
     assert kinds == {"commit": ("flaky", "measured: passed 1 of 3 reruns"),
                      "abort": ("regression", "failed all 3 reruns")}
 
@@ -171,9 +172,9 @@ def test_rerun_measures_a_real_item_on_kafka(tmp_path):
         pytest.skip(f"kafka: {reason}")
 
     suite = Path(__file__).resolve().parents[2] / "suites" / "kip98" / "transactions.yaml"
-    item = record("init-producer-id-assigns-id", 3, "failed", suite="kip98.transactions", api="InitProducerId",
-                  path=str(suite), nodeid="suites/kip98/transactions.yaml::init-producer-id-assigns-id[kafka-v3]")
-    report = gate.compare([{**item, "outcome": "passed"}], [item])
+    item = result_record("init-producer-id-assigns-id", 3, "failed", suite="kip98.transactions", api="InitProducerId",
+                         path=str(suite), nodeid="suites/kip98/transactions.yaml::init-producer-id-assigns-id[kafka-v3]")
+    report = gate.compare([dataclasses.replace(item, outcome="passed")], [item])
     gate.rerun(report, 1)
     assert [(change.kind, change.note) for change in report.changes] == [("flaky", "measured: passed 1 of 1 reruns")]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
 
-from report_records import record
+from report_records import result_record as record
 
 from conformance.report.junit import junit_tree, write_junit
 
@@ -77,8 +77,8 @@ def test_run_writes_junit_from_its_own_records(tmp_path, capsys):
 
     from conformance.cli.run import write_junit_after_run
 
-    results = write_jsonl(tmp_path / "r.jsonl", [record("a", 1, "passed", run_id="old"),
-                                                 record("a", 1, "failed", run_id="this")])
+    results = write_jsonl(tmp_path / "r.jsonl", [record("a", 1, "passed", run_id="old").to_line(),
+                                                 record("a", 1, "failed", run_id="this").to_line()])
     junit = tmp_path / "junit.xml"
     write_junit_after_run(Namespace(junit=str(junit), results=str(results)), "this")
     assert "1 test cases" in capsys.readouterr().out

@@ -156,8 +156,8 @@ def test_the_step_leaves_pid_and_epoch_where_it_ended_and_the_transcript_short(t
 def test_a_fast_forward_that_fails_blocks_the_case_instead_of_failing_it(tmp_path):
     result = run(tmp_path, Coordinator(stuck_at=50), 2000)
     assert result.outcome is Outcome.BLOCKED
-    # the first InitProducerId was the API under test and held, so the fast-forward after it is a check
-    assert (result.failure.role, result.failure.api) == ("check", "InitProducerId")
+    # the first InitProducerId only prepares (the last one is judged), so the fast-forward after it is set-up
+    assert (result.failure.role, result.failure.api) == ("setup", "InitProducerId")
     assert "did not bump the epoch to 51" in result.message
 
 

@@ -177,26 +177,26 @@ def load_switch_case(tmp_path, requirement: str = "", refused: str = "true"):
 
 
 def test_a_must_refusal_by_behaviour_kafka_can_switch_off_requires_the_setting(tmp_path):
-    """KIP-890's verification is turned off by transaction.partition.verification.enable: the MUST holds on a
-    broker that reports it on (requires), which the loader insists on; SHOULD, IMPLEMENTATION and a refusal
-    judged by its effect are not held to it."""
+    """KIP-890's verification is turned off by transaction.partition.verification.enable: the MUST holds except on
+    a broker that reports it off (requires: switch), which the loader insists on; SHOULD, IMPLEMENTATION and a
+    refusal judged by its effect are not held to it."""
     _, errors = load_switch_case(tmp_path)
     assert [error.key for error in errors] == ["cases[0].requires"], errors
     assert "transaction.partition.verification.enable" in errors[0].message
-    suite, errors = load_switch_case(tmp_path, "requires: {config: {transaction.partition.verification.enable: true}}")
-    assert not errors and suite.cases[0].requires_config == {"transaction.partition.verification.enable": True}
+    suite, errors = load_switch_case(tmp_path, "requires: {switch: {transaction.partition.verification.enable: true}}")
+    assert not errors and suite.cases[0].requires_switch == {"transaction.partition.verification.enable": True}
     assert load_switch_case(tmp_path, "requirement: IMPLEMENTATION")[1] == []
     assert load_switch_case(tmp_path, "requirement: SHOULD")[1] == []
 
 
 def test_every_bundled_must_refusal_by_kip890_verification_requires_the_setting():
     """The bundled suites keep the rule (the loader refuses them otherwise): the Produce v3-11 case is skipped,
-    naming the setting, on a broker that does not report it on."""
+    naming the setting, on a broker that reports it off."""
     case = bundled_case("kip890/transaction-v2.yaml", "produce-to-partition-not-added")
-    assert case.requires_config == {"transaction.partition.verification.enable": True}
+    assert case.requires_switch == {"transaction.partition.verification.enable": True}
     assert 3 in case.versions and 11 in case.versions and 12 not in case.versions
     later = bundled_case("kip890/transaction-v2.yaml", "produce-v12-adds-the-partition")
-    assert not later.requires_config and 12 in later.versions and 11 not in later.versions
+    assert not later.requires_switch and 12 in later.versions and 11 not in later.versions
 
 
 def test_any_error_is_a_refusal_that_needs_a_sentence_too(tmp_path):
@@ -258,14 +258,15 @@ def verification_broker(value: str | None) -> FakeKafka:
     return FakeKafka(handler)
 
 
-def test_switchable_verification_is_judged_only_on_a_broker_that_reports_it_on():
+def test_switchable_verification_is_judged_except_on_a_broker_that_reports_it_off():
     """Before issue 35, produce-to-partition-not-added failed every broker that accepts the write, though Kafka
-    itself accepts it with verification turned off. Now a broker that does not report the setting, or reports it
-    off, is skipped, naming it; one that reports it on and accepts the write fails."""
+    itself accepts it with verification turned off. Now a broker that reports the setting off is skipped, naming
+    it; one that reports it on, or has no such setting (no way to turn the behaviour off), and accepts the write
+    fails."""
     case = bundled_case("kip890/transaction-v2.yaml", "produce-to-partition-not-added")
-    unreported = run_on(verification_broker(None), case, 3)
-    assert unreported.outcome is Outcome.SKIPPED and VERIFICATION in unreported.message
     off = run_on(verification_broker("false"), case, 3)
-    assert off.outcome is Outcome.SKIPPED and "has False" in off.message
+    assert off.outcome is Outcome.SKIPPED and f"{VERIFICATION}=false" in off.message
+    unreported = run_on(verification_broker(None), case, 3)
+    assert unreported.outcome is Outcome.FAILED and "ne NONE" in unreported.message
     on = run_on(verification_broker("true"), case, 3)
     assert on.outcome is Outcome.FAILED and "ne NONE" in on.message

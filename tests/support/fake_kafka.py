@@ -2,7 +2,7 @@
 
 It answers what any case needs to get going (ApiVersions, Metadata naming itself as every leader,
 FindCoordinator, CreateTopics, DeleteTopics, ListOffsets) and hands every request to
-``handler(api, version, body)`` first, which returns a response body, ``None`` for the default
+``handler(api, version, body)`` first, which returns a response body (a dict, or bytes written as the body as they are), ``None`` for the default
 answer (every field at its default: no error), or one of the behaviours below. ``mode`` makes the
 whole server misbehave: ``hang`` (accepts, never answers), ``http`` (answers like a web server),
 ``truncate`` (sends half of every frame, then closes).
@@ -172,6 +172,10 @@ class FakeKafka:
         answer = self.handler(api, version, body)
         if isinstance(answer, str):
             return answer
+        if isinstance(answer, bytes):  # the body as bytes: a layout no version of the spec has
+            header = CODEC.encode_message("ResponseHeader", frames.response_header_version(CODEC, api_key, version),
+                                          {"correlation_id": correlation})
+            return frames.SIZE.pack(len(header) + len(answer)) + header + answer
         if answer is None:
             answer = self._default(api, version, body)
         return frames.encode_response(CODEC, api, version, correlation, answer)

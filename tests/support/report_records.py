@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conformance.results.record import ResultRecord
+
 
 def record(case: str, version: int | None, outcome: str, *, target: str = "kafka", suite: str = "kip98.transactions",
            api: str | None = "EndTxn", requirement: str = "MUST", kip: str = "KIP-98", run_id: str = "run-a",
@@ -36,6 +38,11 @@ def record(case: str, version: int | None, outcome: str, *, target: str = "kafka
         row["message"] = "connection refused by 127.0.0.1:9092"
     row.update(extra)
     return row
+
+
+def result_record(case: str, version: int | None, outcome: str, **options) -> ResultRecord:
+    """:func:`record` read back as the store reads a line (:func:`conformance.results.store.read_records`)."""
+    return ResultRecord.from_line(record(case, version, outcome, **options))
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:

@@ -86,7 +86,7 @@ def test_a_malformed_node_control_file_is_named_by_file_and_field_without_secret
     path = write(tmp_path, "node_control: 1\n" + body)
     with pytest.raises(NodeControlError) as raised:
         load(path)
-    assert str(raised.value).startswith(f"{path}: ") and message in str(raised.value)
+    assert str(raised.value).startswith(f"{path}:") and message in str(raised.value)
     assert SECRET not in str(raised.value)
 
 

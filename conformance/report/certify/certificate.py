@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...results.provenance import DISTRIBUTION, provenance
 from ..itemref import label, latest, reproduce
+from ..root_causes import root_causes
 from . import claims as claim_checks
 from . import page, svg
 from .levels import Grade
@@ -54,7 +55,7 @@ def results_digest(records: list[dict]) -> str:
 
 def _item(record: dict) -> dict:
     fields = ("suite", "case", "title", "kip", "cites", "requirement", "api", "api_version", "outcome", "step",
-              "step_label", "step_role", "step_api", "expected", "actual", "message", "nodeid")
+              "step_label", "step_role", "step_api", "expected", "actual", "message", "nodeid", "root_cause")
     return {"item": label(record), **{name: record.get(name) for name in fields}, "reproduce": reproduce(record)}
 
 
@@ -83,6 +84,9 @@ def build(target: str, records: list[dict], grades: list[Grade], *, fingerprint:
                     "waived": [{"item": label(row), "reason": entry.reason, "link": entry.link}
                                for row, entry in grade.waived]} for grade in grades],
         "counts": page.outcome_counts(items),
+        # One fault of one API version each, with the items it decided (failed there, or blocked by it).
+        "root_causes": [{"cause": cause.cause, "title": cause.title, "items": [label(row) for row in cause.records]}
+                        for cause in root_causes(items)],
         "departures": [_item(record) for record in items
                        if record.get("outcome") == "failed" and label(record) not in outside],
         "without_verdict": [_item(record) for record in items if record.get("outcome") in ("blocked", "error")],

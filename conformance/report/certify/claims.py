@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 
-from ... import resources
+from ... import checked_yaml, resources
 from ...protocol.exceptions import SpecError
 from ...protocol.schema import VersionRange
 from .. import known_failures
@@ -151,19 +150,11 @@ def _top(span: VersionRange) -> float:
 
 def load(path: str | Path) -> Claims:
     """Read and check a capabilities file. Raises :class:`ClaimsError` naming the file and the field."""
-    import jsonschema
-
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise ClaimsError(f"{path}: {error}") from None
-    schema = json.loads(resources.capabilities_schema().read_text(encoding="utf-8"))
-    problems = sorted(jsonschema.Draft202012Validator(schema).iter_errors(raw), key=lambda error: list(error.path))
-    if problems:
-        first = problems[0]
-        where = ".".join(str(part) for part in first.path) or "(top level)"
-        raise ClaimsError(f"{path}: {where}: {first.message}")
+        raw = checked_yaml.load(path, json.loads(resources.capabilities_schema().read_text(encoding="utf-8")))
+    except checked_yaml.CheckedYamlError as error:
+        raise ClaimsError(str(error)) from None
     try:
         apis = {api: VersionRange.parse(str(span), where=f"{path}: apis.{api}") for api, span in raw["apis"].items()}
     except SpecError as error:

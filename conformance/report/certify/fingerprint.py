@@ -8,9 +8,12 @@ and nothing is filled in from what the harness expects a target to be.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from ...protocol.codec import default_codec
-from ..itemref import case_id
+from ...results.store import as_record
+from ..itemref import Readable, case_id
 
 
 def _api_name(api_key: int) -> str:
@@ -51,10 +54,10 @@ def probe(bootstrap: str, *, security=None, identity: dict | None = None, timeou
     return fingerprint
 
 
-def from_records(records: list[dict]) -> dict | None:
+def from_records(records: Sequence[Readable]) -> dict | None:
     """The last successful ApiVersions answer any record's transcript holds, or None."""
-    for record in reversed(records):
-        transcript = record.get("transcript")
+    for record in map(as_record, reversed(records)):
+        transcript = record.transcript
         if not isinstance(transcript, list):
             continue
         for exchange in transcript:
@@ -63,15 +66,16 @@ def from_records(records: list[dict]) -> dict | None:
                     and not response.get("error_code"):
                 fingerprint = _from_response(response)
                 fingerprint["source"] = (f"ApiVersions v{exchange.get('version')} recorded in the results "
-                                         f"({case_id(record)}, {record.get('recorded_at')})")
+                                         f"({case_id(record)}, {record.recorded_at})")
                 return fingerprint
     return None
 
 
-def identity(records: list[dict], target=None) -> dict:
+def identity(records: Sequence[Readable], target=None) -> dict:
     """What the target says it is: its spec, kind and version (from the running target, else the results)."""
-    found = {"target": records[0].get("target") if records else None,
-             "target_version": next((row.get("target_version") for row in records if row.get("target_version")), None)}
+    rows = [as_record(record) for record in records]
+    found: dict[str, Any] = {"target": rows[0].target if rows else None,
+                             "target_version": next((row.target_version for row in rows if row.target_version), None)}
     if target is not None:
         info = target.info()
         found.update(target=info.spec, kind=info.kind, target_version=info.version or found["target_version"],

@@ -13,6 +13,7 @@ from collections import Counter
 from ... import ledger, pages
 from ...results.record import OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER, StepRole
 from ..itemref import case_id, label, reproduce
+from ..root_causes import others, root_causes
 from . import svg
 from .levels import Grade
 
@@ -22,6 +23,8 @@ def render(certificate: dict, grades: list[Grade], records: list[dict]) -> str:
     claims = certificate.get("claims")
     outside = set(claims["not_claimed_items"]) if claims else set()
     claimed = [record for record in records if label(record) not in outside]
+    rest = others(records)  # the items a root cause decided are shown under it, once
+    claimed_rest = others(claimed)
     return pages.render(
         "certification.html.j2",
         certificate=certificate,
@@ -32,11 +35,12 @@ def render(certificate: dict, grades: list[Grade], records: list[dict]) -> str:
         outcomes=[(outcome, OUTCOME_LABELS[outcome]) for outcome in OUTCOME_ORDER],
         counts=certificate["counts"],
         matrix=svg.matrix(records),
-        departures=_departures(claimed),
-        failed=sum(1 for record in claimed if record.get("outcome") == "failed"),
+        root_causes=[_root_cause(cause) for cause in root_causes(records)],
+        departures=_departures(claimed_rest),
+        failed=sum(1 for record in claimed_rest if record.get("outcome") == "failed"),
         claims=claims,
-        incomplete=[_incomplete(row) for row in records if row.get("outcome") in ("blocked", "error")],
-        differs=[_item(row) for row in records if row.get("outcome") == "differs"],
+        incomplete=[_incomplete(row) for row in rest if row.get("outcome") in ("blocked", "error")],
+        differs=[_item(row) for row in rest if row.get("outcome") == "differs"],
         harness=json.dumps(certificate["harness"]),
     )
 
@@ -89,6 +93,13 @@ def _departures(records: list[dict]) -> list[dict]:
                       "known_bug": bug or "",
                       "items": [_item(row) for row in rows]})
     return cases
+
+
+def _root_cause(cause) -> dict:
+    """One fault of one API version and the items it decided (failed there, or blocked by it)."""
+    return {"title": cause.title, "cause": cause.cause, "outcomes": cause.outcomes,
+            "items": [{"label": label(row), "outcome": str(row.get("outcome")), "step": str(row.get("step_label") or ""),
+                       "reproduce": reproduce(row)} for row in cause.records]}
 
 
 def _incomplete(row: dict) -> dict:

@@ -8,9 +8,12 @@ drawing. No script and no font is fetched: the font families named are local one
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from ... import pages
 from ...results.record import OUTCOME_LABELS, SEVERITY_ORDER
+from ...results.store import as_record
+from ..itemref import Readable
 
 # A cell stacks the outcomes of its items (cases of one suite and API) worst first (SEVERITY_ORDER); an
 # IMPLEMENTATION item that differs from Kafka is information, shown in blue, below every missing verdict.
@@ -25,16 +28,16 @@ def worst(outcomes) -> str:
     return next(outcome for outcome in SEVERITY_ORDER if outcome in present)
 
 
-def matrix(records: list[dict]) -> dict:
+def matrix(records: Sequence[Readable]) -> dict:
     """What ``matrix.svg.j2`` draws. Rows: KIP / suite / API; columns: API versions; a cell stacks its items'
     outcomes, worst on top."""
     cells: dict[tuple, Counter] = {}
     rows: dict[tuple, None] = {}
-    for record in records:
-        row = (record.get("kip") or "", record.get("suite") or "", record.get("api") or "(no API)")
+    for record in map(as_record, records):
+        row = (record.kip or "", record.suite or "", record.api or "(no API)")
         rows[row] = None
-        version = record.get("api_version")
-        cells.setdefault((row, -1 if version is None else version), Counter())[record.get("outcome")] += 1
+        version = record.api_version
+        cells.setdefault((row, -1 if version is None else version), Counter())[record.outcome] += 1
     ordered = sorted(rows)
     versions = sorted({version for _, version in cells}) or [0]
     cell, gap, left, top = 18, 2, 360, 34
