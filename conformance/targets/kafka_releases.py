@@ -41,10 +41,11 @@ def matrix(entries=None) -> dict[str, list[str]]:
     for release in latest_patches():
         reasons.setdefault(release, []).append(f"latest {'.'.join(release.split('.')[:2])}")
     for bug in ledger.bugs() if entries is None else entries:
-        kind = (bug.verify or {}).get("target", "kafka")
+        verify = bug.verify or {}
+        kind = verify.get("target", "kafka")
         behind = {"kafka": "", "proxy+kafka": " (behind the fault proxy)"}.get(kind, f" (as {kind})")
         for role in bug.verify_roles():
-            reasons.setdefault(bug.verify[role], []).append(f"{bug.key} {role}{behind}")
+            reasons.setdefault(verify[role], []).append(f"{bug.key} {role}{behind}")
     return dict(sorted(reasons.items(), key=lambda item: ledger.release_key(item[0])))
 
 
