@@ -32,7 +32,7 @@ def register(commands) -> None:
 
 
 def command_releases(arguments) -> int:
-    from ..targets import kafka_releases
+    from ..targets.kafka import releases as kafka_releases
 
     if arguments.target or arguments.client_config or arguments.principal:
         print("conformance releases: --target, --client-config and --principal are for conformance run; "
@@ -109,7 +109,7 @@ def run_matrix(arguments, releases: list[str], plan: dict[str, dict[str, list[st
     from ..report import releases as matrix_report
     from ..results.store import new_run_id
     from ..results.store import read_lines as read_results
-    from ..targets import kafka_releases
+    from ..targets.kafka import releases as kafka_releases
     from .run_options import pytest_options
 
     run_id = arguments.run_id if getattr(arguments, "run_id", None) else new_run_id()

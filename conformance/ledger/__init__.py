@@ -4,7 +4,7 @@ The ledger is package data (``kafka-bugs.yaml`` beside this module, checked agai
 read): one entry per bug, with the releases it affects, the release that fixed it, how it shows on the
 wire, and the bundled cases that detect it (or why none can). Reports ask :func:`known_bug` whether a
 departure on an Apache Kafka release is one of these bugs, so that a finding names it ("KAFKA-14402,
-fixed in 3.6.0"); the release matrix (:mod:`conformance.targets.kafka_releases`) runs the releases the
+fixed in 3.6.0"); the release matrix (:mod:`conformance.targets.kafka.releases`) runs the releases the
 entries name.
 
 A match explains a departure; it never makes one, nor excuses one: the item keeps its outcome.

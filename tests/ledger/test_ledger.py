@@ -8,12 +8,13 @@ import pytest
 import yaml
 
 from conformance import ledger, resources
-from conformance.report import compact, gate, known_bugs
+from conformance.report import gate, known_bugs
+from conformance.report.console import compact
 from conformance.report.documents import findings_markdown
 from conformance.results.record import ResultRecord
 from conformance.suite.loader import load_suites
 from conformance.runner.steps import bundled
-from conformance.targets import kafka_releases
+from conformance.targets.kafka import releases as kafka_releases
 
 
 def _case_ids() -> set[str]:

@@ -21,8 +21,8 @@ from conformance.runner.runner import Runner
 from conformance.runner.steps import bundled
 from conformance.suite.loader import load_suites
 from conformance.targets.base import TargetUnavailable
-from conformance.targets.kafka import java_executable
-from conformance.targets.kafka_jars import ensure_kafka_jars
+from conformance.targets.kafka.broker import java_executable
+from conformance.targets.kafka.jars import ensure_kafka_jars
 from conformance.targets.registry import resolve
 
 pytestmark = pytest.mark.broker  # starts one Apache Kafka release per test

@@ -14,9 +14,9 @@ start-up and ignores. A case that needs a topic or broker setting a release lack
 
 from __future__ import annotations
 
-from .. import ledger
-from .base import TargetUnavailable
-from .kafka_jars import ensure_kafka_jars
+from ... import ledger
+from ..base import TargetUnavailable
+from .jars import ensure_kafka_jars
 
 # Every Apache Kafka release on Maven Central from 3.3.0 to 4.4.0 (org.apache.kafka:kafka_2.13's versions).
 RELEASES = (

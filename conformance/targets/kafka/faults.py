@@ -1,11 +1,6 @@
-"""Apache Kafka as a cluster of local KRaft nodes on 127.0.0.1: ``kafka,nodes=3`` or ``kafka:3.9.1,nodes=3``.
-
-Feature levels (``kafka,nodes=3,transaction.version=1``) format every node's storage; a spec with
-feature options only (``kafka,transaction.version=1``) is a single node (:mod:`conformance.targets.kafka`).
-
-Every node is a combined broker and controller (a three-voter quorum for three nodes), the internal
-topics are replicated to every node and have one partition per node, so transaction and group
-coordinators spread over the cluster. ``,min.insync.replicas=N`` sets the brokers' default.
+"""What ``fault:`` steps do to the nodes of a cluster, for a cluster the harness provisions
+(:mod:`conformance.targets.kafka.cluster`) and for one a vendor attaches with node-control commands
+(:mod:`conformance.targets.node_control`), and the admin requests they use.
 
 Faults (``fault:`` steps) act on one node, named by id or by role:
 ``stop_node``/``kill_node``/``pause_node``/``resume_node``/``start_node``/``restart_node`` take
@@ -15,7 +10,7 @@ Faults (``fault:`` steps) act on one node, named by id or by role:
 and the runner calls :meth:`heal` after each case with faults, so the next case finds the whole cluster.
 
 ``fail_log_dir`` fails the data directory holding ``topic: T, partition: P`` on its leader as a dead disk
-(:mod:`conformance.targets.kafka_disks`), and waits until the controller knows (the node no longer leads
+(:mod:`conformance.targets.kafka.disks`), and waits until the controller knows (the node no longer leads
 it); :meth:`heal` repairs the disk and restarts the node.
 
 ``block_coordinator_log`` makes the coordinator of ``coordinator: TRANSACTIONAL_ID`` (or ``group_coordinator:
@@ -51,17 +46,13 @@ import shutil
 import time
 from pathlib import Path
 
-from ..client.cluster import Cluster
-from ..client.security import Security
-from ..protocol.errors import error_name
-from . import kafka_disks
-from .base import Capability, CapabilityMissing, Target, TargetInfo
-from .kafka import (FEATURE_OPTIONS, BrokerStartFailed, KafkaTarget, feature_levels, is_single_node_spec,
-                    random_cluster_id, split_spec)
-from .registry import TargetKind
+from ...client.cluster import Cluster
+from ...client.security import Security
+from ...protocol.errors import error_name
+from . import disks as kafka_disks
+from ..base import CapabilityMissing
+from .broker import (BrokerStartFailed, KafkaTarget)
 
-SPEC = re.compile(r"(?P<base>kafka(?::[^,]+)?),(?P<options>.+)")
-OPTIONS = {"nodes": int, "min.insync.replicas": int}
 NODE_FAULTS = ("stop_node", "kill_node", "pause_node", "resume_node", "start_node", "restart_node",
                "start_stopped_nodes")
 LEADERSHIP_FAULTS = ("move_leader",)
@@ -72,23 +63,6 @@ PREFERRED = 0  # ElectLeaders election type
 NONE, ELECTION_NOT_NEEDED, COORDINATOR_LOAD_IN_PROGRESS = 0, 84, 14
 ELECTION_RETRIABLE = {80, 83}  # PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE
 NOT_SERVING = {6, 14, 15, 16}  # NOT_LEADER_OR_FOLLOWER, COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
-
-
-def parse(spec: str) -> tuple[str, dict[str, int]]:
-    """``kafka:4.4.0,nodes=3`` → (``kafka:4.4.0``, {"nodes": 3}); feature options (``transaction.version=1``)
-    are kept under their names. ValueError names what is wrong."""
-    if SPEC.fullmatch(spec) is None:
-        raise ValueError(f"not a kafka cluster spec: {spec!r} (expected kafka[:VERSION],nodes=N)")
-    base, raw = split_spec(spec)
-    options: dict[str, int] = {}
-    for name, value in raw.items():
-        if name not in OPTIONS and name not in FEATURE_OPTIONS or not value.isdigit():
-            raise ValueError(f"{spec!r}: unknown or malformed option {name}={value} (options: nodes=N, "
-                             f"min.insync.replicas=N, " + ", ".join(f"{feature}=LEVEL" for feature in FEATURE_OPTIONS) + ")")
-        options[name] = int(value)
-    if options.get("nodes", 1) < 1:
-        raise ValueError(f"{spec!r}: nodes must be at least 1")
-    return base, options
 
 
 class NodeFaults:
@@ -399,119 +373,11 @@ class NodeFaults:
                                 group_coordinator=group_coordinator, to=others[0], settle=settle, timeout_s=timeout_s)
 
 
-class KafkaClusterTarget(NodeFaults, Target):
-    kind = "kafka-cluster"
-    capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.NODES})
-
-    def __init__(self, spec: str, **node_options):
-        super().__init__(spec)
-        base, options = parse(spec)
-        count = options.get("nodes", 3)
-        # A killed node is fenced (and its partitions move) after 3 s instead of Kafka's 9.
-        overrides = {"broker.session.timeout.ms": 3000, **dict(node_options.pop("overrides", None) or {})}
-        if "min.insync.replicas" in options:
-            overrides["min.insync.replicas"] = options["min.insync.replicas"]
-        features = {**feature_levels(spec, {name: str(options[name]) for name in FEATURE_OPTIONS if name in options}),
-                    **dict(node_options.pop("features", None) or {})}
-        self.features = features
-        self.nodes = [KafkaTarget(base, overrides=overrides, features=features, **node_options) for _ in range(count)]
-        self.startup_seconds: float | None = None
-        self._blocked_topics: set[str] = set()  # internal topics block_coordinator_log set min.insync.replicas on
-        cluster_id = random_cluster_id()
-        for number, node in enumerate(self.nodes, 1):
-            node.node_id, node.cluster_id, node.replicas = number, cluster_id, count
-            node.log_dirs = DATA_DIRECTORIES
-
-    # lifecycle -----------------------------------------------------------------------------
-    def start(self) -> None:
-        began = time.monotonic()
-        for node in self.nodes:
-            node.reserve_ports()
-        voters = ",".join(node.controller_address for node in self.nodes)
-        try:
-            for node in self.nodes:
-                node.voters = voters
-                node.provision()
-            for node in self.nodes:  # a quorum forms only once every voter runs
-                node.launch()
-            for node in self.nodes:
-                node.wait_until_ready(began)
-            self._wait_until_registered([node.node_id for node in self.nodes])
-        except BaseException:
-            self.stop()
-            raise
-        self.startup_seconds = time.monotonic() - began
-
-    def stop(self) -> None:
-        for node in self.nodes:
-            node.stop()
-
-    def restart(self) -> None:
-        for node in self.nodes:
-            node.restart()
-
-    @property
-    def bootstrap(self) -> str:
-        """Every node, running ones first: clients fall back along the list when a node is down."""
-        running = [node.bootstrap for node in self.nodes if node.running]
-        return ",".join(running + [node.bootstrap for node in self.nodes if node.bootstrap not in running])
-
-    @property
-    def version(self) -> str:
-        return self.nodes[0].version
-
-    def info(self) -> TargetInfo:
-        information = super().info()
-        information.extra.update(nodes=len(self.nodes), startup_seconds=self.startup_seconds)
-        if self.features:
-            information.extra["features"] = dict(self.features)
-        return information
-
-    def principal(self, name: str) -> tuple[str, Security]:
-        return self.nodes[0].principal(name)
-
-    def kafka_principal(self, name: str) -> str | None:
-        return self.nodes[0].kafka_principal(name)
-
-    def logs(self) -> str | None:
-        return "\n".join(f"--- node {node.node_id} ---\n{node.logs() or ''}" for node in self.nodes)
-
-    def known_issues(self) -> list[dict]:
-        return [{**issue, "node": node.node_id} for node in self.nodes for issue in node.known_issues()]
-
-    def offers_fault(self, name: str) -> bool:
-        return name in FAULTS
-
-    def provisioned_brokers(self) -> int:
-        return len(self.nodes)
-
-
-# Kafka 3.7.0 (KAFKA-16814, fixed in 3.7.1) writes a new replica's topic id to disk a moment after it creates the
-# replica, and refuses to start again if it was killed in between: "The log dir Log(dir=D, ...) does not have a
-# topic ID". 3.7.1 deletes such a replica as stray; the heal does the same for an empty one, so that a node a
-# case killed right after a topic was created comes back (the replica is fetched again from the leader).
-NO_TOPIC_ID = re.compile(r"The log dir Log\(dir=([^,]+), topic=[^,]+, partition=\d+, .*?logEndOffset=0\) does not "
-                         r"have a topic ID")
-
-
-def _wait_until_restarted(node, began: float, attempts: int = 5) -> None:
-    """``node.wait_until_ready(began)``, deleting an empty replica without a topic id that stops the start."""
-    for _ in range(attempts):
-        try:
-            node.wait_until_ready(began)
-            return
-        except BrokerStartFailed as failure:
-            stray = NO_TOPIC_ID.search(str(failure))
-            if stray is None or node.data is None or Path(node.data) not in Path(stray.group(1)).parents:
-                raise
-            shutil.rmtree(stray.group(1), ignore_errors=True)
-            began = time.monotonic()
-            node.launch()
-    node.wait_until_ready(began)
-
-
 def _request(cluster: Cluster, destination, api: str, body: dict) -> dict:
-    return cluster.connection(destination).request(api, cluster.best_version(api), body, step="fault").response
+    response = cluster.connection(destination).request(api, cluster.best_version(api), body, step="fault").response
+    if response is None:  # only a Produce with acks 0 goes unanswered; a fault's admin requests all are answered
+        raise RuntimeError(f"{api} to {destination} was not answered")
+    return response
 
 
 def _wait_until(condition, fault: str, what: str, timeout_s: float) -> None:
@@ -673,14 +539,25 @@ def _wait_until_served(cluster: Cluster, topic: str, partition: int, old: int, n
         _left(deadline, f"node {new} does not serve {topic}-{partition} after the move")
 
 
-def kafka_cluster_target_kind() -> TargetKind:
-    from .kafka import _availability
+# Kafka 3.7.0 (KAFKA-16814, fixed in 3.7.1) writes a new replica's topic id to disk a moment after it creates the
+# replica, and refuses to start again if it was killed in between: "The log dir Log(dir=D, ...) does not have a
+# topic ID". 3.7.1 deletes such a replica as stray; the heal does the same for an empty one, so that a node a
+# case killed right after a topic was created comes back (the replica is fetched again from the leader).
+NO_TOPIC_ID = re.compile(r"The log dir Log\(dir=([^,]+), topic=[^,]+, partition=\d+, .*?logEndOffset=0\) does not "
+                         r"have a topic ID")
 
-    return TargetKind(
-        name="kafka-cluster",
-        description="Apache Kafka as N local KRaft nodes (kafka,nodes=3 or kafka:VERSION,nodes=3[,min.insync.replicas=2]"
-                    "[,transaction.version=N])",
-        matches=lambda spec: SPEC.fullmatch(spec) is not None and not is_single_node_spec(spec),
-        create=KafkaClusterTarget,
-        availability=_availability,
-    )
+
+def _wait_until_restarted(node, began: float, attempts: int = 5) -> None:
+    """``node.wait_until_ready(began)``, deleting an empty replica without a topic id that stops the start."""
+    for _ in range(attempts):
+        try:
+            node.wait_until_ready(began)
+            return
+        except BrokerStartFailed as failure:
+            stray = NO_TOPIC_ID.search(str(failure))
+            if stray is None or node.data is None or Path(node.data) not in Path(stray.group(1)).parents:
+                raise
+            shutil.rmtree(stray.group(1), ignore_errors=True)
+            began = time.monotonic()
+            node.launch()
+    node.wait_until_ready(began)
