@@ -36,7 +36,7 @@ from conformance.client.transcript import Exchange
 from conformance.protocol.codec import default_codec
 from conformance.protocol.exceptions import SpecError
 from conformance.protocol.records import TRANSACTIONAL_FLAG, Record, RecordBatch, encode_batch
-from conformance.targets.kafka import KafkaTarget
+from conformance.targets.kafka.broker import KafkaTarget
 
 TOPIC = "golden"
 TRANSACTIONAL_ID = "golden-transaction"

@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..resources import UPSTREAM_KAFKA
-from ..targets import kafka_releases
+from ..targets.kafka import releases as kafka_releases
 
 DEFAULT_SAMPLE = "3.3.2,3.9.2," + UPSTREAM_KAFKA
 

@@ -47,7 +47,7 @@ def command_analyze(arguments) -> int:
 
     options = Options(**{option.name: getattr(arguments, option.name) for option in fields(Options)})
     if options.job != "site":
-        from ..report.console import print_table
+        from ..report.console.tables import print_table
 
         return analyze(options, show_table=print_table)
     from ..report.certify.levels import grade_summaries

@@ -298,7 +298,7 @@ def _start_and_ask(arguments, records: list[dict], extensions: Extensions,
     pool = TargetPool([spec], extensions.target_kinds())
     try:
         if arguments.client_config and pool.target(spec) in pool.configurable():
-            from ..targets.kafka_config import read_properties
+            from ..targets.kafka.config import read_properties
 
             pool.target(spec).configure(client_config=read_properties(arguments.client_config))
         return _ask(pool.acquire(spec), rows)

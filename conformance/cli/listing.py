@@ -17,7 +17,7 @@ def register(commands) -> None:
 def command_list(arguments) -> int:
     """Print the cases of the suites given, one row each; the exit status."""
     from ..extension import Extensions
-    from ..report.console import print_table
+    from ..report.console.tables import print_table
     from ..report.invocation import suite_paths
     from ..suite.loader import load_suites
 

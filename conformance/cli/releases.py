@@ -24,14 +24,15 @@ def register(commands) -> None:
                          help="comma-separated releases (3.5.2,4.0.0) or 'matrix' (default)")
     command.add_argument("--known-bugs", action="store_true",
                          help="only the known-bugs ledger's cases, on the releases each entry is checked on (its last "
-                              "affected and its fixed release), long cases included: the evidence of "
-                              "docs/generated/known-bugs.md")
+                              "affected and its fixed release; with --releases, those only), each on the target its "
+                              "cases need (the fault proxy, a three-node cluster), long cases included: the evidence "
+                              "of docs/generated/known-bugs.md")
     command.add_argument("--list", action="store_true", help="print the releases and why each is run, run nothing")
     command.set_defaults(handler=command_releases)
 
 
 def command_releases(arguments) -> int:
-    from ..targets import kafka_releases
+    from ..targets.kafka import releases as kafka_releases
 
     if arguments.target or arguments.client_config or arguments.principal:
         print("conformance releases: --target, --client-config and --principal are for conformance run; "
@@ -42,71 +43,99 @@ def command_releases(arguments) -> int:
     except ValueError as error:
         print(f"conformance releases: {error}", file=sys.stderr)
         return 2
+    plan = None
     if arguments.known_bugs:
-        releases, arguments.paths, selection = known_bug_selection(arguments.paths)
+        asked = None if arguments.releases.strip() == "matrix" else releases
+        plan = known_bug_plan(asked)
+        releases = list(plan)
         arguments.long = True
-        arguments.pytest_arguments = [*arguments.pytest_arguments, "-k", selection]
     if arguments.list:
         reasons = kafka_releases.matrix()
         for release in releases:
-            print(f"{release}\t{', '.join(reasons.get(release, ['asked for']))}")
+            where = f"\t{', '.join(plan[release])}" if plan else ""
+            print(f"{release}\t{', '.join(reasons.get(release, ['asked for']))}{where}")
         return 0
-    return run_matrix(arguments, releases)
+    return run_matrix(arguments, releases, plan)
 
 
-def known_bug_selection(paths: list[str]) -> tuple[list[str], list[str], str]:
-    """The releases the ledger checks its entries on, the suite files holding the entries' cases (among
-    ``paths``, default the bundled suites) and a pytest ``-k`` expression choosing those cases."""
+def known_bug_plan(asked: list[str] | None = None, entries=None) -> dict[str, dict[str, list[str]]]:
+    """Release → target spec → the ledger's cases (``suite::case``) to run there, for ``--known-bugs``.
+
+    By default the releases each entry with cases is checked on (``verify``: its last affected release and its
+    fixed one), each on the target its cases need (``kafka:3.5.2``, ``proxy+kafka:3.9.2``,
+    ``kafka:4.4.0,nodes=3``) with only that entry's cases. ``asked`` (``--releases``) keeps those releases
+    only; an asked release no entry is checked on runs every entry's cases, each on the target its cases need."""
     from .. import ledger
+
+    entries = [bug for bug in (ledger.bugs() if entries is None else entries) if bug.verify and bug.cases]
+    plan: dict[str, dict[str, list[str]]] = {}
+    for bug in entries:
+        for role in bug.verify_roles():
+            release = bug.verify[role]
+            if asked is None or release in asked:
+                cases = plan.setdefault(release, {}).setdefault(str(bug.verify_target(role)), [])
+                cases += [case for case in bug.cases if case not in cases]
+    for release in asked or []:
+        if release not in plan:
+            for bug in entries:
+                cases = plan.setdefault(release, {}).setdefault(ledger.release_target(
+                    bug.verify.get("target", "kafka"), release), [])
+                cases += [case for case in bug.cases if case not in cases]
+    order = {release: number for number, release in enumerate(asked or [])}
+    return {release: dict(sorted(plan[release].items()))
+            for release in sorted(plan, key=lambda release: (order.get(release, -1), ledger.release_key(release)))}
+
+
+def known_bug_selection(paths: list[str], cases: list[str]) -> tuple[list[str], list[str]]:
+    """The suite files holding ``cases`` (``suite::case``, among ``paths``, default the bundled suites) and the
+    pytest arguments (``-k``) choosing those cases."""
     from ..report.invocation import suite_paths
     from ..suite.loader import suite_files
-    from ..targets import kafka_releases
 
     import yaml
 
-    checked = [bug for bug in ledger.bugs() if bug.verify]
-    releases = [release for release, why in kafka_releases.matrix().items()
-                if any(" affected" in reason or " fixed" in reason for reason in why)]
-    suites = {case.split("::")[0] for bug in checked for case in bug.cases}
+    suites = {case.split("::")[0] for case in cases}
     files = [str(path) for path in suite_files(suite_paths(paths))
              if (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("suite") in suites]
-    cases = sorted({case.split("::")[1] for bug in checked for case in bug.cases})
-    return releases, files, " or ".join(f"{case}[" for case in cases)
+    names = sorted({case.split("::")[1] for case in cases})
+    return files, ["-k", " or ".join(f"{name}[" for name in names)]
 
 
-def run_matrix(arguments, releases: list[str]) -> int:
-    """Each release in turn under one run id; then the summary. Exit 1 if any release departed or did not run."""
+def run_matrix(arguments, releases: list[str], plan: dict[str, dict[str, list[str]]] | None = None) -> int:
+    """Each release in turn under one run id (``plan``: the targets and cases of ``--known-bugs`` per release);
+    then the summary. Exit 1 if any release departed or did not run."""
     import pytest
 
-    from .. import ledger
     from ..report import releases as matrix_report
     from ..results.store import new_run_id
     from ..results.store import read_lines as read_results
-    from ..targets import kafka_releases
+    from ..targets.kafka import releases as kafka_releases
     from .run_options import pytest_options
 
     run_id = arguments.run_id if getattr(arguments, "run_id", None) else new_run_id()
     unavailable: dict[str, str] = {}
-    worst = 0
+    worst, first = 0, True
+    paths = list(arguments.paths)
     for number, release in enumerate(releases, start=1):
         print(f"conformance releases: {number} of {len(releases)}: kafka:{release}", flush=True)
         problem = kafka_releases.fetch(release)
         if problem:
             unavailable[release] = problem
             continue
-        arguments.target = [f"kafka:{release}"]
-        if arguments.known_bugs:  # entries whose cases need the fault proxy run on proxy+kafka:RELEASE beside it
-            needed = {str(bug.verify_target(role)) for bug in ledger.bugs() if bug.verify
-                      for role in ("affected", "fixed") if bug.verify[role] == release}
-            arguments.target += sorted(needed - {f"kafka:{release}"})
-        options = pytest_options(arguments, run_id, clean_alluredir=number == 1)
-        worst = max(worst, int(pytest.main([*options, *arguments.pytest_arguments])))
+        # --known-bugs: one run per target the entries checked on this release need, with their cases only
+        runs = [([f"kafka:{release}"], paths, [])] if plan is None else \
+            [([target], *known_bug_selection(paths, cases)) for target, cases in plan[release].items()]
+        for arguments.target, arguments.paths, selection in runs:
+            options = pytest_options(arguments, run_id, clean_alluredir=first)
+            first = False
+            worst = max(worst, int(pytest.main([*options, *arguments.pytest_arguments, *selection])))
     records = read_results(arguments.results, run_id=run_id)
     for release in releases:
         why = kafka_releases.not_started(records, release)
         if why:
             unavailable[release] = why
-    targets = list(dict.fromkeys(f"kafka:{release}" for release in releases))
+    targets = list(dict.fromkeys(f"kafka:{release}" for release in releases)) if plan is None else \
+        list(dict.fromkeys(target for release in releases for target in plan[release]))
     targets += sorted({record["target"] for record in records if record.get("target") not in targets})
     table = matrix_report.rows(records, targets, {f"kafka:{release}": why for release, why in unavailable.items()})
     print(f"\nrelease matrix, run {run_id} ({arguments.results}):")

@@ -59,7 +59,7 @@ def summary_rows(records: list[ResultRecord]) -> list[list]:
 
 def print_summary(results_path: str | Path, run_id: str) -> None:
     """Print one row per target of the run ``run_id``: its count of each outcome and the total."""
-    from ..report.console import print_table
+    from ..report.console.tables import print_table
     from ..results.store import read_records
 
     records = read_records(results_path, run_id=run_id)

@@ -66,7 +66,7 @@ def command_semantic(arguments) -> int:
         return 2
     client_config = {}
     if arguments.client_config:  # librdkafka's property names: the clients are confluent-kafka's
-        from ..targets.kafka_config import read_properties
+        from ..targets.kafka.config import read_properties
 
         client_config = read_properties(Path(arguments.client_config))
         for target in pool.configurable():
@@ -108,7 +108,7 @@ def command_semantic(arguments) -> int:
 
 
 def _run_target(pool, spec: str, settings, run_id: str, histories: Path):
-    from ..report.console import print_table
+    from ..report.console.tables import print_table
     from ..semantic.session import SemanticRun, results, run_on
     from ..semantic.history import History
 

@@ -1,4 +1,4 @@
-"""``conformance show ITEM``: one item's whole record from a results file (:mod:`conformance.report.show`).
+"""``conformance show ITEM``: one item's whole record from a results file (:mod:`conformance.report.console.show`).
 
 Exit 0 when ITEM names one item, 1 when it names none or several (listed), 2 when there is no
 results file.
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ..defaults import DEFAULT_RESULTS
-from ..report import show as report_show
+from ..report.console import show as report_show
 
 
 def register(commands) -> None:

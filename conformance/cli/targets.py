@@ -12,7 +12,7 @@ def register(commands) -> None:
 def command_targets(arguments) -> int:
     """Print every target kind this installation knows and whether it can run here; 0."""
     from ..extension import Extensions
-    from ..report.console import print_table
+    from ..report.console.tables import print_table
 
     rows = []
     for kind in Extensions.for_run().target_kinds():

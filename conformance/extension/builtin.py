@@ -14,8 +14,8 @@ from ..report.sinks import AllureSink, JsonlSink
 from ..runner.steps import BUILTIN_STEP_KINDS
 from ..targets.container import container_target_kind
 from ..targets.hostport import hostport_target_kind
-from ..targets.kafka import kafka_target_kind
-from ..targets.kafka_cluster import kafka_cluster_target_kind
+from ..targets.kafka.broker import kafka_target_kind
+from ..targets.kafka.cluster import kafka_cluster_target_kind
 from ..targets.rdkafka_mock import rdkafka_mock_target_kind
 from ..targets.tansu import tansu_target_kind
 from .hookspecs import hookimpl

@@ -4,7 +4,7 @@ The ledger is package data (``kafka-bugs.yaml`` beside this module, checked agai
 read): one entry per bug, with the releases it affects, the release that fixed it, how it shows on the
 wire, and the bundled cases that detect it (or why none can). Reports ask :func:`known_bug` whether a
 departure on an Apache Kafka release is one of these bugs, so that a finding names it ("KAFKA-14402,
-fixed in 3.6.0"); the release matrix (:mod:`conformance.targets.kafka_releases`) runs the releases the
+fixed in 3.6.0"); the release matrix (:mod:`conformance.targets.kafka.releases`) runs the releases the
 entries name.
 
 A match explains a departure; it never makes one, nor excuses one: the item keeps its outcome.
@@ -76,7 +76,7 @@ class Bug:
     wire: str  # how it shows on the wire
     cases: tuple[str, ...]  # suite::case ids that detect it
     undetectable: str | None  # why no case can show it on the wire (when cases is empty)
-    verify: dict | None  # {"affected": X.Y.Z, "fixed": X.Y.Z, "options": [...]}: the releases its test runs
+    verify: dict | None  # {"affected": X.Y.Z, "fixed": X.Y.Z, "target": KIND, "long": bool}: the releases its test runs
     links: tuple[str, ...]
     note: str | None
 
@@ -95,13 +95,24 @@ class Bug:
 
     def verify_target(self, role: str) -> str | None:
         """The target spec the entry's cases run on for ``role`` (``affected`` or ``fixed``): ``kafka:3.5.2``,
-        ``proxy+kafka:3.9.2``; None without ``verify``."""
-        if not self.verify:
+        ``proxy+kafka:3.9.2``, ``kafka:4.4.0,nodes=3``; None without ``verify`` or without that role (no fixed
+        release for a bug not fixed yet)."""
+        if not self.verify or not self.verify.get(role):
             return None
-        return f"{self.verify.get('target', 'kafka')}:{self.verify[role]}"
+        return release_target(self.verify.get("target", "kafka"), self.verify[role])
+
+    def verify_roles(self) -> tuple[str, ...]:
+        """``("affected", "fixed")``, or ``("affected",)`` for a bug no release has fixed."""
+        return tuple(role for role in ("affected", "fixed") if self.verify and self.verify.get(role))
 
     def affected_text(self) -> str:
         return ", ".join(map(str, self.affected))
+
+
+def release_target(kind: str, release: str) -> str:
+    """A verify target kind at a release: ``kafka`` → ``kafka:3.5.2``, ``kafka,nodes=3`` → ``kafka:4.4.0,nodes=3``."""
+    base, comma, options = kind.partition(",")
+    return f"{base}:{release}{comma}{options}"
 
 
 def ledger_file() -> Path:
@@ -146,8 +157,10 @@ def load(path: Path) -> tuple[Bug, ...]:
             bug_ranges = affected
             if not any(verify["affected"] in span for span in bug_ranges):
                 raise LedgerError(f"{where}: verify.affected {verify['affected']} is not an affected release")
-            if any(verify["fixed"] in span for span in bug_ranges):
+            if verify.get("fixed") and any(verify["fixed"] in span for span in bug_ranges):
                 raise LedgerError(f"{where}: verify.fixed {verify['fixed']} is an affected release")
+            if bool(verify.get("fixed")) != bool(fixed):
+                raise LedgerError(f"{where}: verify.fixed names the fixed release exactly when fixed_in does")
         entries.append(Bug(key=raw["key"], title=raw["title"], kip=raw.get("kip"), affected=affected, fixed_in=fixed,
                            wire=raw["wire"], cases=cases, undetectable=raw.get("undetectable"), verify=verify,
                            links=tuple(raw.get("links") or ()), note=raw.get("note")))

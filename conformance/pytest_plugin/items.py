@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..report import allure as allure_report
-from ..report import text
+from ..report.console import text
 from ..suite.loader import SuiteError, load_suites
 from ..suite.model import Case, CaseResult
 from ..results.record import Outcome, Verdict

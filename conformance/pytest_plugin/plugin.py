@@ -11,7 +11,7 @@ and any other project's tests run as if it were not installed.
   :func:`conformance.pytest_plugin.items.conclude` raises: a MUST deviation fails;
   a SHOULD/MAY deviation is an xfail unless ``--conformance-strict`` (pytest owns ``--strict``).
 - ``--conformance-console compact`` (what ``conformance run`` passes) replaces pytest's report per item
-  with a progress line per target and one entry per departing case (:mod:`conformance.report.progress`).
+  with a progress line per target and one entry per departing case (:mod:`conformance.report.console.progress`).
 - The run's life is a :class:`conformance.session.RunSession`, made here once per run (or handed in by an
   entry point as a plugin object) and kept in ``config.stash`` with the pytest side's state: its plugin
   manager (pytest plugins with ``conformance_*`` hooks, a conftest.py, join it), sinks and verdict rule.
@@ -186,7 +186,7 @@ def _compact_console(config: pytest.Config, state: RunState) -> None:
     if (config.getoption("conformance_console") != "compact" or config.get_verbosity() > 0
             or hasattr(config, "workerinput")):
         return
-    from ..report.progress import ConsoleReporter
+    from ..report.console.progress import ConsoleReporter
 
     config.pluginmanager.register(ConsoleReporter(results_path=state.results_path, run_id=state.run_id,
                                                   default_results=DEFAULT_RESULTS), "conformance-console")
@@ -244,7 +244,7 @@ def _apply_client_config(config: pytest.Config, pool: TargetPool, invocation_dir
     option = config.getoption("conformance_client_config")
     if not option:
         return
-    from ..targets.kafka_config import read_properties
+    from ..targets.kafka.config import read_properties
 
     settings = read_properties(invocation_dir / option)
     attached = pool.configurable()
@@ -413,7 +413,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is None or hasattr(config, "workerinput"):
         return
-    from ..report.text import outcome_counts
+    from ..report.console.text import outcome_counts
 
     # Counted from the results, apart per outcome: pytest's own line sums a SHOULD not met and an
     # IMPLEMENTATION case that differs from Kafka alike as "xfailed".

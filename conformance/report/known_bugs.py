@@ -22,8 +22,7 @@ def evidence_lines(records: list[dict], entries: tuple[ledger.Bug, ...] | None =
     """The records of the ledger's cases on the releases each entry names (``verify``), slimmed to
     :data:`EVIDENCE_FIELDS`, the latest run of each release only, in a stable order."""
     entries = ledger.bugs() if entries is None else entries
-    wanted = {(case, bug.verify_target(role)) for bug in entries if bug.verify for case in bug.cases
-              for role in ("affected", "fixed")}
+    wanted = {(case, bug.verify_target(role)) for bug in entries for case in bug.cases for role in bug.verify_roles()}
     latest: dict[str, str] = {}
     chosen = []
     for record in records:
@@ -43,7 +42,7 @@ def verdicts(bug: ledger.Bug, evidence: list[dict]) -> dict[str, dict]:
     found: dict[str, dict] = {}
     if not bug.verify:
         return found
-    for role in ("affected", "fixed"):
+    for role in bug.verify_roles():
         release, target = bug.verify[role], bug.verify_target(role)
         rows = [line for line in evidence if line["target"] == target
                 and case_id(line["suite"], line["case"]) in bug.cases]
@@ -62,13 +61,16 @@ def _cell(text: object) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def _result(found: dict | None, role: str) -> str:
+def _result(found: dict | None, role: str, bug: ledger.Bug | None = None) -> str:
+    if role == "fixed" and bug is not None and not bug.fixed_in:  # nothing can pass: say how far it was checked
+        newest = max((span.last for span in bug.affected), key=ledger.release_key)
+        return f"not fixed as of {newest}"
     if not found:
         return "not run"
     counts = ", ".join(f"{count} {outcome}" for outcome, count in sorted(found["outcomes"].items()))
     verdict = ("fails" if found["holds"] else "DOES NOT FAIL") if role == "affected" else \
         ("passes" if found["holds"] else "DOES NOT PASS")
-    behind = "" if found["target"].startswith("kafka:") else f" as {found['target']}"
+    behind = "" if found["target"] == f"kafka:{found['release']}" else f" as {found['target']}"
     return f"**{found['release']}**{behind} {verdict} ({counts})"
 
 
@@ -86,7 +88,7 @@ def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | 
              "an affected release of a case named here is reported with the bug's key and the release that fixed it "
              "(results field `known_bug`, the console, findings, the certification page and the gate). *Failed on* "
              "and *passed on* are the entry's cases run on its last affected release and on the fixed one "
-             "(every case departs on the first, none on the second).", "",
+             "(every case departs on the first, none on the second); a bug no release has fixed passes nowhere.", "",
              "| Bug | What went wrong | KIP | Affected releases | Fixed in | Cases | Failed on | Passed on |",
              "|---|---|---|---|---|---|---|---|"]
     counts: Counter[str] = Counter()
@@ -96,11 +98,15 @@ def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | 
         lines.append(f"| [{bug.key}]({bug.link}) | {_cell(bug.title)} | {bug.kip or ''} | {bug.affected_text()} | "
                      f"{bug.fixed_in or 'not fixed'} | {cases} | "
                      f"{_result(found.get('affected'), 'affected') if bug.verify else '-'} | "
-                     f"{_result(found.get('fixed'), 'fixed') if bug.verify else '-'} |")
+                     f"{_result(found.get('fixed'), 'fixed', bug) if bug.verify else '-'} |")
         counts["with cases" if bug.cases else "without"] += 1
-        counts["verified"] += bool(found.get("affected", {}).get("holds") and found.get("fixed", {}).get("holds"))
+        failing = bool(found.get("affected", {}).get("holds"))
+        counts["verified"] += failing and bool(found.get("fixed", {}).get("holds"))
+        counts["open"] += failing and not bug.fixed_in
     lines += ["", f"{len(entries)} entries: {counts['with cases']} with bundled cases, {counts['verified']} of them "
-                  f"shown failing on an affected release and passing on the fixed one; {counts['without']} without.",
+                  f"shown failing on an affected release and passing on the fixed one"
+                  + (f", {counts['open']} shown failing on the newest affected release and fixed in none"
+                     if counts["open"] else "") + f"; {counts['without']} without.",
               "", "## On the wire, and why some have no case", ""]
     for bug in entries:
         lines += [f"### {bug.key}", "", f"- **Affected:** {bug.affected_text()}; **fixed in:** "

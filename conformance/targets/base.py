@@ -142,7 +142,7 @@ class Target:
 
     def known_issues(self) -> list[dict]:
         """Known bugs of the implementation whose signature its own log shows since it started (for a Kafka
-        the harness provisioned: :mod:`conformance.targets.kafka_known_issues`); none by default."""
+        the harness provisioned: :mod:`conformance.targets.kafka.known_issues`); none by default."""
         return []
 
     def ended(self, wait: float = 0.0) -> str | None:

@@ -27,7 +27,7 @@ PAYLOAD_BYTES = 4 << 20
 
 @pytest.fixture(scope="module")
 def kafka():
-    from conformance.targets.kafka import KafkaTarget, kafka_target_kind
+    from conformance.targets.kafka.broker import KafkaTarget, kafka_target_kind
 
     reason = kafka_target_kind().availability() or capture_available()
     if reason:

@@ -14,7 +14,7 @@ from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
 from conformance.targets.base import free_port
 from conformance.targets.hostport import HostPortTarget
-from conformance.targets.kafka import KafkaTarget
+from conformance.targets.kafka.broker import KafkaTarget
 from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import yaml
 
 from conformance.cli import main
 from conformance.results.store import read_lines as read_results
-from conformance.targets.kafka_jars import cached_libs
+from conformance.targets.kafka.jars import cached_libs
 
 pytestmark = pytest.mark.broker
 
@@ -40,7 +40,7 @@ def test_the_pinned_kafka_departs_from_no_rule(tmp_path):
 def _jars(*versions: str) -> None:
     missing = [version for version in versions if not cached_libs(version).is_dir()]
     if missing:
-        pytest.skip(f"Kafka {', '.join(missing)} jars are not cached: python -m conformance.targets.kafka_jars VERSION")
+        pytest.skip(f"Kafka {', '.join(missing)} jars are not cached: python -m conformance.targets.kafka.jars VERSION")
 
 
 def test_the_hanging_transaction_is_found_on_3_5_2_and_its_case_passes_on_3_6_2(tmp_path):

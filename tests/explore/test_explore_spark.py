@@ -16,7 +16,7 @@ import conformance  # noqa: E402
 from conformance.analysis.cluster import StandaloneCluster  # noqa: E402
 from conformance.cli import main  # noqa: E402
 from conformance.results.store import read_lines as read_results  # noqa: E402
-from conformance.targets.kafka_jars import cached_libs  # noqa: E402
+from conformance.targets.kafka.jars import cached_libs  # noqa: E402
 
 pytestmark = pytest.mark.broker
 # One seed whose first departure is found in its first histories, before any answer's timing can steer it: a
@@ -32,7 +32,7 @@ def departures(results: Path) -> set[str]:
 
 def test_spark_tasks_on_a_standalone_cluster_find_what_local_workers_find(tmp_path, monkeypatch):
     if not cached_libs("3.5.2").is_dir():
-        pytest.skip("Kafka 3.5.2 jars are not cached: python -m conformance.targets.kafka_jars 3.5.2")
+        pytest.skip("Kafka 3.5.2 jars are not cached: python -m conformance.targets.kafka.jars 3.5.2")
     local = tmp_path / "local.jsonl"
     assert main(["explore", *EXPLORATION, "--cases", str(tmp_path / "local"), "--results", str(local)]) == 1
     # The command in a child process, as a user types it: one JVM holds one Spark context, and the executors

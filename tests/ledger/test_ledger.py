@@ -8,12 +8,13 @@ import pytest
 import yaml
 
 from conformance import ledger, resources
-from conformance.report import compact, gate, known_bugs
+from conformance.report import gate, known_bugs
+from conformance.report.console import compact
 from conformance.report.documents import findings_markdown
 from conformance.results.record import ResultRecord
 from conformance.suite.loader import load_suites
 from conformance.runner.steps import bundled
-from conformance.targets import kafka_releases
+from conformance.targets.kafka import releases as kafka_releases
 
 
 def _case_ids() -> set[str]:
@@ -40,7 +41,7 @@ def test_every_release_the_ledger_names_is_a_kafka_release():
     for bug in ledger.bugs():
         named = [span.first for span in bug.affected] + [span.last for span in bug.affected]
         named += [bug.fixed_in] if bug.fixed_in else []
-        named += [bug.verify["affected"], bug.verify["fixed"]] if bug.verify else []
+        named += [bug.verify[role] for role in bug.verify_roles()]
         assert set(named) <= set(kafka_releases.RELEASES), bug.key
 
 
@@ -51,6 +52,7 @@ def test_every_release_the_ledger_names_is_a_kafka_release():
     (lambda data: data["bugs"][0].update(cases=[], undetectable=None), "says why"),
     (lambda data: data["bugs"][0].update(affected=["3.5.0..3.4.0"]), "ends before it begins"),
     (lambda data: data["bugs"][2].update(verify={"affected": "3.6.0", "fixed": "3.7.0"}), "not an affected release"),
+    (lambda data: data["bugs"][2].update(verify={"affected": "3.5.2"}), "exactly when fixed_in does"),
 ])
 def test_a_malformed_ledger_is_refused_naming_file_and_entry(tmp_path, change, message):
     data = yaml.safe_load(resources.known_bugs().read_text(encoding="utf-8"))
@@ -100,9 +102,8 @@ def test_the_matrix_is_the_latest_patch_of_each_minor_and_the_releases_the_bugs_
     assert kafka_releases.latest_patches() == ["3.3.2", "3.4.1", "3.5.2", "3.6.2", "3.7.2", "3.8.1", "3.9.2", "4.0.2",
                                                "4.1.2", "4.2.2", "4.3.1", "4.4.0"]
     for bug in ledger.bugs():
-        if bug.verify:
-            assert any(why.startswith(f"{bug.key} affected") for why in matrix[bug.verify["affected"]])
-            assert any(why.startswith(f"{bug.key} fixed") for why in matrix[bug.verify["fixed"]])
+        for role in bug.verify_roles():
+            assert any(why.startswith(f"{bug.key} {role}") for why in matrix[bug.verify[role]])
     assert list(matrix) == sorted(matrix, key=ledger.release_key)
 
 
@@ -126,6 +127,54 @@ def test_the_known_bugs_page_shows_failed_and_passed_releases():
     half = [line for line in known_bugs.evidence_lines(evidence) if line["target_version"] == "3.5.2"][:1]
     assert "**3.5.2** DOES NOT FAIL" in known_bugs.known_bugs_markdown(
         [dict(line, outcome="passed") for line in half], (bug,))
+
+
+def test_an_open_bug_fails_on_its_newest_affected_release_and_passes_nowhere():
+    bug = next(bug for bug in ledger.bugs() if bug.key == "KAFKA-20310")
+    assert bug.verify_roles() == ("affected",) and bug.verify_target("fixed") is None
+    assert bug.verify_target("affected") == "kafka:4.4.0,nodes=3"
+    evidence = []
+    for case in bug.cases:
+        suite, name = case.split("::")
+        evidence.append(dict(_departure(release="4.4.0", case=name), suite=suite, target="kafka:4.4.0,nodes=3",
+                             outcome="failed", harness_version="0.1.0"))
+    page = known_bugs.known_bugs_markdown(known_bugs.evidence_lines(evidence), (bug,))
+    row = next(line for line in page.splitlines() if line.startswith("| [KAFKA-20310]"))
+    assert "**4.4.0** as kafka:4.4.0,nodes=3 fails (2 failed)" in row and row.endswith("| not fixed as of 4.4.0 |")
+    assert "1 shown failing on the newest affected release and fixed in none" in page
+
+
+def test_known_bugs_run_each_entry_on_the_target_its_cases_need():
+    from conformance.cli.releases import known_bug_plan
+
+    plan = known_bug_plan()
+    assert list(plan) == sorted(plan, key=ledger.release_key)
+    for bug in ledger.bugs():
+        for role in bug.verify_roles():
+            assert set(bug.cases) <= set(plan[bug.verify[role]][bug.verify_target(role)]), (bug.key, role)
+    assert set(plan["4.4.0"]) == {"kafka:4.4.0,nodes=3"}  # KAFKA-20310 needs three nodes; nothing else runs there
+    assert set(plan["3.9.2"]) == {"proxy+kafka:3.9.2"}
+
+
+def test_known_bugs_with_releases_runs_those_releases_only():
+    from conformance.cli.releases import known_bug_plan
+
+    plan = known_bug_plan(["4.0.1", "3.5.2"])
+    assert list(plan) == ["4.0.1", "3.5.2"]  # the order asked for
+    assert plan["3.5.2"] == {"kafka:3.5.2": list(next(b for b in ledger.bugs() if b.key == "KAFKA-14402").cases)}
+    # a release no entry is checked on runs every entry's cases, each on the target they need
+    other = known_bug_plan(["3.8.1"])["3.8.1"]
+    assert set(other) == {"kafka:3.8.1", "proxy+kafka:3.8.1", "kafka:3.8.1,nodes=3"}
+    assert sorted(case for cases in other.values() for case in cases) == \
+        sorted(case for bug in ledger.bugs() if bug.verify for case in bug.cases)
+
+
+def test_the_known_bugs_command_with_releases_lists_only_those(capsys):
+    from conformance.cli import main
+
+    assert main(["releases", "--known-bugs", "--releases", "3.5.2,4.0.1", "--list"]) == 0
+    listed = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == ["3.5.2", "4.0.1"]
 
 
 def test_the_evidence_file_holds_only_the_ledgers_cases_on_their_releases():

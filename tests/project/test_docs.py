@@ -110,9 +110,9 @@ def test_the_results_format_lists_every_field_of_a_transcript_entry():
 
 def test_the_targets_reference_names_every_bundled_kind_and_option(capsys):
     from conformance.cli import main
-    from conformance.targets.kafka import FEATURE_OPTIONS
-    from conformance.targets.kafka_cluster import OPTIONS as CLUSTER_OPTIONS
-    from conformance.targets.kafka_security import CLIENT_AUTH, MECHANISMS, PROTOCOLS, SECURITY_OPTIONS
+    from conformance.targets.kafka.broker import FEATURE_OPTIONS
+    from conformance.targets.kafka.cluster import OPTIONS as CLUSTER_OPTIONS
+    from conformance.targets.kafka.security import CLIENT_AUTH, MECHANISMS, PROTOCOLS, SECURITY_OPTIONS
 
     page = (DOCS / "reference" / "targets.md").read_text(encoding="utf-8")
     cells = {cell.strip() for line in page.splitlines() if line.startswith("|") for cell in line.split("|")}
@@ -130,7 +130,7 @@ def test_the_targets_reference_names_every_bundled_kind_and_option(capsys):
 
 def test_the_faults_reference_names_every_fault():
     from conformance.proxy.rules import CONTROL, FAULTS
-    from conformance.targets.kafka_cluster import FAULTS as CLUSTER_FAULTS
+    from conformance.targets.kafka.faults import FAULTS as CLUSTER_FAULTS
 
     documented = set(_table_keys(DOCS / "reference" / "faults.md"))
     expected = {"restart", "disconnect", *CLUSTER_FAULTS, *(f"proxy.{name}" for name in (*FAULTS, *CONTROL))}

@@ -19,7 +19,7 @@ from report_records import record, write_jsonl
 from conformance import resources
 from conformance.protocol import compression
 from conformance.report.invocation import suite_paths
-from conformance.targets.kafka_jars import DEFAULT_KAFKA_VERSION
+from conformance.targets.kafka.jars import DEFAULT_KAFKA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "conformance"

@@ -12,7 +12,8 @@ import json
 import pytest
 
 from conformance.cli import main
-from conformance.report import compact, progress
+from conformance.report.console import compact
+from conformance.report.console import progress
 from conformance.results.store import read_lines
 from conformance.results.record import Outcome
 

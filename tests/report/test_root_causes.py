@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from conformance.cli import main
-from conformance.report import compact, documents
+from conformance.report import documents
+from conformance.report.console import compact
 from conformance.report.root_causes import root_causes
 
 from report_records import record, write_jsonl

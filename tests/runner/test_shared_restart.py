@@ -135,7 +135,7 @@ def test_on_kafka_the_cases_that_share_restarts_pass_with_one_restart_of_the_twi
     from conformance.runner.steps import bundled
     from conformance.suite.loader import load_suites
     from conformance.results.record import Outcome
-    from conformance.targets.kafka import KafkaTarget, kafka_target_kind
+    from conformance.targets.kafka.broker import KafkaTarget, kafka_target_kind
 
     reason = kafka_target_kind().availability()
     if reason:

@@ -311,7 +311,7 @@ def test_a_target_configured_otherwise_skips_the_case_with_the_value_it_has(tmp_
 
 
 def test_a_failure_on_the_terminal_shows_the_departing_exchange_not_every_negotiation(tmp_path):
-    from conformance.report.text import render
+    from conformance.report.console.text import render
 
     result = run_case(tmp_path, FakeKafka(answering({"EndTxn": 48})), INIT_THEN_END, 3)
     brief, full = render(result, brief=True), render(result)

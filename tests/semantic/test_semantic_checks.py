@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.targets.kafka_known_issues import seen_in
+from conformance.targets.kafka.known_issues import seen_in
 from conformance.semantic import checks
 from conformance.semantic.history import History
 from conformance.semantic.session import SemanticRun, results

@@ -63,7 +63,7 @@ def known_kafka_bug(departing: dict[str, dict]) -> str:
     """KAFKA-20734 (apache/kafka#22680, open): during a graceful shutdown Kafka 4.4.0's transaction coordinator may
     skip a transaction's markers and complete it anyway, so its records stay undecided (the last stable offset
     stops) or the producer's next transaction decides them (a commit acknowledged, its records aborted). It made
-    about one restart run in seven to twenty-eight depart here (conformance/targets/kafka_known_issues.py). Every
+    about one restart run in seven to twenty-eight depart here (conformance/targets/kafka/known_issues.py). Every
     departing check must name it, which the run does only when the broker's log shows its signature; then the
     departures are reported as a warning. Returns their messages, or "" when any departure is not so explained."""
     if not departing or not all("KAFKA-20734" in row["message"] for row in departing.values()):

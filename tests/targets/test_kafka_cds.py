@@ -1,4 +1,4 @@
-"""The class archive of the Kafka JVMs (conformance.targets.kafka_cds): one per JVM build and set of jars,
+"""The class archive of the Kafka JVMs (conformance.targets.kafka.cds): one per JVM build and set of jars,
 adopted only from a JVM that ended whole, mapped by every JVM after it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conformance.targets import kafka_cds
+from conformance.targets.kafka import cds as kafka_cds
 
 
 @pytest.fixture

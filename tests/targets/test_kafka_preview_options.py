@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.targets.kafka import KafkaTarget, kafka_target_kind
+from conformance.targets.kafka.broker import KafkaTarget, kafka_target_kind
 
 TWO_PC = {"unstable.api.versions.enable": "true", "transaction.two.phase.commit.enable": "true"}
 

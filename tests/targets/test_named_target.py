@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.extension import Extensions
-from conformance.report import text
+from conformance.report.console import text
 from conformance.results.ids import named_target
 from conformance.results.record import Outcome, Requirement, ResultRecord
 from conformance.suite.model import CaseResult

@@ -175,7 +175,7 @@ def test_a_host_port_target_connects_as_each_named_principal(tmp_path):
 
 def test_only_a_target_the_harness_attaches_to_takes_a_client_config_or_principals():
     from conformance.targets.base import Capability
-    from conformance.targets.kafka import KafkaTarget
+    from conformance.targets.kafka.broker import KafkaTarget
 
     provisioned = KafkaTarget("kafka")
     assert Capability.CONFIGURE not in provisioned.capabilities
@@ -278,7 +278,7 @@ def test_a_broker_without_an_authorizer_skips_the_principals_cases_once_asked():
 @pytest.mark.parametrize("options, principal", [({"security": "SSL", "ssl.client.auth": "required"}, "explicit"),
                                                 ({"security": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256"}, "derived")])
 def test_the_provisioned_secured_kafka_writes_what_principal_takes(tmp_path, options, principal):
-    from conformance.targets.kafka_security import SecuredListener
+    from conformance.targets.kafka.security import SecuredListener
 
     listener = SecuredListener.from_options("kafka", options)
     listener.prepare(tmp_path / "tls")

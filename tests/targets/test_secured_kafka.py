@@ -22,7 +22,7 @@ from conformance.results.record import Outcome
 from conformance.runner.parallel import items_of, run_items
 from conformance.runner.runner import Runner
 from conformance.targets.certificates import ONE_DAY
-from conformance.targets.kafka import KafkaTarget
+from conformance.targets.kafka.broker import KafkaTarget
 from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conformance.targets.kafka import (
+from conformance.targets.kafka.broker import (
     DEFAULT_KAFKA_VERSION,
     BrokerStartFailed,
     KafkaTarget,
@@ -25,7 +25,7 @@ from conformance.targets.kafka import (
     random_cluster_id,
     version_in_spec,
 )
-from conformance.targets.kafka_config import DEFAULT_PROFILE, read_properties
+from conformance.targets.kafka.config import DEFAULT_PROFILE, read_properties
 
 
 def skip_unless_kafka_can_run() -> None:
@@ -210,7 +210,7 @@ def test_a_broker_that_cannot_start_says_why_and_leaves_nothing_behind(tmp_path,
 
 
 def test_brokers_keep_their_folders_in_memory_where_there_is_room(monkeypatch, tmp_path):
-    from conformance.targets import kafka
+    from conformance.targets.kafka import broker as kafka
 
     monkeypatch.setenv("CONFORMANCE_BROKER_DIR", str(tmp_path))
     assert kafka.brokers_folder() == str(tmp_path)  # the user's choice first
@@ -233,7 +233,7 @@ def test_stop_ends_a_broker_at_once_unless_its_folder_is_kept(tmp_path, monkeypa
     import subprocess
     import sys
 
-    monkeypatch.setattr("conformance.targets.kafka.STOP_GRACE_SECONDS", 30.0)
+    monkeypatch.setattr("conformance.targets.kafka.broker.STOP_GRACE_SECONDS", 30.0)
     if keep:
         monkeypatch.setenv("CONFORMANCE_KEEP_BROKER_DIR", "1")
     else:

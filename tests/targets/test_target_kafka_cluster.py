@@ -12,11 +12,11 @@ from conformance.runner.parallel import items_of, run_items
 from conformance.suite.loader import load_suites
 from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
-from conformance.targets.kafka import kafka_target_kind
-from conformance.targets import kafka_disks
-from conformance.targets.kafka_config import base_settings
-from conformance.targets.kafka_cluster import (KafkaClusterTarget, java_hash, kafka_cluster_target_kind, parse,
-                                               partition_for)
+from conformance.targets.kafka.broker import kafka_target_kind
+from conformance.targets.kafka import disks as kafka_disks
+from conformance.targets.kafka.config import base_settings
+from conformance.targets.kafka.cluster import KafkaClusterTarget, kafka_cluster_target_kind, parse
+from conformance.targets.kafka.faults import java_hash, partition_for
 from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,3 +158,42 @@ def test_move_leader_moves_a_leader_or_a_coordinator_and_refuses_an_impossible_m
         assert admin.leader(topic, 0) == first  # a refused move changed nothing
     finally:
         admin.close()
+
+
+def test_a_node_killed_before_its_new_replica_had_a_topic_id_comes_back(tmp_path):
+    """Kafka 3.7.0 (KAFKA-16814) refuses to restart over an empty replica without its topic id; the heal deletes
+    that replica, as 3.7.1 does, and launches the node again. Any other start failure is raised as it was."""
+    from conformance.targets.kafka.broker import BrokerStartFailed
+    from conformance.targets.kafka.faults import _wait_until_restarted
+
+    stray = tmp_path / "data" / "dir-1" / "__consumer_offsets-1"
+    stray.mkdir(parents=True)
+
+    class Node:
+        data, launched, failures = tmp_path / "data", 0, []
+
+        def wait_until_ready(self, began):
+            if self.failures:
+                raise BrokerStartFailed(self.failures.pop(0))
+
+        def launch(self):
+            self.launched += 1
+
+    node = Node()
+    node.failures = [f"Kafka 3.7.0 exited with status 1 while starting; last lines of its log:\n"
+                     f"java.lang.RuntimeException: The log dir Log(dir={stray}, topic=__consumer_offsets, partition=1, "
+                     "highWatermark=0, lastStableOffset=0, logStartOffset=0, logEndOffset=0) does not have a topic ID, "
+                     "which is not allowed when running in KRaft mode."]
+    _wait_until_restarted(node, 0.0)
+    assert not stray.exists() and node.launched == 1
+
+    other = Node()
+    other.failures = ["Kafka 3.7.0 was not ready after 60 s; last lines of its log:\nsomething else"]
+    with pytest.raises(BrokerStartFailed, match="not ready"):
+        _wait_until_restarted(other, 0.0)
+    elsewhere = Node()  # a replica outside the node's own data is never touched
+    elsewhere.failures = [node_failure.replace(str(stray), "/tmp/not-ours/t-0") for node_failure in [
+        f"The log dir Log(dir={stray}, topic=t, partition=0, highWatermark=0, lastStableOffset=0, logStartOffset=0, "
+        "logEndOffset=0) does not have a topic ID"]]
+    with pytest.raises(BrokerStartFailed):
+        _wait_until_restarted(elsewhere, 0.0)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets import kafka_jars
+from conformance.targets.kafka import jars as kafka_jars
 from conformance.targets.base import TargetUnavailable
-from conformance.targets.kafka import KafkaTarget
-from conformance.targets.kafka_jars import cached_libs, ensure_kafka_jars
+from conformance.targets.kafka.broker import KafkaTarget
+from conformance.targets.kafka.jars import cached_libs, ensure_kafka_jars
 
 
 def fake_libs(folder: Path, *jars: str) -> Path:

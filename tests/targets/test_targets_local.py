@@ -210,8 +210,8 @@ def bundled_kinds():
 @pytest.mark.parametrize(
     "spec, module",
     [
-        ("kafka", "kafka"),
-        ("kafka:3.9.1", "kafka"),
+        ("kafka", "kafka.broker"),
+        ("kafka:3.9.1", "kafka.broker"),
         ("tansu", "tansu"),
         ("rdkafka-mock", "rdkafka_mock"),
         ("rdkafka-mock:3", "rdkafka_mock"),

@@ -25,10 +25,10 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..client.oauth import OAuthClient
-from ..client.security import ClientCertificate, Security
-from .certificates import Authority, Issued
-from .oidc import TokenProvider
+from ...client.oauth import OAuthClient
+from ...client.security import ClientCertificate, Security
+from ..certificates import Authority, Issued
+from ..oidc import TokenProvider
 
 OAUTH = "org.apache.kafka.common.security.oauthbearer."
 

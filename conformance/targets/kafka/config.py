@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import resources
+from ... import resources
 
 DEFAULT_PROFILE = resources.broker_profile()
 NODE_ID = 1

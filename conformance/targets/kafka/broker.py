@@ -3,9 +3,9 @@
 Specs: ``kafka`` (the pinned :data:`DEFAULT_KAFKA_VERSION`, or the version in ``KAFKA_HOME``) and
 ``kafka:VERSION``, each optionally followed by feature levels the storage is formatted with
 (``kafka,transaction.version=1``, ``kafka:3.9.1,transaction.version=0``: one node; with ``nodes=N``
-the spec is a cluster's, see :mod:`conformance.targets.kafka_cluster`), and by a secured listener the
+the spec is a cluster's, see :mod:`conformance.targets.kafka.cluster`), and by a secured listener the
 harness then reaches it through (``kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512``,
-``kafka,security=SSL,ssl.client.auth=required``: see :mod:`conformance.targets.kafka_security`). Each started target owns a folder (in memory where
+``kafka,security=SSL,ssl.client.auth=required``: see :mod:`conformance.targets.kafka.security`). Each started target owns a folder (in memory where
 it can be: :func:`brokers_folder`) holding server.properties, the
 logging configs, the KRaft data and ``broker.log`` (everything the JVM prints); ``stop()`` ends the
 process without a clean shutdown and deletes the folder unless ``CONFORMANCE_KEEP_BROKER_DIR`` is set (then
@@ -36,9 +36,9 @@ from typing import NoReturn
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from .base import Capability, Target, TargetInfo, TargetUnavailable, free_port, stop_process
-from ..client.security import Security
-from .kafka_config import (
+from ..base import Capability, Target, TargetInfo, TargetUnavailable, free_port, stop_process
+from ...client.security import Security
+from .config import (
     DEFAULT_PROFILE,
     PRINCIPALS,
     add_listeners,
@@ -49,11 +49,12 @@ from .kafka_config import (
     render_properties,
     write_logging_configs,
 )
-from .kafka_jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
-from . import kafka_cds, kafka_known_issues
-from .kafka_preview import PREVIEW_OPTIONS, preview_settings
-from .kafka_security import SECURITY_OPTIONS, SecuredListener
-from .registry import TargetKind
+from .jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
+from . import cds as kafka_cds
+from . import known_issues as kafka_known_issues
+from .preview import PREVIEW_OPTIONS, preview_settings
+from .security import SECURITY_OPTIONS, SecuredListener
+from ..registry import TargetKind
 
 __all__ = ["DEFAULT_KAFKA_VERSION", "BrokerStartFailed", "KafkaTarget", "ensure_kafka_jars", "kafka_target_kind"]
 
@@ -568,7 +569,7 @@ def _availability() -> str | None:
         return "java is not on PATH (set JAVA_HOME or install a JDK 17+)"
     if os.environ.get("KAFKA_HOME") or shutil.which("mvn") or any(cache_root().glob("kafka-*/libs")):
         return None
-    return "no Kafka jars: set KAFKA_HOME, put mvn on PATH, or pre-fetch with python -m conformance.targets.kafka_jars"
+    return "no Kafka jars: set KAFKA_HOME, put mvn on PATH, or pre-fetch with python -m conformance.targets.kafka.jars"
 
 
 def kafka_target_kind() -> TargetKind:

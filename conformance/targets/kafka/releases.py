@@ -14,9 +14,9 @@ start-up and ignores. A case that needs a topic or broker setting a release lack
 
 from __future__ import annotations
 
-from .. import ledger
-from .base import TargetUnavailable
-from .kafka_jars import ensure_kafka_jars
+from ... import ledger
+from ..base import TargetUnavailable
+from .jars import ensure_kafka_jars
 
 # Every Apache Kafka release on Maven Central from 3.3.0 to 4.4.0 (org.apache.kafka:kafka_2.13's versions).
 RELEASES = (
@@ -41,10 +41,11 @@ def matrix(entries=None) -> dict[str, list[str]]:
     for release in latest_patches():
         reasons.setdefault(release, []).append(f"latest {'.'.join(release.split('.')[:2])}")
     for bug in ledger.bugs() if entries is None else entries:
-        if bug.verify:
-            behind = " (behind the fault proxy)" if bug.verify.get("target", "kafka") != "kafka" else ""
-            reasons.setdefault(bug.verify["affected"], []).append(f"{bug.key} affected{behind}")
-            reasons.setdefault(bug.verify["fixed"], []).append(f"{bug.key} fixed{behind}")
+        verify = bug.verify or {}
+        kind = verify.get("target", "kafka")
+        behind = {"kafka": "", "proxy+kafka": " (behind the fault proxy)"}.get(kind, f" (as {kind})")
+        for role in bug.verify_roles():
+            reasons.setdefault(verify[role], []).append(f"{bug.key} {role}{behind}")
     return dict(sorted(reasons.items(), key=lambda item: ledger.release_key(item[0])))
 
 

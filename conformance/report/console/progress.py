@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER
+from ...results.record import OUTCOME_LABELS, OUTCOME_ORDER
 from . import compact
-from ..results.store import read_lines
+from ...results.store import read_lines
 
 PLAIN_EVERY_S = 30.0  # a console that is not a terminal gets one line per target this often
 REDRAW_EVERY_S = 0.2  # a terminal's lines are rewritten at most this often

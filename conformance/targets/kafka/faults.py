@@ -1,21 +1,16 @@
-"""Apache Kafka as a cluster of local KRaft nodes on 127.0.0.1: ``kafka,nodes=3`` or ``kafka:3.9.1,nodes=3``.
-
-Feature levels (``kafka,nodes=3,transaction.version=1``) format every node's storage; a spec with
-feature options only (``kafka,transaction.version=1``) is a single node (:mod:`conformance.targets.kafka`).
-
-Every node is a combined broker and controller (a three-voter quorum for three nodes), the internal
-topics are replicated to every node and have one partition per node, so transaction and group
-coordinators spread over the cluster. ``,min.insync.replicas=N`` sets the brokers' default.
+"""What ``fault:`` steps do to the nodes of a cluster, for a cluster the harness provisions
+(:mod:`conformance.targets.kafka.cluster`) and for one a vendor attaches with node-control commands
+(:mod:`conformance.targets.node_control`), and the admin requests they use.
 
 Faults (``fault:`` steps) act on one node, named by id or by role:
 ``stop_node``/``kill_node``/``pause_node``/``resume_node``/``start_node``/``restart_node`` take
 ``node: N``, or ``coordinator: TRANSACTIONAL_ID`` (the node coordinating it), or
 ``group_coordinator: GROUP``, or ``leader: {topic, partition}``, or ``follower: {topic, partition}``
-(a replica that does not lead it). ``start_stopped_nodes`` brings back every node a fault took down,
+(a replica that does not lead it), or ``other_than: [NAME, ...]`` (a running node none of those names is). ``start_stopped_nodes`` brings back every node a fault took down,
 and the runner calls :meth:`heal` after each case with faults, so the next case finds the whole cluster.
 
 ``fail_log_dir`` fails the data directory holding ``topic: T, partition: P`` on its leader as a dead disk
-(:mod:`conformance.targets.kafka_disks`), and waits until the controller knows (the node no longer leads
+(:mod:`conformance.targets.kafka.disks`), and waits until the controller knows (the node no longer leads
 it); :meth:`heal` repairs the disk and restarts the node.
 
 ``block_coordinator_log`` makes the coordinator of ``coordinator: TRANSACTIONAL_ID`` (or ``group_coordinator:
@@ -30,10 +25,12 @@ list (the same replicas, a new order), ListPartitionReassignments until that is 
 with election type PREFERRED, until Metadata on every live broker names the new leader. It takes
 ``topic: T, partition: P``, or ``coordinator: TRANSACTIONAL_ID`` (the ``__transaction_state`` partition
 that coordinates the id: its coordinator moves) or ``group_coordinator: GROUP`` (the ``__consumer_offsets``
-partition), and ``to: N`` (default: the first in-sync follower; a node that leads already is left as it is)::
+partition), and ``to: N`` (default: the first in-sync follower; a node that leads already is left as it is), or
+``away_from:`` a node named as node faults name it (moved only if that node leads it)::
 
     fault: {name: move_leader, args: {topic: "${topics.out}", partition: 0, to: 2}}
     fault: {name: move_leader, args: {coordinator: "${txn_ids.main}"}}
+    fault: {name: move_leader, args: {topic: "${topics.out}", partition: 0, away_from: {coordinator: "${txn_ids.main}"}}}
 
 By default it also waits until the move took effect on both ends (``settle: false`` skips this, to test
 the window): the old leader refuses ListOffsets and the new one answers it, or for a coordinator, the old
@@ -45,18 +42,17 @@ raises ValueError naming why; one that does not finish in ``timeout_s`` (30) rai
 from __future__ import annotations
 
 import re
+import shutil
 import time
+from pathlib import Path
 
-from ..client.cluster import Cluster
-from ..client.security import Security
-from ..protocol.errors import error_name
-from . import kafka_disks
-from .base import Capability, CapabilityMissing, Target, TargetInfo
-from .kafka import FEATURE_OPTIONS, KafkaTarget, feature_levels, is_single_node_spec, random_cluster_id, split_spec
-from .registry import TargetKind
+from ...client.cluster import Cluster
+from ...client.security import Security
+from ...protocol.errors import error_name
+from . import disks as kafka_disks
+from ..base import CapabilityMissing
+from .broker import (BrokerStartFailed, KafkaTarget)
 
-SPEC = re.compile(r"(?P<base>kafka(?::[^,]+)?),(?P<options>.+)")
-OPTIONS = {"nodes": int, "min.insync.replicas": int}
 NODE_FAULTS = ("stop_node", "kill_node", "pause_node", "resume_node", "start_node", "restart_node",
                "start_stopped_nodes")
 LEADERSHIP_FAULTS = ("move_leader",)
@@ -67,23 +63,6 @@ PREFERRED = 0  # ElectLeaders election type
 NONE, ELECTION_NOT_NEEDED, COORDINATOR_LOAD_IN_PROGRESS = 0, 84, 14
 ELECTION_RETRIABLE = {80, 83}  # PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE
 NOT_SERVING = {6, 14, 15, 16}  # NOT_LEADER_OR_FOLLOWER, COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
-
-
-def parse(spec: str) -> tuple[str, dict[str, int]]:
-    """``kafka:4.4.0,nodes=3`` → (``kafka:4.4.0``, {"nodes": 3}); feature options (``transaction.version=1``)
-    are kept under their names. ValueError names what is wrong."""
-    if SPEC.fullmatch(spec) is None:
-        raise ValueError(f"not a kafka cluster spec: {spec!r} (expected kafka[:VERSION],nodes=N)")
-    base, raw = split_spec(spec)
-    options: dict[str, int] = {}
-    for name, value in raw.items():
-        if name not in OPTIONS and name not in FEATURE_OPTIONS or not value.isdigit():
-            raise ValueError(f"{spec!r}: unknown or malformed option {name}={value} (options: nodes=N, "
-                             f"min.insync.replicas=N, " + ", ".join(f"{feature}=LEVEL" for feature in FEATURE_OPTIONS) + ")")
-        options[name] = int(value)
-    if options.get("nodes", 1) < 1:
-        raise ValueError(f"{spec!r}: nodes must be at least 1")
-    return base, options
 
 
 class NodeFaults:
@@ -172,6 +151,26 @@ class NodeFaults:
             time.sleep(0.25)
         raise TimeoutError(f"node {node_id} of {self.spec} was still in Metadata {timeout:.0f} s after it stopped")
 
+    def _wait_until_registered(self, node_ids: list[int], timeout: float = 60.0) -> None:
+        """Until Metadata lists every node: a node answers before the controller has unfenced it, and a case
+        whose topics need every replica would be skipped for a broker that is still joining (seen under load)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            cluster = self._admin(5.0)
+            try:
+                cluster.api_versions()
+                cluster.metadata([])
+                if set(node_ids) <= set(cluster.brokers):
+                    return
+            except Exception:  # noqa: BLE001 - a node still starting may refuse or drop us: ask again
+                pass
+            finally:
+                cluster.close()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nodes {sorted(node_ids)} of {self.spec} were not all in Metadata "
+                                   f"{timeout:.0f} s after they answered")
+            time.sleep(0.25)
+
     def heal(self) -> None:
         """Resumes paused nodes, repairs failed disks (restarting their nodes) and starts stopped ones, then
         waits until every one is ready."""
@@ -187,7 +186,9 @@ class NodeFaults:
         for node in down:
             node.launch()
         for node in down:
-            node.wait_until_ready(began)
+            _wait_until_restarted(node, began)
+        if down:
+            self._wait_until_registered([node.node_id for node in down])
         if self._blocked_topics:
             cluster = self._admin(10.0)
             try:
@@ -199,8 +200,16 @@ class NodeFaults:
             self._blocked_topics.clear()
 
     def node(self, *, node: int | None = None, coordinator: str | None = None, group_coordinator: str | None = None,
-             leader: dict | None = None, follower: dict | None = None) -> KafkaTarget:
-        """The node a fault names: by id, or as the coordinator, leader or a follower of something right now."""
+             leader: dict | None = None, follower: dict | None = None,
+             other_than: list[dict] | None = None) -> KafkaTarget:
+        """The node a fault names: by id, or as the coordinator, leader or a follower of something right now, or
+        (``other_than``: a list of such names) the first running node that is none of them."""
+        if other_than is not None:
+            taken = {self.node(**named).node_id for named in other_than}
+            free = [candidate for candidate in self.nodes if candidate.node_id not in taken and candidate.running]
+            if not free:
+                raise ValueError(f"no running node of {self.spec} is other than nodes {sorted(taken)}")
+            return free[0]
         if node is None:
             node = self._look_up(coordinator, group_coordinator, leader, follower)
         for candidate in self.nodes:
@@ -280,10 +289,17 @@ class NodeFaults:
 
     # leadership ------------------------------------------------------------------------------
     def move_leader(self, *, topic: str | None = None, partition: int | None = None, coordinator: str | None = None,
-                    group_coordinator: str | None = None, to: int | None = None, settle: bool = True,
-                    timeout_s: float = 30.0) -> tuple[int, int]:
+                    group_coordinator: str | None = None, to: int | None = None, away_from: dict | None = None,
+                    settle: bool = True, timeout_s: float = 30.0) -> tuple[int, int]:
         """Moves the leadership of a partition to replica ``to`` (default: the first in-sync follower);
-        returns (old leader, new leader). See the module docstring."""
+        returns (old leader, new leader). ``away_from`` (a node as node faults name it: ``{coordinator: ID}``)
+        instead moves it only if that node leads it, to another in-sync replica. See the module docstring."""
+        if away_from is not None:
+            if to is not None:
+                raise ValueError("move_leader: to: and away_from: do not go together")
+            avoided = self.node(**away_from).node_id
+            return self._move_away(avoided, topic=topic, partition=partition, coordinator=coordinator,
+                                   group_coordinator=group_coordinator, settle=settle, timeout_s=timeout_s)
         named = [key for key, value in (("topic", topic), ("coordinator", coordinator),
                                         ("group_coordinator", group_coordinator)) if value is not None]
         if len(named) != 1:
@@ -331,95 +347,37 @@ class NodeFaults:
         finally:
             cluster.close()
 
-
-class KafkaClusterTarget(NodeFaults, Target):
-    kind = "kafka-cluster"
-    capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.NODES})
-
-    def __init__(self, spec: str, **node_options):
-        super().__init__(spec)
-        base, options = parse(spec)
-        count = options.get("nodes", 3)
-        # A killed node is fenced (and its partitions move) after 3 s instead of Kafka's 9.
-        overrides = {"broker.session.timeout.ms": 3000, **dict(node_options.pop("overrides", None) or {})}
-        if "min.insync.replicas" in options:
-            overrides["min.insync.replicas"] = options["min.insync.replicas"]
-        features = {**feature_levels(spec, {name: str(options[name]) for name in FEATURE_OPTIONS if name in options}),
-                    **dict(node_options.pop("features", None) or {})}
-        self.features = features
-        self.nodes = [KafkaTarget(base, overrides=overrides, features=features, **node_options) for _ in range(count)]
-        self.startup_seconds: float | None = None
-        self._blocked_topics: set[str] = set()  # internal topics block_coordinator_log set min.insync.replicas on
-        cluster_id = random_cluster_id()
-        for number, node in enumerate(self.nodes, 1):
-            node.node_id, node.cluster_id, node.replicas = number, cluster_id, count
-            node.log_dirs = DATA_DIRECTORIES
-
-    # lifecycle -----------------------------------------------------------------------------
-    def start(self) -> None:
-        began = time.monotonic()
-        for node in self.nodes:
-            node.reserve_ports()
-        voters = ",".join(node.controller_address for node in self.nodes)
+    def _move_away(self, avoided: int, *, topic, partition, coordinator, group_coordinator, settle,
+                   timeout_s) -> tuple[int, int]:
+        """move_leader's ``away_from``: the partition keeps a leader other than node ``avoided``."""
+        cluster = self._admin(10.0)
         try:
-            for node in self.nodes:
-                node.voters = voters
-                node.provision()
-            for node in self.nodes:  # a quorum forms only once every voter runs
-                node.launch()
-            for node in self.nodes:
-                node.wait_until_ready(began)
-        except BaseException:
-            self.stop()
-            raise
-        self.startup_seconds = time.monotonic() - began
-
-    def stop(self) -> None:
-        for node in self.nodes:
-            node.stop()
-
-    def restart(self) -> None:
-        for node in self.nodes:
-            node.restart()
-
-    @property
-    def bootstrap(self) -> str:
-        """Every node, running ones first: clients fall back along the list when a node is down."""
-        running = [node.bootstrap for node in self.nodes if node.running]
-        return ",".join(running + [node.bootstrap for node in self.nodes if node.bootstrap not in running])
-
-    @property
-    def version(self) -> str:
-        return self.nodes[0].version
-
-    def info(self) -> TargetInfo:
-        information = super().info()
-        information.extra.update(nodes=len(self.nodes), startup_seconds=self.startup_seconds)
-        if self.features:
-            information.extra["features"] = dict(self.features)
-        return information
-
-    def principal(self, name: str) -> tuple[str, Security]:
-        return self.nodes[0].principal(name)
-
-    def kafka_principal(self, name: str) -> str | None:
-        return self.nodes[0].kafka_principal(name)
-
-    def logs(self) -> str | None:
-        return "\n".join(f"--- node {node.node_id} ---\n{node.logs() or ''}" for node in self.nodes)
-
-    def known_issues(self) -> list[dict]:
-        return [{**issue, "node": node.node_id} for node in self.nodes for issue in node.known_issues()]
-
-    def offers_fault(self, name: str) -> bool:
-        return name in FAULTS
-
-    def provisioned_brokers(self) -> int:
-        return len(self.nodes)
+            cluster.api_versions()
+            if coordinator is not None:
+                where = (TRANSACTION_TOPIC, _coordinating_partition(cluster, str(coordinator), "transaction"))
+            elif group_coordinator is not None:
+                where = (GROUP_TOPIC, _coordinating_partition(cluster, str(group_coordinator), "group"))
+            else:
+                where = (str(topic), int(partition or 0))
+            leader, replicas, isr = _partition_state(cluster, *where)
+            live = set(cluster.brokers)
+        finally:
+            cluster.close()
+        if leader != avoided:
+            return leader, leader
+        others = [node for node in replicas if node != avoided and node in isr and node in live]
+        if not others:
+            raise ValueError(f"move_leader: {where[0]}-{where[1]} has no live in-sync replica besides node {avoided} "
+                             f"(replicas {replicas}, in sync {isr})")
+        return self.move_leader(topic=topic, partition=partition, coordinator=coordinator,
+                                group_coordinator=group_coordinator, to=others[0], settle=settle, timeout_s=timeout_s)
 
 
 def _request(cluster: Cluster, destination, api: str, body: dict) -> dict:
-    return cluster.connection(destination).request(api, cluster.best_version(api), body, step="fault").response
+    response = cluster.connection(destination).request(api, cluster.best_version(api), body, step="fault").response
+    if response is None:  # only a Produce with acks 0 goes unanswered; a fault's admin requests all are answered
+        raise RuntimeError(f"{api} to {destination} was not answered")
+    return response
 
 
 def _wait_until(condition, fault: str, what: str, timeout_s: float) -> None:
@@ -581,14 +539,25 @@ def _wait_until_served(cluster: Cluster, topic: str, partition: int, old: int, n
         _left(deadline, f"node {new} does not serve {topic}-{partition} after the move")
 
 
-def kafka_cluster_target_kind() -> TargetKind:
-    from .kafka import _availability
+# Kafka 3.7.0 (KAFKA-16814, fixed in 3.7.1) writes a new replica's topic id to disk a moment after it creates the
+# replica, and refuses to start again if it was killed in between: "The log dir Log(dir=D, ...) does not have a
+# topic ID". 3.7.1 deletes such a replica as stray; the heal does the same for an empty one, so that a node a
+# case killed right after a topic was created comes back (the replica is fetched again from the leader).
+NO_TOPIC_ID = re.compile(r"The log dir Log\(dir=([^,]+), topic=[^,]+, partition=\d+, .*?logEndOffset=0\) does not "
+                         r"have a topic ID")
 
-    return TargetKind(
-        name="kafka-cluster",
-        description="Apache Kafka as N local KRaft nodes (kafka,nodes=3 or kafka:VERSION,nodes=3[,min.insync.replicas=2]"
-                    "[,transaction.version=N])",
-        matches=lambda spec: SPEC.fullmatch(spec) is not None and not is_single_node_spec(spec),
-        create=KafkaClusterTarget,
-        availability=_availability,
-    )
+
+def _wait_until_restarted(node, began: float, attempts: int = 5) -> None:
+    """``node.wait_until_ready(began)``, deleting an empty replica without a topic id that stops the start."""
+    for _ in range(attempts):
+        try:
+            node.wait_until_ready(began)
+            return
+        except BrokerStartFailed as failure:
+            stray = NO_TOPIC_ID.search(str(failure))
+            if stray is None or node.data is None or Path(node.data) not in Path(stray.group(1)).parents:
+                raise
+            shutil.rmtree(stray.group(1), ignore_errors=True)
+            began = time.monotonic()
+            node.launch()
+    node.wait_until_ready(began)

@@ -14,10 +14,10 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import ledger
-from ..results.record import StepRole
-from .itemref import case_id, label, reproduce
-from .root_causes import RootCause, noted, others, root_causes
+from ... import ledger
+from ...results.record import StepRole
+from ..itemref import case_id, label, reproduce
+from ..root_causes import RootCause, noted, others, root_causes
 
 # The outcomes listed, in this order, and what their section says about them.
 SECTIONS = (

@@ -10,7 +10,7 @@ Rules:
 - A ``libs/`` folder exists only when complete: it is filled in a temporary folder beside it and
   renamed in one step, under a file lock, so concurrent runs download once and never see half a copy.
 
-Run ``python -m conformance.targets.kafka_jars [VERSION ...]`` to fetch ahead of a test run.
+Run ``python -m conformance.targets.kafka.jars [VERSION ...]`` to fetch ahead of a test run.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..resources import UPSTREAM_KAFKA
-from .base import TargetUnavailable
+from ...resources import UPSTREAM_KAFKA
+from ..base import TargetUnavailable
 
 DEFAULT_KAFKA_VERSION = UPSTREAM_KAFKA  # what `kafka` provisions
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pprint
 
-from ..results.ids import case_id, named_target
-from ..suite.model import CaseResult
-from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER, Outcome
+from ...results.ids import case_id, named_target
+from ...suite.model import CaseResult
+from ...results.record import OUTCOME_LABELS, OUTCOME_ORDER, Outcome
 
 LABEL_WIDTH = 10
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..results.ids import named_target
-from ..results.record import OUTCOME_LABELS, Outcome, ResultRecord
-from .itemref import label, latest, reproduce
+from ...results.ids import named_target
+from ...results.record import OUTCOME_LABELS, Outcome, ResultRecord
+from ..itemref import label, latest, reproduce
 
 LISTED = 20  # an ambiguous ITEM lists this many of the items it names
 

@@ -20,7 +20,7 @@ import itertools
 import os
 from pathlib import Path
 
-from .kafka_jars import cache_root
+from .jars import cache_root
 
 # How a JVM ends after SIGTERM once its shutdown hooks ran (128 + 15), or by itself (0): the exits after
 # which an archive it wrote at exit is complete. Killed (-9) mid-write, it is not.

@@ -1,0 +1,6 @@
+"""Apache Kafka as a target: a broker or a KRaft cluster the harness provisions from a release's jars.
+
+``broker`` one node, ``cluster`` three or more (with the faults the cluster suites use), ``config`` the
+server properties, ``jars`` fetching a release, ``releases`` the release matrix, ``security`` secured
+listeners, ``known_issues`` a release's known bugs, ``disks``, ``cds`` and ``preview`` smaller parts.
+"""
