@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterator
 
 from ..protocol.errors import UnknownErrorName, error_code
+from . import quotes
 from .kip_facts import CONDITIONED, ERRORS_NAMED, SWITCHES
 from .when import When
 
@@ -89,6 +90,7 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
     """``(path, message)`` for each expectation of the step under test that a MUST holds without a citation
     that ties it to the condition."""
     cites = str(case.get("cites", ""))
+    quoted_checked = False
     for path, step in _under_test_steps(steps, api, [*where, "steps"]):
         expect = step.get("expect") or {}
         refusal = "refused" if expect.get("refused") is True else "error_code" if _any_error(expect.get("error_code")) else None
@@ -103,6 +105,14 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
                 missing = _not_in_cited_text(cites, choices)
                 if missing:
                     yield [*path, *at], missing
+        for at, value in _codes_of(expect):
+            for choices in codes_expected(value):
+                if not _not_in_cited_text(cites, choices) and any(names(cites, code) for code in choices) \
+                        and not any(_tied(cites, code) for code in choices):
+                    yield [*path, *at], _untied_message(cites, choices)
+        if not quoted_checked and (refusal or _demands_refusal(expect) or _field_codes(expect)):
+            quoted_checked = True
+            yield from _misquoted(cites, where)
         if "kafka_code" in expect and "error_code" not in expect:
             continue  # a refusal with Kafka's code in its generated IMPLEMENTATION twin (twins below)
         for choices in codes_expected(expect.get("error_code")):
@@ -112,6 +122,55 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
                     "condition in cites; where the KIP only demands a refusal, expect {refused: true, kafka_code: "
                     "<Kafka's code>} (the loader makes the IMPLEMENTATION twin <id>-kafka-answer from it) and, where "
                     "the request could change something, verify it did not")
+
+
+def sources(cites: str) -> Iterator[tuple[str | None, str]]:
+    """``(KIP or None, quoted text)`` of each source of a citation (split by ``;``): ``KIP-98, EndTxnResponse:
+    text`` is KIP-98's, its quote what follows the first colon; a source naming no KIP first is ``(None, all)``."""
+    for part in cites.split(";"):
+        part = part.strip()
+        kip = re.match(r"(KIP-\d+)\b[^:]*:(.*)", part, re.DOTALL)
+        if kip is not None:
+            yield kip.group(1), kip.group(2).strip()
+        elif part:
+            yield None, part
+
+
+def _tied(cites: str, code: str) -> bool:
+    """Whether a source of the citation ties ``code`` to a condition: a KIP whose text the project has ties it
+    only where a sentence of that text does (:data:`CONDITIONED`; a code its text only lists among a response's
+    codes is not tied), a source whose text the project lacks (another KIP, a message spec, the protocol guide)
+    is taken at its word when it names the code."""
+    for kip, quote in sources(cites):
+        if not names(quote if kip else quote, code):
+            continue
+        if kip is None or kip not in ERRORS_NAMED or (kip, code) in CONDITIONED:
+            return True
+    return False
+
+
+def _untied_message(cites: str, choices: list[str]) -> str:
+    kips = ", ".join(kip for kip in cited_kips(cites) if kip in ERRORS_NAMED)
+    return (f"{kips} names {' or '.join(choices)} only among a response's codes: no sentence of its text ties the code "
+            "to this condition, so the MUST is the refusal: expect {refused: true, kafka_code: <Kafka's code>} (the "
+            "loader makes the IMPLEMENTATION twin), or quote the sentence that ties it (kip_facts.CONDITIONED)")
+
+
+def _misquoted(cites: str, where: list) -> Iterator[tuple[list, str]]:
+    """A MUST of a code or a refusal quotes its KIP: each quote of a KIP whose text the project has must be in it."""
+    for kip, quote in sources(cites):
+        if kip is None:
+            continue
+        absent = quotes.missing(kip, quote)
+        if absent is not None:
+            yield [*where, "cites"], (
+                f"{absent!r} is not in the text of {kip}: a MUST of a code or a refusal quotes the sentence that "
+                "demands it as the KIP has it (gaps as ..., case, quote marks and line breaks do not count); where "
+                "no sentence of the KIP demands it, make the case SHOULD, or the MUST the refusal the text demands")
+
+
+def _field_codes(expect: dict) -> bool:
+    return any(codes_expected(value) or _any_error(value) for at, value in _codes_of(expect) if at[-1] != "error_code")
 
 
 def _any_error(error_code) -> bool:
