@@ -52,12 +52,14 @@ ALIASES = {
 AUTHORIZATION = ("AuthorizationException", "not authorized")
 
 
-def names(cites: str, code: str) -> bool:
+def names(cites: str, code: str, generic: bool = True) -> bool:
     """Whether the citation names the error code in one of its spellings: ``INVALID_TXN_STATE``,
-    ``InvalidTxnState`` (with or without ``Exception``), or a name a KIP text uses for it (:data:`ALIASES`)."""
+    ``InvalidTxnState`` (with or without ``Exception``), or a name a KIP text uses for it (:data:`ALIASES`; with
+    ``generic``, also a name that stands for several codes, ``AuthorizationException``)."""
     text = cites.lower()
     joined = re.sub(r"[^a-z0-9]", "", text)
-    spelt = [code, *ALIASES.get(code, ()), *(AUTHORIZATION if code.endswith("_AUTHORIZATION_FAILED") else ())]
+    spelt = [code, *ALIASES.get(code, ()),
+             *(AUTHORIZATION if generic and code.endswith("_AUTHORIZATION_FAILED") else ())]
     return any(name.lower() in text or re.sub(r"[^a-z0-9]", "", name.lower()) in joined for name in spelt)
 
 
@@ -142,7 +144,7 @@ def _tied(cites: str, code: str) -> bool:
     codes is not tied), a source whose text the project lacks (another KIP, a message spec, the protocol guide)
     is taken at its word when it names the code."""
     for kip, quote in sources(cites):
-        if not names(quote if kip else quote, code):
+        if not names(quote, code):
             continue
         if kip is None or kip not in ERRORS_NAMED or (kip, code) in CONDITIONED:
             return True
@@ -219,13 +221,20 @@ def _not_in_cited_text(cites: str, choices: list[str]) -> str | None:
 
 
 def _conditioned(cites: str, expect: dict, path: list) -> Iterator[tuple[list, str]]:
-    """A MUST refusal or code that cites an error its KIP ties to one condition, without quoting that condition."""
-    demanded = {code for _, value in _codes_of(expect) for choices in codes_expected(value) for code in choices}
+    """A MUST refusal or code that cites an error its KIP ties to one condition, without quoting that condition.
+    Of codes a MUST accepts as alternatives, one whose condition is quoted is enough; a generic name that stands
+    for several codes (KIP-609's AuthorizationException) counts only for the codes the MUST demands."""
+    alternatives = [choices for _, value in _codes_of(expect) for choices in codes_expected(value)]
+    demanded = {code for choices in alternatives for code in choices}
     refuses = expect.get("refused") is True or bool(demanded)
+    satisfied = {code for code in demanded for (kip, tied), condition in CONDITIONED.items()
+                 if tied == code and kip in cited_kips(cites) and re.search(condition, cites, re.IGNORECASE)}
     for (kip, code), condition in CONDITIONED.items():
         if kip not in cited_kips(cites) or not refuses or re.search(condition, cites, re.IGNORECASE):
             continue
-        if names(cites, code) or code in demanded:
+        if any(code in choices and set(choices) & satisfied for choices in alternatives):
+            continue
+        if code in demanded or (not demanded and names(cites, code, generic=False)):
             at = "refused" if expect.get("refused") is True else "error_code"
             yield [*path, "expect", at], (
                 f"{kip} ties {code} to one condition ({condition.replace(chr(92), '')}) only: quote that condition in "
