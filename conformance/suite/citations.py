@@ -112,7 +112,7 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
                 if not _not_in_cited_text(cites, choices) and any(names(cites, code) for code in choices) \
                         and not any(_tied(cites, code) for code in choices):
                     yield [*path, *at], _untied_message(cites, choices)
-        if not quoted_checked and (refusal or _demands_refusal(expect) or _field_codes(expect)):
+        if not quoted_checked and (refusal or _demands_code(expect)):
             quoted_checked = True
             yield from _misquoted(cites, where)
         if "kafka_code" in expect and "error_code" not in expect:
@@ -171,8 +171,10 @@ def _misquoted(cites: str, where: list) -> Iterator[tuple[list, str]]:
                 "no sentence of the KIP demands it, make the case SHOULD, or the MUST the refusal the text demands")
 
 
-def _field_codes(expect: dict) -> bool:
-    return any(codes_expected(value) or _any_error(value) for at, value in _codes_of(expect) if at[-1] != "error_code")
+def _demands_code(expect: dict) -> bool:
+    """Whether the expectation holds the broker to an error (an exact code, or any error) in ``error_code`` or a
+    response field; one that also accepts NONE (``[NONE, INVALID_REQUEST]``) does not."""
+    return any(codes_expected(value) or _any_error(value) for _, value in _codes_of(expect))
 
 
 def _any_error(error_code) -> bool:
