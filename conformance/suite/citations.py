@@ -265,8 +265,8 @@ def _split_by_version(cites: str, error_code, at: list) -> Iterator[tuple[list, 
 
 def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[list, str]]:
     """``(path, message)`` where a MUST demands a refusal by behaviour a broker setting turns off (:data:`SWITCHES`)
-    without requiring the broker to report that setting on. ``refused: or_no_effect`` is judged by its effect and
-    is not counted here."""
+    without requiring the broker to report that setting on. ``refused: or_no_effect`` counts too: a broker with the
+    behaviour off writes what the behaviour would have refused (no-hanging-transaction-after-refusal, issue 35)."""
     cites = str(case.get("cites", ""))
     requires = case.get("requires")
     config: dict = {}
@@ -286,7 +286,7 @@ def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tu
 
 
 def _demands_refusal(expect: dict) -> bool:
-    if expect.get("refused") is True:
+    if expect.get("refused") in (True, "or_no_effect"):  # no effect is what the switched-off behaviour gives up too
         return True
     code = expect.get("error_code")
     values = code.values() if isinstance(code, dict) and not _matcher(code) else [code]
