@@ -14,11 +14,12 @@ import hashlib
 import json
 import re
 from functools import cache
-from importlib.resources import files
+
+from .. import resources
 
 WINDOW = 3  # words per fingerprinted run: a shorter fragment is not judged
 DIGITS = 6  # hex digits kept of each run's hash (24 bits; a made-up run of 3 words matches by chance 1 in ~3000)
-DATA = "kip_fingerprints.json"
+DATA = "kip_fingerprints.json"  # beside this module (resources.kip_fingerprints)
 ELLIPSIS = re.compile(r"\.\.\.|…|\[[^\]]*\]")  # a gap in a quote, or an editor's insertion: the fragments between
 
 
@@ -40,7 +41,7 @@ def fingerprint(text: str) -> str:
 @cache
 def fingerprints() -> dict[str, frozenset[str]]:
     """KIP -> the hashes of its text's runs of words (the KIPs whose text the project has)."""
-    packed = json.loads(files(__package__).joinpath(DATA).read_text(encoding="utf-8"))
+    packed = json.loads(resources.kip_fingerprints().read_text(encoding="utf-8"))
     return {kip: frozenset(value[i:i + DIGITS] for i in range(0, len(value), DIGITS)) for kip, value in packed.items()}
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-from importlib.resources import files
 from pathlib import Path
 
 import pytest
 
 from conformance.protocol.errors import ERROR_TABLE
+from conformance import resources
 from conformance.suite import quotes
 from conformance.suite.citations import names
 from conformance.suite.kip_facts import CONDITIONED, ERRORS_NAMED
@@ -61,7 +61,7 @@ def test_each_conditioned_error_is_tied_to_its_condition_in_one_sentence_of_its_
 
 def test_the_fingerprints_quotes_are_checked_against_are_those_of_the_texts():
     """conformance/suite/kip_fingerprints.json is what tools/build_kip_fingerprints.py writes from the texts."""
-    packed = json.loads(files("conformance.suite").joinpath(quotes.DATA).read_text(encoding="utf-8"))
+    packed = json.loads(resources.kip_fingerprints().read_text(encoding="utf-8"))
     assert set(packed) == set(ERRORS_NAMED)
     for kip, value in packed.items():
         assert value == quotes.fingerprint(texts()[kip]), kip
