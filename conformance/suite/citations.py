@@ -8,7 +8,13 @@ error, or says the request is refused, rejected, fails or is invalid. Otherwise 
 Kafka's code an IMPLEMENTATION twin (``<id>-kafka-answer``). It is a mechanical check of the citation, not a
 reading of the KIP: a citation that names the code for another condition passes it, which a reviewer catches.
 
-Four checks against facts about the KIP texts (:mod:`kip_facts`) close the gaps issue 35's audit found:
+Checks against facts about the KIP texts (:mod:`kip_facts`, :mod:`quotes`) close the gaps issue 35's audits found:
+
+- a MUST of a code or a refusal that quotes a KIP whose text the project has quotes it: what follows the source's
+  colon is in that text (``add-partitions-unknown-topic`` quoted a sentence KIP-98 does not have);
+- an exact code is tied by a sentence, not only listed among a response's codes: KIP-98 lists InvalidPidMapping
+  and ties it to no condition, so a MUST of INVALID_PRODUCER_ID_MAPPING citing it is a refusal with Kafka's code
+  in its twin; the ties a KIP's text does make are :data:`kip_facts.CONDITIONED`;
 
 - an exact code (of ``error_code`` or of a response field ``...error_code``) must be one the cited KIP's text
   names at all: a citation of KIP-98 for UNKNOWN_TOPIC_OR_PARTITION, which KIP-98 never names, is refused;
