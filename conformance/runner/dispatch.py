@@ -44,7 +44,11 @@ def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
         finally:
             context.preparing = False
     if context.unobserved and not context.progress.refused:
-        raise context.unobserved[0]  # the verdict needed a check its observer could not make: blocked, naming it
+        # the verdict needed a check its observer could not make: blocked, naming the observer and the check
+        departed, check = context.unobserved[0]
+        departed.args = (f"{departed.args[0]}; the step under test was not refused, so its verdict needed the check "
+                         f"{check!r}, which relies on that observer",)
+        raise departed
 
 
 def run_step(context: Context, step: dict, index: str) -> None:
@@ -60,7 +64,7 @@ def run_step(context: Context, step: dict, index: str) -> None:
     if step.get("observer_control") in context.blind_observers:
         return  # the rest of a control that already departed
     if step.get("observed_by") in context.blind_observers:
-        context.unobserved.append(context.blind_observers[step["observed_by"]])  # this check cannot be made here
+        context.unobserved.append((context.blind_observers[step["observed_by"]], name))  # it cannot be made here
         return
     try:
         kind.run(context, step, index, name)

@@ -198,6 +198,7 @@ def test_a_broker_that_never_reports_pending_offsets_cannot_pass_the_pending_off
     result = run(WITHOUT_ADD, 2, reports_pending=False, without_add_offsets="stage")
     assert result.outcome is Outcome.BLOCKED, result.message
     assert "does not report pending transactional offsets" in result.message
+    assert "its verdict needed the check" in result.message and "no offset is left pending" in result.message
     assert result.failure.api == "OffsetFetch"
 
 
