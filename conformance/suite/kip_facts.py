@@ -4,8 +4,10 @@
 knows (``INVALID_TXN_STATE``, ``InvalidTxnState``, ``InvalidTxnStateException``, a KIP's own alias). Computed
 from the KIP texts the suites cite (the project's seed texts; ``tests/suite/test_kip_facts.py`` recomputes it
 from them where they are beside the repository). A KIP missing here is one whose text the project does not
-have, or has only in a form the suites do not cite (KIP-447's seed is its first draft, before TxnOffsetCommit
-carried the group's generation and member): the lint does not judge citations of it.
+have: the lint does not judge citations of it. KIP-447's text here is its early draft and the revision of its
+fetch-offset design (both seed files, joined): a citation of KIP-447 is judged against them, so a sentence of the
+adopted design the draft does not have (TxnOffsetCommit carrying the group's generation and member) is no quote of
+it; the codes that design added are cited from the message spec (TxnOffsetCommitResponse v3), which lists them.
 
 ``CONDITIONED``: errors a KIP's text ties to one condition (``If <condition>, ... <error>``, ``... result in a
 <error>``, a javadoc's ``@throws <error> ... indicating that <condition>``), with words that name that condition.
@@ -36,6 +38,8 @@ ERRORS_NAMED: dict[str, frozenset[str]] = {
         "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "INVALID_PRODUCER_EPOCH", "INVALID_REQUEST",
         "NOT_COORDINATOR", "PRODUCER_FENCED", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "TRANSACTIONAL_ID_NOT_FOUND",
         "TRANSACTION_ABORTABLE", "UNKNOWN_PRODUCER_ID"}),
+    "KIP-447": frozenset({
+        "CONCURRENT_TRANSACTIONS", "COORDINATOR_LOAD_IN_PROGRESS", "INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"}),
 }
 
 # (KIP, error): a pattern of the words that name the one condition the KIP's text ties the error to.
@@ -55,6 +59,9 @@ CONDITIONED: dict[tuple[str, str], str] = {
     ("KIP-609", "PRODUCER_FENCED"): r"another producer with the same transactional\.id is active",
     # KIP-1309 (draft): a heartbeat interval greater than the transaction timeout is an invalid request
     ("KIP-1309", "INVALID_REQUEST"): r"TransactionHeartbeatIntervalMs|heartbeat interval",
+    # KIP-447's fetch-offset revision: a FetchOffset while transactional offset commits are pending is rejected; an
+    # old consumer, for which the new exception would be unknown, gets COORDINATOR_LOAD_IN_PROGRESS to retry
+    ("KIP-447", "COORDINATOR_LOAD_IN_PROGRESS"): r"old consumers",
 }
 
 

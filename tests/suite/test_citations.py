@@ -81,6 +81,29 @@ def test_a_quote_must_be_in_the_cited_kips_text(tmp_path):
     assert load(tmp_path, '"KIP-98: the request fails if any partition is unknown"', "{error_code: NONE}")[1] == []
 
 
+def test_a_quote_of_kip_447_must_be_in_its_draft_or_fetch_offset_revision(tmp_path):
+    """The third audit of issue 35: 16 of 19 KIP-447 quotes in the suites were paraphrases of the adopted design
+    ("a zombie producer ... gets ILLEGAL_GENERATION"), which neither KIP-447 text here has. Both texts are
+    fingerprinted now: a paraphrase is refused, a sentence of the draft or of the revision passes."""
+    paraphrase = '"KIP-447: a zombie producer whose consumer has been fenced by a rebalance is refused"'
+    _, errors = load(tmp_path, paraphrase, "{refused: true}")
+    assert [error.key for error in errors] == ["cases[0].cites"], errors
+    assert "is not in the text of KIP-447" in errors[0].message
+    draft = ('"KIP-447 (draft): Once the coordinator observes a generation bump for a group, it will refuse to handle '
+             'requests from the previous generation"')
+    assert load(tmp_path, draft, "{refused: true}")[1] == []
+    revision = ('"KIP-447 revision: The proposed solution is to reject FetchOffset request by sending out '
+                'PendingTransactionException to new client when there is pending transactional offset commits"')
+    assert load(tmp_path, revision, "{refused: true}")[1] == []
+    # a code the KIP-447 texts never name is no MUST of an exact code citing them
+    _, errors = load(tmp_path, draft, "{error_code: ILLEGAL_GENERATION}")
+    assert "ILLEGAL_GENERATION is named nowhere in the text of KIP-447" in errors[0].message
+    # the revision ties COORDINATOR_LOAD_IN_PROGRESS to old consumers: quoting that condition keeps the code a MUST
+    old = ('"KIP-447 revision: Since it would be an unknown exception for old consumers, we will choose to send a '
+           'COORDINATOR_LOAD_IN_PROGRESS exception to let it retry"')
+    assert load(tmp_path, old, "{error_code: COORDINATOR_LOAD_IN_PROGRESS}")[1] == []
+
+
 def test_a_must_refusal_needs_a_sentence_that_demands_one(tmp_path):
     _, errors = load(tmp_path, NO_REFUSAL, "{refused: true}")
     assert [error.key for error in errors] == ["cases[0].steps[0].expect.refused"], errors

@@ -43,19 +43,22 @@ def test_the_errors_each_kip_names_are_those_its_text_names():
         assert named == {name for _, name, _ in ERROR_TABLE if name != "NONE" and names(text, name)}, kip
 
 
-def test_kip_447s_seed_is_left_out_because_it_is_not_the_text_the_suites_cite():
-    """The seed is KIP-447's first draft (the transaction coordinator learns the group's assignment); the
-    suites cite the adopted design (TxnOffsetCommit carries generation and member id), whose codes the
-    draft does not name. Judging citations against the draft would fail true ones."""
-    assert "KIP-447" in texts() and "KIP-447" not in ERRORS_NAMED
-    assert not names(texts()["KIP-447"], "ILLEGAL_GENERATION")
+def test_kip_447s_text_is_its_draft_and_fetch_offset_revision_joined():
+    """Both KIP-447 seeds (the early draft and the revision of its fetch-offset design) are KIP-447's text: a quote
+    of either is in it. The adopted design's codes (ILLEGAL_GENERATION ...) are not: they are cited from the
+    message spec, and a MUST citing KIP-447 for them is refused by the lint."""
+    assert "KIP-447" in ERRORS_NAMED and not names(texts()["KIP-447"], "ILLEGAL_GENERATION")
+    draft = "Once the coordinator observes a generation bump for a group, it will refuse to handle requests from the previous generation"
+    revision = "we will choose to send a COORDINATOR_LOAD_IN_PROGRESS exception to let it retry"
+    assert quotes.missing("KIP-447", draft) is None and quotes.missing("KIP-447", revision) is None
+    assert quotes.missing("KIP-447", "a zombie producer whose consumer has been fenced by a rebalance gets ILLEGAL_GENERATION")
 
 
 def test_each_conditioned_error_is_tied_to_its_condition_in_one_sentence_of_its_kip():
     for (kip, code), condition in CONDITIONED.items():
         sentences = re.split(r"(?<=[.!?])\s+|\n(?!\s+[a-z])", texts()[kip])  # a javadoc line goes on indented
         assert any(names(sentence, code) and re.search(condition, sentence, re.IGNORECASE)
-                   and re.search(r"\b(if|when|result in|indicating)\b", sentence, re.IGNORECASE)
+                   and re.search(r"\b(if|when|since|result in|indicating)\b", sentence, re.IGNORECASE)
                    for sentence in sentences), (kip, code)
 
 
