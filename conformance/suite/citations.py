@@ -196,12 +196,17 @@ def cited_kips(cites: str) -> list[str]:
 
 def _codes_of(expect: dict) -> Iterator[tuple[list, object]]:
     """``(path within the step, value)`` of each error code an expectation holds a broker to: ``error_code``
-    and response fields whose last name is an error code (``...partition_error_code``)."""
+    and response fields whose last name is an error code (``...partition_error_code``), also where the fields are
+    given per request version (``{"2-7": {error_code: ...}, "8+": {"groups[0].error_code": ...}}``)."""
     yield ["expect", "error_code"], expect.get("error_code")
     fields = expect.get("fields")
     if isinstance(fields, dict):
         for name, value in fields.items():
-            if str(name).rsplit(".", 1)[-1].endswith("error_code"):
+            if isinstance(value, dict) and re.fullmatch(r"\d+(-\d*)?\+?", str(name)):  # fields by request version
+                for inner, code in value.items():
+                    if str(inner).rsplit(".", 1)[-1].endswith("error_code"):
+                        yield ["expect", "fields", name, inner], code
+            elif str(name).rsplit(".", 1)[-1].endswith("error_code"):
                 yield ["expect", "fields", name], value
 
 

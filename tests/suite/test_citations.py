@@ -104,6 +104,17 @@ def test_a_quote_of_kip_447_must_be_in_its_draft_or_fetch_offset_revision(tmp_pa
     assert load(tmp_path, old, "{error_code: COORDINATOR_LOAD_IN_PROGRESS}")[1] == []
 
 
+def test_codes_in_response_fields_by_request_version_are_held_to_the_same_rules(tmp_path):
+    """The third audit of issue 35: OffsetFetch MUSTs wrote their codes per version ({"2-7": {error_code: ...},
+    "8+": {"groups[0].error_code": ...}}), which the lint did not look into, so their paraphrased KIP-447 quotes
+    went unjudged."""
+    by_version = '{fields: {"3": {"error_code": UNKNOWN_TOPIC_OR_PARTITION}}}'  # a code KIP-98 never names
+    _, errors = load(tmp_path, NO_REFUSAL, by_version)
+    assert "cases[0].steps[0].expect.fields.3.error_code" in [error.key for error in errors], errors
+    _, errors = load(tmp_path, '"KIP-447: OffsetFetch returns the offsets to principals allowed"', by_version)
+    assert "cases[0].cites" in [error.key for error in errors], errors
+
+
 def test_a_must_refusal_needs_a_sentence_that_demands_one(tmp_path):
     _, errors = load(tmp_path, NO_REFUSAL, "{refused: true}")
     assert [error.key for error in errors] == ["cases[0].steps[0].expect.refused"], errors
