@@ -102,7 +102,7 @@ def test_expression_names_what_is_missing():
 
 def test_expectations_on_a_use_step_reach_the_templates_last_step():
     suites, _ = load_suites([ROOT / "suites" / "kip447" / "group-fencing.yaml"], components=bundled())
-    case = next(case for case in suites[0].cases if case.id == "require-stable-sees-pending-offsets")
+    case = next(case for case in suites[0].cases if case.id == "require-stable-sees-pending-offsets-kafka-answer")
     fetch = next(step for step in case.steps if step.get("send") == "OffsetFetch")
     assert fetch["expect"]["fields"]["8+"] == {"groups[0].topics[0].partitions[0].error_code": "UNSTABLE_OFFSET_COMMIT"}
 
