@@ -2,8 +2,8 @@
 step is checked.
 
 What every step has is an attribute: its kind (the keyword that made it one: ``send``, ``until``, a plugin's), the
-label the suite gave it, its line in the suite file, its parsed ``when``, whether it ``verifies`` the step under test
-and the observer it controls (``observer_control``). What only its kind reads (``send: EndTxn``'s ``fields`` and
+label the suite gave it, its line in the suite file, its parsed ``when``, whether it ``verifies`` the step under test,
+the observer it controls (``observer_control``) and the one a check relies on (``observed_by``). What only its kind reads (``send: EndTxn``'s ``fields`` and
 ``expect``, ``until``'s nested steps ...) is :attr:`Step.args`, the step as the suite wrote it, read-only.
 
 A step is also a read-only mapping of what the suite wrote, the same as :attr:`Step.args`: a kind's ``run`` and the
@@ -31,6 +31,7 @@ class Step(Mapping[str, Any]):
     when: When | None  # where it runs (``when:``), parsed; None: everywhere
     verifies: bool  # a check that verifies the step under test: its departure fails the item
     observer_control: str | None  # the observer this step controls (``observer_control:``), else None
+    observed_by: str | None  # the observer a check relies on (``observed_by:``, named by a control), else None
     args: Mapping[str, Any]  # the step as the suite wrote it (read-only): its kind's own arguments
 
     @classmethod
@@ -47,6 +48,7 @@ class Step(Mapping[str, Any]):
                    when=parse_when(when) if when else None,
                    verifies=bool(step.get("verifies")),
                    observer_control=None if not observer else str(observer),
+                   observed_by=None if not step.get("observed_by") else str(step["observed_by"]),
                    args=MappingProxyType(step if isinstance(step, dict) else dict(step)))
 
     # ------------------------------------------------------------------------- the mapping of what was written
