@@ -73,7 +73,7 @@ import dataclasses
 
 from pyspark.sql import types as T
 
-from ..results.record import COUNTED_LEVELS, OUTCOME_ORDER, Outcome, ResultRecord
+from ..results.record import COUNTED_LEVELS, FIELDS, OUTCOME_ORDER, Outcome, ResultRecord
 
 PARTITIONS = ["target", "date"]
 ITEMS, EXCHANGES = "items", "exchanges"
@@ -122,7 +122,8 @@ def _column_type(spec) -> T.DataType:
 
 
 RESULTS_LINE = T.StructType([T.StructField(spec.name, _column_type(spec))
-                             for spec in dataclasses.fields(ResultRecord) if spec.name not in NOT_READ])
+                             for spec in dataclasses.fields(ResultRecord)
+                             if spec.name in FIELDS and spec.name not in NOT_READ])
 
 ITEM_COLUMNS = ["run_id", "target", "target_version", "target_name", "harness_version", "suite", "case", "item", "title", "kip",
                 "api", "api_version", "outcome", "requirement", "draft", "strict", "tags", "duration_s", "message",

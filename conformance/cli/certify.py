@@ -18,7 +18,8 @@ import pytest
 from ..extension import Extensions
 from ..report import known_failures
 from ..session import RunSession
-from ..results.store import new_run_id, read_lines
+from ..results.record import ResultRecord
+from ..results.store import new_run_id, read_records
 from ..report.certify import certificate, fingerprint, levels
 from . import certify_complete
 from ..report.certify import bundle
@@ -149,15 +150,15 @@ def command_certify(arguments) -> int:
     waivers = known_failures.load(arguments.known_failures) + list(claims.deviations if claims else ())
     extensions = Extensions.for_run()  # once for the whole certification: the run, the suites, the fingerprint
     if arguments.results:
-        records = [row for path in arguments.results for row in read_lines(path)]
+        records = [row for path in arguments.results for row in read_records(path)]
         sources, probes = list(arguments.results), {}
     else:
         records, sources, probes = run_suites(arguments, extensions)
-    targets = [arguments.target] if arguments.target else list(dict.fromkeys(row.get("target") for row in records))
+    targets = [arguments.target] if arguments.target else list(dict.fromkeys(row.target for row in records))
     status = 0
     known_suites = _suite_ids(arguments.paths, extensions)
     for target in targets:
-        rows = [row for row in records if row.get("target") == target]
+        rows = [row for row in records if row.target == target]
         if not rows:
             print(f"certify: no results for target {target!r}", file=sys.stderr)
             status = 2
@@ -200,7 +201,7 @@ def _write_template(path: Path, text: str | None = None, flag: str = "--claims")
     return 0
 
 
-def _fingerprint_for(target: str, rows: list[dict], probes: dict, arguments,
+def _fingerprint_for(target: str, rows: list[ResultRecord], probes: dict, arguments,
                      extensions: Extensions) -> tuple[dict | None, dict]:
     if target in probes:
         return probes[target]
@@ -238,11 +239,11 @@ class FingerprintCapture:
         if self.run.pool is None:
             return
         for target in self.run.pool.started():
-            records = read_lines(self.run.results_path, run_id=self.run.run_id)
-            self.found[target.spec] = _ask(target, [row for row in records if row.get("target") == target.spec])
+            records = read_records(self.run.results_path, run_id=self.run.run_id)
+            self.found[target.spec] = _ask(target, [row for row in records if row.target == target.spec])
 
 
-def _ask(target, rows: list[dict]) -> tuple[dict | None, dict]:
+def _ask(target, rows: list[ResultRecord]) -> tuple[dict | None, dict]:
     identity = fingerprint.identity(rows, target)
     try:
         return fingerprint.probe(target.bootstrap, security=target.security), identity
@@ -251,7 +252,7 @@ def _ask(target, rows: list[dict]) -> tuple[dict | None, dict]:
         return fingerprint.from_records(rows), identity
 
 
-def run_suites(arguments, extensions: Extensions) -> tuple[list[dict], list[str], dict]:
+def run_suites(arguments, extensions: Extensions) -> tuple[list[ResultRecord], list[str], dict]:
     from ..report.invocation import plugin_arguments, suite_paths
 
     run_id = new_run_id()
@@ -276,7 +277,7 @@ def run_suites(arguments, extensions: Extensions) -> tuple[list[dict], list[str]
     capture = FingerprintCapture(session)
     try:
         pytest.main(options, plugins=[capture, session])
-        records = read_lines(results, run_id=run_id)
+        records = read_records(results, run_id=run_id)
         extra = certify_complete.finish(companions, arguments.target, thread)
     finally:
         certify_complete.stop(companions)
@@ -287,14 +288,14 @@ def run_suites(arguments, extensions: Extensions) -> tuple[list[dict], list[str]
     return records, [str(results), *(str(companion.results) for companion in companions)], capture.found
 
 
-def _start_and_ask(arguments, records: list[dict], extensions: Extensions,
+def _start_and_ask(arguments, records: list[ResultRecord], extensions: Extensions,
                    spec: str | None = None) -> tuple[dict | None, dict]:
     """Start (or attach to) the target only to ask it: the run started it elsewhere (xdist workers),
     or the results came from an earlier run (--ask-target)."""
     from ..targets.pool import TargetPool
 
     spec = spec or arguments.target
-    rows = [row for row in records if row.get("target") == spec]
+    rows = [row for row in records if row.target == spec]
     pool = TargetPool([spec], extensions.target_kinds())
     try:
         if arguments.client_config and pool.target(spec) in pool.configurable():

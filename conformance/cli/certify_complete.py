@@ -18,10 +18,11 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..results.store import read_lines
+from ..results.record import ResultRecord
+from ..results.store import read_records
 from ..resources import suites as bundled_suites
 
 
@@ -39,7 +40,7 @@ class Companion:
     seconds: float = 0.0
     problem: str = ""
     log: Path | None = None
-    records: list[dict] = field(default_factory=list)
+    records: list[ResultRecord] = field(default_factory=list)
 
     def facts(self) -> dict:
         return {"name": self.name, "why": self.why, "spec": self.spec, "suites": list(self.suites),
@@ -119,20 +120,22 @@ def start(companions: list[Companion]) -> threading.Thread:
     return thread
 
 
-def finish(companions: list[Companion], main_spec: str, thread: threading.Thread | None) -> list[dict]:
+def finish(companions: list[Companion], main_spec: str, thread: threading.Thread | None) -> list[ResultRecord]:
     """Wait for every companion; their records, relabelled as the main target's (``ran_on`` keeps the spec)."""
     if thread is not None:
         thread.join()
     merged = []
     for companion in companions:
         code = companion.process.returncode if companion.process else None
-        companion.records = read_lines(companion.results) if companion.results.is_file() else []
+        companion.records = read_records(companion.results) if companion.results.is_file() else []
         if not companion.records:
             tail = companion.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:] \
                 if companion.log and companion.log.is_file() else []
             companion.problem = f"no results (exit {code}): " + " | ".join(tail)
         for record in companion.records:
-            merged.append({**record, "target": main_spec, "ran_on": record.get("target")})
+            # The line as read keeps every key it had, with the two changed: the bundle holds what was graded.
+            merged.append(replace(record, target=main_spec,
+                                  as_read={**record.evidence(), "target": main_spec, "ran_on": record.target}))
         print(f"certify: {companion.name} on {companion.spec}: {len(companion.records)} items in "
               f"{companion.seconds:.0f} s{' — ' + companion.problem if companion.problem else ''}")
     return merged
@@ -150,13 +153,13 @@ def stop(companions: list[Companion]) -> None:
                 companion.process.kill()
 
 
-def combine(main: list[dict], companions: list[Companion], extra: list[dict]) -> list[dict]:
+def combine(main: list[ResultRecord], companions: list[Companion], extra: list[ResultRecord]) -> list[ResultRecord]:
     """The main run's records, those of the suites a companion provides replaced by the companion's."""
     import fnmatch
 
     provided = [pattern for companion in companions if companion.records for pattern in companion.suites]
     kept = [record for record in main
-            if not any(fnmatch.fnmatchcase(str(record.get("suite")), pattern) for pattern in provided)]
+            if not any(fnmatch.fnmatchcase(str(record.suite), pattern) for pattern in provided)]
     return kept + extra
 
 
@@ -166,7 +169,7 @@ def needs_of(grade, companions: list[Companion], *, node_control: bool = False) 
     the run had the nodes' commands (--node-control), so the cluster's suites say :data:`GIVEN` instead."""
     import fnmatch
 
-    suites = {str(record.get("suite")) for record in grade.incomplete} | set(grade.not_run)
+    suites = {str(record.suite) for record in grade.incomplete} | set(grade.not_run)
     if grade.counted == 0:  # nothing of the level ran: its own suite patterns say what it needs
         suites |= {pattern for pattern in grade.level.suites if pattern != "*"}
     found = []

@@ -63,9 +63,9 @@ def register_findings(commands) -> None:
 def command_findings(arguments) -> int:
     """Write or print the findings document of the results files given; the exit status."""
     from ..report.documents import findings_markdown, latest_runs
-    from ..results.store import read_lines
+    from ..results.store import read_records
 
-    rows = [row for path in arguments.results for row in read_lines(path)]
+    rows = [row for path in arguments.results for row in read_records(path)]
     if not rows:
         print("no results in " + ", ".join(arguments.results), file=sys.stderr)
         return 1

@@ -108,7 +108,7 @@ def run_matrix(arguments, releases: list[str], plan: dict[str, dict[str, list[st
 
     from ..report import releases as matrix_report
     from ..results.store import new_run_id
-    from ..results.store import read_lines as read_results
+    from ..results.store import read_records
     from ..targets.kafka import releases as kafka_releases
     from .run_options import pytest_options
 
@@ -129,14 +129,14 @@ def run_matrix(arguments, releases: list[str], plan: dict[str, dict[str, list[st
             options = pytest_options(arguments, run_id, clean_alluredir=first)
             first = False
             worst = max(worst, int(pytest.main([*options, *arguments.pytest_arguments, *selection])))
-    records = read_results(arguments.results, run_id=run_id)
+    records = read_records(arguments.results, run_id=run_id)
     for release in releases:
         why = kafka_releases.not_started(records, release)
         if why:
             unavailable[release] = why
     targets = list(dict.fromkeys(f"kafka:{release}" for release in releases)) if plan is None else \
         list(dict.fromkeys(target for release in releases for target in plan[release]))
-    targets += sorted({record["target"] for record in records if record.get("target") not in targets})
+    targets += sorted({record.target for record in records if record.target not in targets})
     table = matrix_report.rows(records, targets, {f"kafka:{release}": why for release, why in unavailable.items()})
     print(f"\nrelease matrix, run {run_id} ({arguments.results}):")
     print(matrix_report.render(table))

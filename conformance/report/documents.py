@@ -13,8 +13,8 @@ from ..protocol.exceptions import SpecError
 from ..protocol.schema import SpecRegistry, VersionRange
 from ..suite.matchers import for_version
 from ..suite.model import Case, Suite
-from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER
-from .itemref import case_id, reproduce
+from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER, Outcome, ResultRecord
+from .itemref import case_id, known_bug, reproduce
 from .root_causes import noted, others, root_causes
 
 
@@ -266,33 +266,33 @@ def coverage_markdown(suites: list[Suite], codec: Codec | None = None, catalogue
 
 
 # ------------------------------------------------------------------------------ findings
-def latest_runs(results: list[dict]) -> list[dict]:
+def latest_runs(results: list[ResultRecord]) -> list[ResultRecord]:
     """Only each target's latest run (run ids sort by start time): a results file that several runs
     appended to must not count them as one. An exploration (suite ``explore``) is a run beside the suites':
     the latest of each kind is kept, so explored departures show beside the suites' ones."""
-    def kind(row: dict) -> tuple[str, bool]:
-        return row["target"], row.get("suite") == "explore"
+    def kind(row: ResultRecord) -> tuple[str, bool]:
+        return row.target, row.suite == "explore"
 
     latest: dict[tuple[str, bool], str] = {}
     for row in results:
-        latest[kind(row)] = max(latest.get(kind(row), ""), row.get("run_id", ""))
-    return [row for row in results if row.get("run_id", "") == latest[kind(row)]]
+        latest[kind(row)] = max(latest.get(kind(row), ""), row.run_id or "")
+    return [row for row in results if (row.run_id or "") == latest[kind(row)]]
 
 
-def findings_markdown(results: list[dict]) -> str:
+def findings_markdown(results: list[ResultRecord]) -> str:
     """The matrix of outcomes per target and suite, and every departure a target showed.
     The caller picks the runs (``latest_runs`` unless every run is wanted)."""
     by_target: dict[str, Counter] = defaultdict(Counter)
     matrix: dict[tuple[str, str], Counter] = defaultdict(Counter)
     versions: dict[str, str] = {}
     for row in results:
-        by_target[row["target"]][row["outcome"]] += 1
-        matrix[(row["suite"], row["target"])][row["outcome"]] += 1
-        versions[row["target"]] = row.get("target_version") or ""
+        by_target[row.target][row.outcome] += 1
+        matrix[(row.suite, row.target)][row.outcome] += 1
+        versions[row.target] = row.target_version or ""
     targets = sorted(by_target)
     outcomes = list(OUTCOME_ORDER)
-    per_suite = [outcome for outcome in OUTCOME_ORDER if outcome != "skipped"]
-    runs = sorted({row.get("run_id", "") for row in results})
+    per_suite = [outcome for outcome in OUTCOME_ORDER if outcome != Outcome.SKIPPED]
+    runs = sorted({row.run_id or "" for row in results})
     lines = ["# Findings", "", "Generated from harness results by `conformance findings` "
              f"(runs: {', '.join(runs)}).", "",
              "## Outcomes per target", "",
@@ -313,17 +313,17 @@ def findings_markdown(results: list[dict]) -> str:
     lines += causes_section(results)
     lines += noted_section(results)
     rest = others(results)  # the items a root cause decided are listed under it, once
-    lines += departures(rest, "failed", "Departures",
+    lines += departures(rest, Outcome.FAILED, "Departures",
                         "One row per target and case; the versions where it departed, and what it did at the first of them.")
-    lines += departures(rest, "blocked", "Blocked items (no verdict on the API under test)",
+    lines += departures(rest, Outcome.BLOCKED, "Blocked items (no verdict on the API under test)",
                         "A set-up or check step on another API departed; the step is named in Observed.")
-    lines += departures(rest, "differs", "Differs from Kafka (IMPLEMENTATION, not conformance)",
+    lines += departures(rest, Outcome.DIFFERS, "Differs from Kafka (IMPLEMENTATION, not conformance)",
                         "Cases of the IMPLEMENTATION level: what Apache Kafka does where the KIPs leave it open, "
                         "and the target does otherwise. Information about the target, never a departure from a KIP.")
     return "\n".join(lines) + "\n"
 
 
-def causes_section(results: list[dict]) -> list[str]:
+def causes_section(results: list[ResultRecord]) -> list[str]:
     """One row per root cause (:mod:`.root_causes`): one fault of one API version, and the items it decided."""
     causes = root_causes(results)
     if not causes:
@@ -339,7 +339,7 @@ def causes_section(results: list[dict]) -> list[str]:
     return lines
 
 
-def noted_section(results: list[dict]) -> list[str]:
+def noted_section(results: list[ResultRecord]) -> list[str]:
     """One row per API version that set-up or check steps found broken and went around (:func:`.root_causes.noted`)."""
     notes = noted(results)
     if not notes:
@@ -355,32 +355,34 @@ def noted_section(results: list[dict]) -> list[str]:
     return lines
 
 
-def _bug_cell(record: dict) -> str:
+def _bug_cell(record: ResultRecord) -> str:
     """The known-bugs ledger's entry behind a departure on an Apache Kafka release, linked to its JIRA."""
-    bug = ledger.known_bug(record)
+    bug = known_bug(record)
     return f"[{_cell(bug)}]({ledger.jira_link(bug)})" if bug else ""
 
 
-def departures(results: list[dict], outcome: str, title: str, intro: str) -> list[str]:
+def departures(results: list[ResultRecord], outcome: Outcome, title: str, intro: str) -> list[str]:
+    """A section of one outcome's items, one row per target and case, with the versions where it happened."""
     lines = ["", f"## {title}", "", intro, "",
              "| Target | Case | Versions | Expected | Observed | Citation | Reproduce (the first version) | Known Kafka bug |",
              "|---|---|---|---|---|---|---|---|"]
-    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    grouped: dict[tuple[str, str], list[ResultRecord]] = defaultdict(list)
     for row in results:
-        if row["outcome"] == outcome:
-            grouped[(row["target"], case_id(row))].append(row)
+        if row.outcome == outcome:
+            grouped[(row.target, case_id(row))].append(row)
     for (target, case), rows in sorted(grouped.items()):
-        rows.sort(key=lambda r: -1 if r.get("api_version") is None else r["api_version"])
+        rows.sort(key=lambda r: -1 if r.api_version is None else r.api_version)
         first = rows[0]
-        versions = ", ".join("-" if r.get("api_version") is None else str(r["api_version"]) for r in rows)
-        observed = first.get("actual") if first.get("actual") is not None else first.get("message", "")
+        versions = ", ".join("-" if r.api_version is None else str(r.api_version) for r in rows)
+        observed = first.actual if first.actual is not None else (first.message if first.message is not None else "")
         if isinstance(observed, dict) and "summary" in observed:  # the exactly-once tier's anomalies
             observed = observed["summary"]
-        if outcome == "blocked":
-            observed = f"step {first.get('step_label')} ({first.get('step_api')}): {_cell(observed)}"
-        lines.append(f"| {target} | {case} | {versions} | {_cell(first.get('expected'))[:200]} | "
-                     f"{_cell(observed)[:300]} | {_cell(first.get('cites', ''))[:160]} | `{_cell(reproduce(first))}` | "
+        if outcome == Outcome.BLOCKED:
+            observed = f"step {first.step_label} ({first.step_api}): {_cell(observed)}"
+        cites = first.cites if first.cites is not None else ""
+        lines.append(f"| {target} | {case} | {versions} | {_cell(first.expected)[:200]} | "
+                     f"{_cell(observed)[:300]} | {_cell(cites)[:160]} | `{_cell(reproduce(first))}` | "
                      f"{_bug_cell(first)} |")
-    lines += ["", f"{sum(len(rows) for rows in grouped.values())} {OUTCOME_LABELS.get(outcome, outcome)} items in "
+    lines += ["", f"{sum(len(rows) for rows in grouped.values())} {outcome.label} items in "
                   f"{len(grouped)} target × case pairs."]
     return lines

@@ -22,7 +22,7 @@ from .. import ledger
 from ..results.record import SCHEMA_VERSION, ResultRecord
 from ..results.store import new_run_id, read_records
 from . import known_failures
-from .itemref import key, label, latest, reproduce, rerun_argument
+from .itemref import key, known_bug, label, latest, reproduce, rerun_argument
 
 NOT_PASSING = ("failed", "error", "blocked")  # "differs" is not among them: it is never a regression
 
@@ -110,12 +110,6 @@ def _no_longer_fails(entry: known_failures.Entry, after: dict[tuple, ResultRecor
     return bool(matched) and not any(record.outcome in NOT_PASSING for record in matched)
 
 
-def _known_bug(record: ResultRecord) -> str | None:
-    """The ledger's bug behind the record's departure. The ledger sits beside the results record, not above it
-    (it cannot import it), so it reads the record's fields as a mapping."""
-    return ledger.known_bug(vars(record))
-
-
 # ------------------------------------------------------------------------------ reruns
 def rerun(report: GateReport, times: int, *, pytest_arguments: list[str] = ()) -> None:
     """Rerun every regressed item ``times`` times; one that passes at least once is flaky, measured."""
@@ -188,7 +182,7 @@ def render(report: GateReport, *, strict: bool, show_new: bool = False) -> str:
             lines.append(f"{heading}: {where}: {change.transition}{note}")
             if kind != "missing" and record.message and record.outcome != "passed":
                 lines.append(f"    {record.message.splitlines()[0][:300]}")
-            bug = _known_bug(record) if kind != "missing" else None
+            bug = known_bug(record) if kind != "missing" else None
             if bug:  # the Apache Kafka release carries a bug of the known-bugs ledger
                 lines.append(f"    known bug: {bug} ({ledger.jira_link(bug)})")
             if kind in ("regression", "flaky", "known", "improvement", "missing"):
@@ -208,7 +202,7 @@ def to_json(report: GateReport, *, strict: bool) -> dict:
     return {"passed": report.passed(strict=strict), "compared": report.compared, "reruns": report.reruns,
             "changes": [{"kind": change.kind, "item": label(change.record), "target": change.record.target,
                          "transition": change.transition, "note": change.note,
-                         "known_bug": _known_bug(change.record) if change.kind != "missing" else None,
+                         "known_bug": known_bug(change.record) if change.kind != "missing" else None,
                          "reproduce": reproduce(change.record)} for change in report.changes],
             "stale": [{"entry": entry.describe(), "source": entry.source} for entry in report.stale]}
 

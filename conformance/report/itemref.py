@@ -2,40 +2,36 @@
 
 Shared by the gate, the JUnit writer and the certification page so all three print the same
 names and the same reproduction command. Every function takes a :class:`ResultRecord` as the store reads it
-(:func:`conformance.results.store.read_records`); a line still held as a dict by a caller not yet converted is
-read the same way (:func:`conformance.results.store.as_record`).
+(:func:`conformance.results.store.read_records`).
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from .. import ledger
 from ..results.ids import case_id as _case_id
 from ..results.record import ResultRecord
-from ..results.store import as_record
 from ..suite.model import LONG_TAG
 
-Readable = ResultRecord | Mapping[str, Any]
-R = TypeVar("R", bound=Readable)
+R = TypeVar("R", bound=ResultRecord)
 
 
-def case_id(record: Readable) -> str:
+def case_id(record: ResultRecord) -> str:
     """``suite::case``: the record's case at every version."""
-    record = as_record(record)
     return _case_id(record.suite, record.case)
 
 
-def label(record: Readable) -> str:
+def label(record: ResultRecord) -> str:
     """The record's item id, ``suite::case@vN`` (:mod:`conformance.results.ids`)."""
-    return as_record(record).item_id
+    return record.item_id
 
 
-def key(record: Readable) -> tuple[str, str, str, int | None]:
+def key(record: ResultRecord) -> tuple[str, str, str, int | None]:
     """One item of one target: what two runs are compared on."""
-    record = as_record(record)
     return record.target, record.suite, record.case, record.api_version
 
 
@@ -47,13 +43,12 @@ def latest(records: Iterable[R]) -> dict[tuple[str, str, str, int | None], R]:
     return found
 
 
-def reproduce(record: Readable) -> str:
+def reproduce(record: ResultRecord) -> str:
     """One shell line that collects exactly this item, run from the checkout holding the suites.
 
     The pytest node id selects one item; ``conformance run ... -- -k`` would also need the
     version, and ``-k`` matches substrings (``v1`` selects ``v10`` too), so the node id is used.
     """
-    record = as_record(record)
     target = shlex.quote(str(record.target))
     if record.suite == "explore":  # a departure exploration found: the case it wrote reproduces it
         artifacts = record.artifacts or {}
@@ -68,13 +63,18 @@ def reproduce(record: Readable) -> str:
     return f"python -m pytest --target {target}{' --conformance-long' if long else ''} {shlex.quote(record.nodeid)}"
 
 
-def rerun_argument(record: Readable) -> str:
+def rerun_argument(record: ResultRecord) -> str:
     """The node id made absolute, so reruns collect the item from any working directory."""
-    record = as_record(record)
     nodeid, path = record.nodeid or "", record.path
     if "::" in nodeid and path:
         return f"{path}::{nodeid.split('::', 1)[1]}"
     return nodeid
+
+
+def known_bug(record: ResultRecord) -> str | None:
+    """The known-bugs ledger's Apache Kafka bug behind the record's departure (``KAFKA-14402, fixed in 3.6.0``). The
+    ledger sits beside the results record, not above it (it cannot import it), so it reads the fields as a mapping."""
+    return ledger.known_bug(vars(record))
 
 
 def _relative(path: str) -> str:

@@ -15,7 +15,7 @@ from ..results import case_id
 
 EVIDENCE_FIELDS = ("run_id", "target", "target_version", "suite", "case", "api_version", "outcome", "known_bug",
                    "harness_version")
-DEPARTED = ("failed", "differs", "error")
+DEPARTED = ledger.DEPARTURES  # the outcomes an entry explains: its cases departed there
 
 
 def evidence_lines(records: list[dict], entries: tuple[ledger.Bug, ...] | None = None) -> list[dict]:

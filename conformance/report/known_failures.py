@@ -22,8 +22,8 @@ import yaml
 
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import VersionRange
-from ..results.store import as_record
-from .itemref import Readable, case_id
+from ..results.record import ResultRecord
+from .itemref import case_id
 
 KINDS = ("known_failures", "flaky")
 
@@ -42,9 +42,8 @@ class Entry:
     target: str | None
     source: str  # file:entry, for messages
 
-    def matches(self, record: Readable) -> bool:
+    def matches(self, record: ResultRecord) -> bool:
         """Whether the entry names this record's item (its case, at one of its versions, on its target)."""
-        record = as_record(record)
         if self.target is not None and record.target != self.target:
             return False
         if case_id(record) != self.case:
@@ -99,7 +98,7 @@ def _versions(value, where: str) -> tuple[VersionRange, ...]:
         raise KnownFailuresError(str(error)) from None
 
 
-def first_match(entries: list[Entry], record: Readable, kind: str | None = None) -> Entry | None:
+def first_match(entries: list[Entry], record: ResultRecord, kind: str | None = None) -> Entry | None:
     """The first entry (of ``kind`` when given) that names the record's item."""
     for entry in entries:
         if (kind is None or entry.kind == kind) and entry.matches(record):

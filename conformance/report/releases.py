@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .. import ledger
 from ..results import OUTCOME_ORDER, case_id
+from ..results.record import Outcome, ResultRecord
+from .itemref import known_bug
 
-DEPARTING = ("failed", "error")  # what a release's row lists case by case ("differs" is information only)
+# What a release's row lists case by case ("differs" is information only).
+DEPARTING = (Outcome.FAILED.value, Outcome.ERROR.value)
 
 
 @dataclass
@@ -25,23 +27,23 @@ class ReleaseRow:
         return [case for case, found in self.departures.items() if not found["bug"]]
 
 
-def rows(records: list[dict], targets: list[str], unavailable: dict[str, str] | None = None) -> list[ReleaseRow]:
+def rows(records: list[ResultRecord], targets: list[str], unavailable: dict[str, str] | None = None) -> list[ReleaseRow]:
     """One row per target spec (``kafka:RELEASE``, ``proxy+kafka:RELEASE``), from its records."""
     by_target = {target: ReleaseRow(target) for target in targets}
     for target, why in (unavailable or {}).items():
         by_target.setdefault(target, ReleaseRow(target)).unavailable = why
     for record in records:
-        row = by_target.get(str(record.get("target") or ""))
+        row = by_target.get(str(record.target or ""))
         if row is None:
             continue
-        outcome = record.get("outcome") or "?"
+        outcome = record.outcome or "?"
         row.counts[outcome] += 1
         if outcome in DEPARTING:
-            case = case_id(record.get("suite"), record.get("case"))
+            case = case_id(record.suite, record.case)
             found = row.departures.setdefault(case, {"outcome": outcome, "versions": [], "bug": None,
-                                                     "message": record.get("message") or ""})
-            found["versions"].append(record.get("api_version"))
-            found["bug"] = found["bug"] or ledger.known_bug(record)
+                                                     "message": record.message or ""})
+            found["versions"].append(record.api_version)
+            found["bug"] = found["bug"] or known_bug(record)
     return list(by_target.values())
 
 

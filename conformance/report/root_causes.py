@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from ..results.record import Outcome, ResultRecord
 from .itemref import case_id
 
 # The outcomes a root cause explains: the item failed (or differs) there, or is blocked by it.
-EXPLAINED = ("failed", "differs", "blocked")
+EXPLAINED = (Outcome.FAILED.value, Outcome.DIFFERS.value, Outcome.BLOCKED.value)
 # How a root cause's words begin, before what went wrong: "Produce v5 response does not decode at ..." is about
 # the "Produce v5 response"; "JoinGroup v6 is advertised but ..." about "JoinGroup v6".
 SUBJECT_ENDS = (" does not decode", " is advertised")
@@ -27,7 +28,7 @@ class RootCause:
 
     target: str
     cause: str
-    records: list[dict]
+    records: list[ResultRecord]
 
     @property
     def subject(self) -> str:
@@ -45,7 +46,7 @@ class RootCause:
     @property
     def outcomes(self) -> str:
         """``15 failed, 6 blocked``."""
-        counts = Counter(record.get("outcome") for record in self.records)
+        counts = Counter(record.outcome for record in self.records)
         return ", ".join(f"{counts[outcome]} {outcome}" for outcome in EXPLAINED if counts[outcome])
 
     @property
@@ -56,24 +57,25 @@ class RootCause:
                 f"case{'' if cases == 1 else 's'}")
 
     @property
-    def first(self) -> dict:
+    def first(self) -> ResultRecord:
         return self.records[0]
 
 
-def has_root_cause(record: dict) -> bool:
-    return bool(record.get("root_cause")) and record.get("outcome") in EXPLAINED
+def has_root_cause(record: ResultRecord) -> bool:
+    """Whether a root cause decided the item's verdict (it failed, differs or is blocked there)."""
+    return bool(record.root_cause) and record.outcome in EXPLAINED
 
 
-def root_causes(records: list[dict]) -> list[RootCause]:
+def root_causes(records: list[ResultRecord]) -> list[RootCause]:
     """The root causes of ``records`` by target, in the order they first appear."""
-    grouped: dict[tuple[str, str], list[dict]] = {}
+    grouped: dict[tuple[str, str], list[ResultRecord]] = {}
     for record in records:
         if has_root_cause(record):
-            grouped.setdefault((str(record.get("target")), str(record["root_cause"])), []).append(record)
+            grouped.setdefault((str(record.target), str(record.root_cause)), []).append(record)
     return [RootCause(target, cause, rows) for (target, cause), rows in grouped.items()]
 
 
-def others(records: list[dict]) -> list[dict]:
+def others(records: list[ResultRecord]) -> list[ResultRecord]:
     """The records no root cause explains: reported one case at a time, as before."""
     return [record for record in records if not has_root_cause(record)]
 
@@ -94,7 +96,7 @@ class Noted:
     target: str
     subject: str  # "Fetch v13"
     example: str  # the first item's line, after the subject
-    records: list[dict]
+    records: list[ResultRecord]
 
     @property
     def cases(self) -> list[str]:
@@ -106,16 +108,16 @@ class Noted:
         return f"{self.subject}: {items} item{'' if items == 1 else 's'} in {cases} case{'' if cases == 1 else 's'}"
 
 
-def noted(records: list[dict]) -> list[Noted]:
+def noted(records: list[ResultRecord]) -> list[Noted]:
     """The findings set-up and check steps noted on the way, by target and API version, in order of appearance."""
     grouped: dict[tuple[str, str], Noted] = {}
     for record in records:
         seen = set()
-        for line in str(record.get("message") or "").splitlines():
+        for line in str(record.message or "").splitlines():
             if not line.startswith(NOTE_PREFIX) or NOTE_SUBJECT_END not in line:
                 continue
             subject, rest = line[len(NOTE_PREFIX):].split(NOTE_SUBJECT_END, 1)
-            key = (str(record.get("target")), subject)
+            key = (str(record.target), subject)
             if key in seen:
                 continue
             seen.add(key)

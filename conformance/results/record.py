@@ -101,6 +101,9 @@ class StepRole(enum.StrEnum):
 # file, JSON and CSS classes keep the outcome word itself).
 OUTCOME_ORDER: tuple[str, ...] = tuple(outcome.value for outcome in Outcome)
 OUTCOME_LABELS: dict[str, str] = {outcome: outcome for outcome in OUTCOME_ORDER} | {"differs": "differs from Kafka"}
+# The outcomes of an item that ran but reached no verdict on the API under test (:attr:`Outcome.incomplete`), as the
+# words a results line holds: what a report lists as "without a verdict".
+INCOMPLETE_OUTCOMES: tuple[str, ...] = tuple(outcome.value for outcome in Outcome if outcome.incomplete)
 # Worst first: the order a drawing stacks the outcomes of several items in (the certification matrix). An
 # IMPLEMENTATION item that differs from Kafka is information, below every missing verdict.
 SEVERITY_ORDER: tuple[str, ...] = ("failed", "blocked", "error", "differs", "skipped", "unsupported", "passed")
@@ -222,6 +225,10 @@ class ResultRecord:
     # The Apache Kafka bug of the known-bugs ledger behind a departure ("KAFKA-14402, fixed in 3.6.0"): written by
     # the run (conformance.ledger) for an item of a provisioned Apache Kafka release; empty otherwise.
     known_bug: str = _field(_STRING, part="run", default="")
+    # Not part of the line: the JSON object this record was read from (:meth:`from_line`), None for a record built
+    # in memory. Evidence that travels as it was written (a certification bundle and its digest) is this object,
+    # with every key it had, not the record rewritten (:meth:`evidence`).
+    as_read: dict[str, Any] | None = field(default=None, compare=False, repr=False, metadata={"part": "read"})
 
     def to_line(self) -> dict[str, Any]:
         """The JSON object written as one line (``json.dumps`` of it, by the results writer)."""
@@ -229,6 +236,11 @@ class ResultRecord:
         line["tags"], line["transcript"] = list(self.tags), list(self.transcript)
         line["artifacts"] = dict(self.artifacts or {})
         return line
+
+    def evidence(self) -> dict[str, Any]:
+        """The line as it was read, keys this version does not know included, or the record's own line when it was
+        built in memory: what a certification bundle writes and digests, so a bundle verifies byte for byte."""
+        return self.as_read if self.as_read is not None else self.to_line()
 
     @property
     def item_id(self) -> str:
@@ -238,13 +250,14 @@ class ResultRecord:
     @classmethod
     def from_line(cls, line: dict[str, Any]) -> "ResultRecord":
         """A line of any schema version, upgraded (:func:`upgrade`). Fields an older version did not
-        write read None; keys this version does not know are dropped."""
+        write read None; keys this version does not know are dropped from the fields and kept in :attr:`as_read`
+        (which is ``line`` itself, upgraded in place)."""
         upgraded = upgrade(line)
         values: dict[str, Any] = {name: upgraded.get(name) for name in FIELDS}
-        return cls(**values)
+        return cls(**values, as_read=upgraded)
 
 
-FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord))
+FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord) if spec.metadata["part"] in ("item", "run"))
 ITEM_FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord) if spec.metadata["part"] == "item")
 RUN_FIELDS: tuple[str, ...] = tuple(spec.name for spec in fields(ResultRecord) if spec.metadata["part"] == "run")
 
@@ -259,7 +272,7 @@ def upgrade(line: dict[str, Any]) -> dict[str, Any]:
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (2020-12) of a results line of :data:`SCHEMA_VERSION`, as ``schema.json`` ships it."""
-    properties = {spec.name: dict(spec.metadata["json"]) for spec in fields(ResultRecord)}
+    properties = {spec.name: dict(spec.metadata["json"]) for spec in fields(ResultRecord) if spec.name in FIELDS}
     properties["schema_version"] = {"type": "integer", "minimum": 1, "maximum": SCHEMA_VERSION}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

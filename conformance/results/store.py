@@ -17,7 +17,6 @@ import secrets
 import time
 import warnings
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 from .record import ResultRecord, upgrade
@@ -108,12 +107,3 @@ def read_records(path: str | Path, *, run_id: str | None = None) -> list[ResultR
     """Every complete record in the file (only those of ``run_id`` when given) as a :class:`ResultRecord`, of any
     schema version (:meth:`ResultRecord.from_line`); the lines :func:`read_lines` drops are dropped the same way."""
     return [ResultRecord.from_line(line) for line in read_lines(path, run_id=run_id)]
-
-
-def as_record(record: ResultRecord | Mapping[str, Any]) -> ResultRecord:
-    """``record`` itself, or the line (a JSON object as read) made a :class:`ResultRecord` the way :func:`read_records`
-    makes one (the line is not changed). For readers that still receive lines from callers holding dicts (the
-    certification pipeline, the findings documents): each converted caller passes records and this becomes a no-op."""
-    if isinstance(record, ResultRecord):
-        return record
-    return ResultRecord.from_line(dict(record))

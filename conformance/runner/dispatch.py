@@ -1,44 +1,52 @@
 """Running a list of steps: each step through its kind, unless its ``when`` leaves it out.
 
-A step's kind is the first of its keys that names a registered step kind. The innermost step that
+A step's kind is the first of its keys that names a registered step kind (:class:`~conformance.suite.step.Step`, as
+the loader builds it; a step written as a plain mapping, by a test or a nested list, is made one here). The innermost step that
 departs decides whom the departure blames; an enclosing step that ``verifies`` turns a check's
 departure into one of the step under test.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from ..results.record import StepRole
 from ..suite.kinds import StepKind, StepRef
+from ..suite.step import Step
 from ..suite.when import parse as parse_when
 from .context import Context, Deviation
 from .policy import blame, preparing_steps
 
 
-def kind_of(step: dict, kinds: dict) -> StepKind | None:
-    return next((kinds[key] for key in step if key in kinds), None)
+def kind_of(step: Step, kinds: dict) -> StepKind | None:
+    """The registered kind that runs ``step``; None where none does."""
+    return None if step.kind is None else kinds.get(step.kind)
 
 
-def label(step: dict, index: str, kinds: dict) -> str:
-    if "label" in step:
-        return f"{index} {step['label']}"
+def label(step: Step, index: str, kinds: dict) -> str:
+    """How reports name the step: its place and the suite's label, else its kind's keyword and detail."""
+    if step.label is not None:
+        return f"{index} {step.label}"
     kind = kind_of(step, kinds)
     if kind is None:
         return f"{index} {next(iter(step), '?')}"
     return f"{index} {kind.keyword} {kind.describe(step)}".rstrip()
 
 
-def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
+def run_steps(context: Context, steps: Sequence[Mapping[str, Any]], prefix: str = "") -> None:
     """Runs ``steps`` in order; at the top level (no ``prefix``), those that only prepare a later step of the
     API under test run as set-up (:func:`~.policy.preparing_steps`)."""
+    built = [Step.of(step, context.step_kinds) for step in steps]
     if prefix:  # nested steps (until, parallel branches) keep the role of the step around them
-        for index, step in enumerate(steps, 1):
+        for index, step in enumerate(built, 1):
             run_step(context, step, f"{prefix}{index}")
         return
-    preparing = preparing_steps(context, steps, applies)
-    context.relied_on.update(step["observed_by"] for step in steps if step.get("observed_by"))
-    for index, step in enumerate(steps, 1):
+    preparing = preparing_steps(context, built, applies)
+    context.relied_on.update(step.observed_by for step in built if step.observed_by is not None)
+    for index, step in enumerate(built, 1):
         # a control of an observer (observer_control) is never the step under test either, whatever it sends
-        context.preparing = index - 1 in preparing or bool(step.get("observer_control"))
+        context.preparing = index - 1 in preparing or step.observer_control is not None
         try:
             run_step(context, step, str(index))
         finally:
@@ -51,35 +59,38 @@ def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
         raise departed
 
 
-def run_step(context: Context, step: dict, index: str) -> None:
+def run_step(context: Context, written: Mapping[str, Any], index: str) -> None:
+    """Runs one step through its kind, unless its ``when`` leaves it out; a departure names the step and whom it
+    blames."""
+    step = Step.of(written, context.step_kinds)
     kind = kind_of(step, context.step_kinds)
-    if not applies(context, step.get("when")):
+    if not applies(context, step.when):
         if kind is not None and kind.sends(step) == context.api:
             context.progress.left_out.append(f"step {label(step, index, context.step_kinds)} left out by when: "
-                                             f"{dict(step['when'])}")
+                                             f"{dict(step.when or {})}")
         return
     name = label(step, index, context.step_kinds)
     if kind is None:
         raise ValueError(f"step {name}: no step kind handles {sorted(step)}")
-    if step.get("observer_control") in context.blind_observers:
+    if step.observer_control in context.blind_observers:
         return  # the rest of a control that already departed
-    if step.get("observed_by") in context.blind_observers:
-        context.unobserved.append((context.blind_observers[step["observed_by"]], name))  # it cannot be made here
+    if step.observed_by in context.blind_observers:
+        context.unobserved.append((context.blind_observers[step.observed_by], name))  # it cannot be made here
         return
     try:
         kind.run(context, step, index, name)
     except Deviation as deviation:
         if deviation.step is None:  # the innermost step that departed is the one named ...
             deviation.step = StepRef(index, name)
-        if step.get("observer_control"):
+        if step.observer_control is not None:
             observer_departed(context, step, deviation)
-            if step["observer_control"] in context.relied_on:
+            if step.observer_control in context.relied_on:
                 # only the checks that name this observer rely on it: they are left out, the rest of the case runs
-                context.blind_observers[step["observer_control"]] = deviation
+                context.blind_observers[step.observer_control] = deviation
                 return
         if deviation.role is None:  # ... and decides whom it blames ...
             deviation.role = blame(context, step, deviation)
-        elif deviation.role == StepRole.CHECK and step.get("verifies") and not deviation.blind:  # ... unless an enclosing step verifies
+        elif deviation.role == StepRole.CHECK and step.verifies and not deviation.blind:  # ... unless an enclosing step verifies
             deviation.role = StepRole.UNDER_TEST
         raise
 
@@ -92,7 +103,7 @@ def applies(context: Context, when) -> bool:
     return parse_when(when).holds(context.version, context.cluster.finalized_features, context.target.spec)
 
 
-def observer_departed(context: Context, step: dict, deviation: Deviation) -> None:
+def observer_departed(context: Context, step: Step, deviation: Deviation) -> None:
     """A control of an observer departed (``observer_control``): the check that relies on that observer cannot
     see what it looks for on this target, so it is no evidence either way. The item is blocked, naming the
     observer's finding, never failed on the step under test (issue 35: Tansu's LSO passes an open transaction,
@@ -101,4 +112,4 @@ def observer_departed(context: Context, step: dict, deviation: Deviation) -> Non
     refusal that meets ``refused: or_no_effect`` needs no check of the effect (run_steps)."""
     deviation.role = StepRole.CHECK if context.progress.tested else StepRole.SETUP
     deviation.blind = True
-    deviation.observer = str(step["observer_control"])
+    deviation.observer = str(step.observer_control)

@@ -9,8 +9,11 @@ before it or a check after it (BLOCKED).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from ..results.record import StepRole
 from ..suite import expressions
+from ..suite.step import Step
 from .context import Context, Deviation, Skip
 
 TRANSACTION_APIS = {"InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "DescribeTransactions"}
@@ -119,7 +122,7 @@ NESTING_KEYS = ("until", "parallel", "branches", "steps", "step")
 SUCCESS_ONLY: tuple[dict[str, str], ...] = ({}, {"error_code": "NONE"})
 
 
-def sent_api(step: dict) -> str | None:
+def sent_api(step: Mapping) -> str | None:
     """The API a step itself sends (not one nested in it)."""
     return step.get("send") or next((name for key, name in SENDING_KEYS.items() if key in step), None)
 
@@ -129,14 +132,14 @@ def sends(step, api: str) -> bool:
     under test (a step that names a fixed version is another version's)."""
     if isinstance(step, list):
         return any(sends(item, api) for item in step)
-    if not isinstance(step, dict):
+    if not isinstance(step, Mapping):
         return False
     if sent_api(step) == api and not isinstance(step.get("version"), int):
         return True
     return any(sends(step[key], api) for key in NESTING_KEYS if isinstance(step.get(key), (dict, list)))
 
 
-def preparing_steps(context: Context, steps: list[dict], applies) -> set[int]:
+def preparing_steps(context: Context, steps: Sequence[Step], applies) -> set[int]:
     """The indexes of the top-level steps that only prepare the condition a later step of the API under
     test is judged on (issue 35: Tansu's older-epoch-rejected failed at its produce at epoch+1, which only
     sets the epoch the older one is compared with, and the older-epoch request was never sent).
@@ -149,7 +152,7 @@ def preparing_steps(context: Context, steps: list[dict], applies) -> set[int]:
     api = context.api
     if api is None:
         return set()
-    sending = [index for index, step in enumerate(steps) if applies(context, step.get("when")) and sends(step, api)]
+    sending = [index for index, step in enumerate(steps) if applies(context, step.when) and sends(step, api)]
     claiming = [index for index in sending if claims_more(steps[index])]
     if not claiming:
         return set()
@@ -157,7 +160,7 @@ def preparing_steps(context: Context, steps: list[dict], applies) -> set[int]:
     for index in sending:
         step = steps[index]
         if (index < claiming[-1] and sent_api(step) == api and (step.get("expect") or {}) in SUCCESS_ONLY
-                and not step.get("verifies")):
+                and not step.verifies):
             preparing.add(index)
     return preparing
 
@@ -166,18 +169,18 @@ def claims_more(step) -> bool:
     """Whether ``step`` (or a step nested in it) expects more of an answer than success."""
     if isinstance(step, list):
         return any(claims_more(item) for item in step)
-    if not isinstance(step, dict):
+    if not isinstance(step, Mapping):
         return False
     if (step.get("expect") or {}) not in SUCCESS_ONLY:
         return True
     return any(claims_more(step[key]) for key in NESTING_KEYS if isinstance(step.get(key), (dict, list)))
 
 
-def blame(context: Context, step: dict, deviation: Deviation) -> StepRole:
+def blame(context: Context, step: Step, deviation: Deviation) -> StepRole:
     """Whom a departure of ``step`` blames: the step under test, a check after it, or set-up before it."""
     if context.under_test(deviation.api, deviation.version):
         return StepRole.UNDER_TEST
     if context.progress.tested:
         # a check that could not observe (its own request failed) is no evidence about the step under test
-        return StepRole.UNDER_TEST if step.get("verifies") and not deviation.blind else StepRole.CHECK
+        return StepRole.UNDER_TEST if step.verifies and not deviation.blind else StepRole.CHECK
     return StepRole.SETUP

@@ -62,14 +62,14 @@ def _nothing_to_check(step: dict, report: Callable, where: list, facts: Facts) -
 class StepKind:
     keyword: str  # the key that makes a step this kind (``send: EndTxn``)
     run: Callable  # run(context, step, index, label): raises Deviation, Skip or Incomplete
-    describe: Callable[[dict], str] = lambda step: ""  # the detail after the keyword in a step's label
+    describe: Callable[[Mapping], str] = lambda step: ""  # the detail after the keyword in a step's label
     nested: Callable[[dict], Nested] = _none
     with_nested: Callable[[dict, list[list]], dict] = _unchanged  # the step with its nested lists replaced
     # check(step, report(where, message), where, facts): what the schema cannot know about a step of this kind
     check: Callable[[dict, Callable, list, Facts], None] = _nothing_to_check
     # the API a step of this kind sends at the version under test (None where it pins another version, or sends
     # no request of its own): a step under test that a ``when`` leaves out is named in the diagnosis
-    sends: Callable[[dict], str | None] = lambda step: None
+    sends: Callable[[Mapping], str | None] = lambda step: None
 
 
 def as_step_kind(keyword: str, provided) -> StepKind:
@@ -83,11 +83,11 @@ def as_step_kind(keyword: str, provided) -> StepKind:
     def run(context, step, index, label):
         from . import expressions
 
-        provided(expressions.resolve(step, context.variables), context)
+        provided(expressions.resolve(dict(step), context.variables), context)
 
     return StepKind(keyword=keyword, run=run)
 
 
-def detail_from(key: str) -> Callable[[dict], str]:
+def detail_from(key: str) -> Callable[[Mapping], str]:
     """A ``describe`` that shows the step's value when it is a name (``send: EndTxn`` -> ``EndTxn``)."""
     return lambda step: step[key] if isinstance(step.get(key), str) else ""

@@ -22,6 +22,7 @@ from .checks import (check_matchers, check_no_effect_verified, check_shares_rest
                      known_matchers, report_schema_errors, schema_validator)
 from .components import Components
 from .model import Case, Requirement, Suite
+from .step import Step
 from .source import SuiteError, dotted, line_of, read_yaml
 from .templates import TEMPLATE_DIR, expand_templates, templates_for
 
@@ -104,7 +105,8 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
         suite.cases.append(Case(
             suite=suite, id=raw["id"], title=raw["title"],
             requirement=Requirement(raw.get("requirement", defaults.get("requirement", "MUST"))),
-            cites=raw["cites"], api=api, versions=versions or VersionRange.NONE, steps=steps,
+            cites=raw["cites"], api=api, versions=versions or VersionRange.NONE,
+            steps=_built(steps, components, errors),
             tags=[*suite.tags, *(raw.get("tags") or [])], draft=bool(raw.get("draft", False)),
             deviations=list(raw.get("deviations") or []), line=line_of(document, where),
             serial=bool(raw.get("serial", False)), shares_restart=raw.get("serial") == "restart",
@@ -120,8 +122,15 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
             original = suite.cases[-1]
             suite.cases.append(dataclasses.replace(
                 original, id=twin_id, title=f"Apache Kafka's own code: {original.title}",
-                requirement=Requirement.IMPLEMENTATION, steps=kafka_steps))
+                requirement=Requirement.IMPLEMENTATION,
+                steps=_built(kafka_steps, components, errors)))
     return (None if errors else suite), errors
+
+
+def _built(steps: list, components: Components, errors: list[SuiteError]) -> list:
+    """The checked steps as :class:`Step`s; as written where the file has errors (its suite is not returned, and a
+    step the checks refused, a malformed ``when`` or one that is not a mapping, cannot be built)."""
+    return list(steps) if errors else [Step.of(step, components.step_kinds) for step in steps]
 
 
 def suite_files(paths) -> list[Path]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..protocol.schema import VersionRange
 from . import tree
+from .step import Step
 # The outcome and requirement vocabulary belongs to the results record (conformance.results.record): import it
 # from there; this module names only what a loaded suite is and what running a case gives.
 from ..results.record import ITEM_FIELDS, Outcome, Requirement, ResultRecord, StepRole
@@ -35,7 +36,7 @@ class Case:
     cites: str
     api: str | None  # the API under test; None for cases that are not about one API's versions
     versions: VersionRange  # the versions the case covers (before the codec and the target narrow it)
-    steps: list[dict]
+    steps: list[Step]  # as the loader builds them (a test may hand plain mappings: the runner makes them Steps)
     tags: list[str] = field(default_factory=list)
     draft: bool = False
     deviations: list[dict] = field(default_factory=list)  # documented departures from the KIP text

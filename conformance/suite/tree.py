@@ -9,12 +9,12 @@ JSON text (a key is a key, a value a value).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 
 def entries(value) -> Iterator[tuple[str, object]]:
     """``(key, value)`` of every mapping in ``value``, outer mappings first."""
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a Step, a When or a plain mapping
         for key, item in value.items():
             yield str(key), item
             yield from entries(item)
@@ -25,7 +25,7 @@ def entries(value) -> Iterator[tuple[str, object]]:
 
 def texts(value) -> Iterator[str]:
     """Every key and every text value in ``value`` (what a reader of the steps sees as words)."""
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a Step, a When or a plain mapping
         for key, item in value.items():
             yield str(key)
             yield from texts(item)
@@ -39,7 +39,7 @@ def texts(value) -> Iterator[str]:
 def unconditional_faults(value) -> Iterator[str]:
     """The fault names written out on fault steps (``fault: NAME`` or ``fault: {name: NAME}``) that no
     ``when`` (theirs or an enclosing step's) may leave out."""
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a Step, a When or a plain mapping
         if "when" in value:
             return
         fault = value.get("fault")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from report_records import record, write_jsonl
+from report_records import record, result_record, write_jsonl
 
 from conformance.cli import certify_complete, main
 from conformance.cli.certify_complete import Companion
@@ -38,14 +38,14 @@ def companion(tmp_path, name: str, suite: str, rows: list[dict] | None, spec: st
 
 
 def test_companion_results_replace_the_main_runs_and_keep_where_they_ran(tmp_path):
-    main_rows = [record("commit", 3, "passed"),
-                 record("failover", 3, "skipped", suite="cluster.leadership-moves", message="needs nodes=3")]
+    main_rows = [result_record("commit", 3, "passed"),
+                 result_record("failover", 3, "skipped", suite="cluster.leadership-moves", message="needs nodes=3")]
     cluster_rows = [record("failover", 3, "passed", suite="cluster.leadership-moves", target="kafka,nodes=3")]
     companions = [companion(tmp_path, "cluster", "cluster.*", cluster_rows),
                   companion(tmp_path, "proxy", "faults.*", None, spec="proxy+kafka")]
     extra = certify_complete.finish(companions, "kafka", certify_complete.start(companions))
     combined = certify_complete.combine(main_rows, companions, extra)
-    assert [(row["suite"], row["outcome"], row["target"], row.get("ran_on")) for row in combined] == [
+    assert [(row.suite, row.outcome, row.target, row.evidence().get("ran_on")) for row in combined] == [
         ("kip98.transactions", "passed", "kafka", None),
         ("cluster.leadership-moves", "passed", "kafka", "kafka,nodes=3")]
     assert companions[0].facts()["items"] == 1 and companions[0].problem == ""
@@ -55,8 +55,8 @@ def test_companion_results_replace_the_main_runs_and_keep_where_they_ran(tmp_pat
     from conformance.report.certify.levels import Grade, Level
 
     grade = Grade(Level(id="strict", name="Strict", summary=""), "incomplete",
-                  incomplete=[record("failover", 3, "error", suite="cluster.leadership-moves"),
-                              record("drop", 3, "skipped", suite="faults.proxy-kip98")])
+                  incomplete=[result_record("failover", 3, "error", suite="cluster.leadership-moves"),
+                              result_record("drop", 3, "skipped", suite="faults.proxy-kip98")])
     [need] = certify_complete.needs_of(grade, companions)
     assert need.startswith("faults suites: needs the fault proxy") and "proxy on proxy+kafka gave none" in need
 

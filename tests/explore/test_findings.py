@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from conformance.report.documents import findings_markdown, latest_runs
 from conformance.report.itemref import reproduce
+from conformance.results.record import ResultRecord
 
 
-def row(run_id: str, suite: str, case: str, outcome: str, **more) -> dict:
-    return {"run_id": run_id, "target": "tansu", "target_version": "0.6.0", "suite": suite, "case": case,
-            "outcome": outcome, "api_version": more.pop("api_version", None), **more}
+def row(run_id: str, suite: str, case: str, outcome: str, **more) -> ResultRecord:
+    return ResultRecord.from_line({"run_id": run_id, "target": "tansu", "target_version": "0.6.0", "suite": suite,
+                                   "case": case, "outcome": outcome, "api_version": more.pop("api_version", None),
+                                   **more})
 
 
 SUITE_ROW = row("20261128T090000Z-aaaaaa", "kip98.produce", "write-outside", "failed", api_version=9,
@@ -21,7 +23,7 @@ EXPLORED = row("20261128T100000Z-bbbbbb", "explore", "produce.sequence", "failed
 
 def test_an_explored_departure_is_reproduced_by_its_written_case():
     assert reproduce(EXPLORED) == "conformance run --target tansu /tmp/cases/explore.tansu.produce-sequence.0a1b2c3d.yaml"
-    history_only = {**EXPLORED, "artifacts": {"history": "/tmp/cases/histories/x.json"}}
+    history_only = ResultRecord.from_line({**EXPLORED.evidence(), "artifacts": {"history": "/tmp/cases/histories/x.json"}})
     assert reproduce(history_only) == "no suite form: the explored history is in /tmp/cases/histories/x.json"
     assert reproduce(SUITE_ROW).startswith("python -m pytest --target tansu 'suites/kip98/produce.yaml::")
 

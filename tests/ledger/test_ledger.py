@@ -89,8 +89,9 @@ def test_anything_else_names_no_bug(record):
 
 def test_the_console_findings_and_gate_name_the_bug():
     record = _departure()
-    assert "known bug: KAFKA-14402, fixed in 3.6.0" in compact.render([record])
-    assert "[KAFKA-14402, fixed in 3.6.0](https://issues.apache.org/jira/browse/KAFKA-14402)" in findings_markdown([record])
+    read = ResultRecord.from_line(dict(record))
+    assert "known bug: KAFKA-14402, fixed in 3.6.0" in compact.render([read])
+    assert "[KAFKA-14402, fixed in 3.6.0](https://issues.apache.org/jira/browse/KAFKA-14402)" in findings_markdown([read])
     baseline = [ResultRecord.from_line(dict(record, outcome="passed", verdict="passed"))]
     report = gate.compare(baseline, [ResultRecord.from_line(dict(record))])
     assert "known bug: KAFKA-14402, fixed in 3.6.0" in gate.render(report, strict=False)
@@ -189,10 +190,11 @@ def test_the_evidence_file_holds_only_the_ledgers_cases_on_their_releases():
 
 def test_a_release_whose_broker_never_started_is_one_line():
     message = "target 'kafka:4.2.2' cannot run here: Kafka 4.2.2 was not ready after 60 s; last lines of its log:\n[t] INFO x"
-    records = [{"target": "kafka:4.2.2", "outcome": "error", "message": message},
-               {"target": "kafka:4.2.2", "outcome": "skipped", "message": "needs a cluster"},
-               {"target": "kafka:4.1.2", "outcome": "error", "message": "a case's own error"},
-               {"target": "kafka:4.1.2", "outcome": "passed", "message": ""}]
+    records = [ResultRecord.from_line(line) for line in (
+        {"target": "kafka:4.2.2", "outcome": "error", "message": message},
+        {"target": "kafka:4.2.2", "outcome": "skipped", "message": "needs a cluster"},
+        {"target": "kafka:4.1.2", "outcome": "error", "message": "a case's own error"},
+        {"target": "kafka:4.1.2", "outcome": "passed", "message": ""})]
     assert kafka_releases.not_started(records, "4.2.2") == ("target 'kafka:4.2.2' cannot run here: Kafka 4.2.2 was "
                                                              "not ready after 60 s")
     assert kafka_releases.not_started(records, "4.1.2") is None

@@ -31,6 +31,7 @@ from conformance.report import known_failures
 from conformance.report.certify import page, svg
 from conformance.report.certify.levels import Grade, Level
 from conformance.report.itemref import label, reproduce
+from conformance.results.record import ResultRecord
 
 HOSTILE = "<script>alert(1)</script>\"'><img src=x onerror=alert(1)>&amp; ]]> <!-- {{ 7 * 7 }}"
 PLAIN = "plain text"
@@ -84,9 +85,9 @@ def marked(text: str, field: str) -> str:
 
 
 # ------------------------------------------------------------------------------ the certification page
-def certification(text: str) -> tuple[dict, list[Grade], list[dict]]:
+def certification(text: str) -> tuple[dict, list[Grade], list[ResultRecord]]:
     """A certificate, grades and records whose every string says ``text``, reaching every part of the page."""
-    def item(case: str, version: int | None, outcome: str, **extra) -> dict:
+    def item(case: str, version: int | None, outcome: str, **extra) -> ResultRecord:
         row = {"target": marked(text, "record target"), "suite": marked(text, "suite"), "case": marked(text, case),
                "title": marked(text, f"title {case}"), "kip": marked(text, "kip"), "api": marked(text, "api"),
                "api_version": version, "outcome": outcome, "requirement": marked(text, "requirement"),
@@ -97,7 +98,7 @@ def certification(text: str) -> tuple[dict, list[Grade], list[dict]]:
                "actual": {marked(text, f"actual key {case}"): marked(text, f"actual {case}")},
                "message": marked(text, f"message {case}") + "\nsecond line"}
         row.update(extra)
-        return row
+        return ResultRecord.from_line(row)
 
     records = [item("passing", 3, "passed"), item("departing", 4, "failed"), item("blocked", 5, "blocked"),
                item("error", None, "error"), item("differing", 3, "differs"), item("unsupported", 6, "unsupported"),
@@ -143,15 +144,15 @@ def certification_fields(text: str) -> list[str]:
         "level summary", "level requirement", "demanded api", "demanded feature", "status", "counted", "passed",
         "ungraded", "reason", "waiver reason", "kip", "suite", "api")]
     for row in records:
-        case = row["case"].split("#")[1]
-        fields += [label(row), reproduce(row)] if row["outcome"] in ("failed", "blocked", "error", "differs") else []
-        if row["outcome"] in ("failed", "differs"):
-            fields += [row["step_label"], row["expected"], json.dumps(row["actual"])]  # a value that is not text: JSON
-        if row["outcome"] == "failed":
-            fields += [row["title"], row["requirement"], row["cites"], row["step"], row["step_role"],
-                       row["step_api"], marked(text, f"message {case}")]
-        if row["outcome"] in ("blocked", "error"):
-            fields += [row["step_api"], marked(text, f"message {case}")]
+        case = row.case.split("#")[1]
+        fields += [label(row), reproduce(row)] if row.outcome in ("failed", "blocked", "error", "differs") else []
+        if row.outcome in ("failed", "differs"):
+            fields += [row.step_label, row.expected, json.dumps(row.actual)]  # a value that is not text: JSON
+        if row.outcome == "failed":
+            fields += [row.title, row.requirement, row.cites, row.step, row.step_role,
+                       row.step_api, marked(text, f"message {case}")]
+        if row.outcome in ("blocked", "error"):
+            fields += [row.step_api, marked(text, f"message {case}")]
     return fields
 
 
@@ -163,7 +164,7 @@ def test_a_certification_page_without_fingerprint_or_departures_is_inert():
     def render(text: str) -> str:
         certificate, grades, records = certification(text)
         certificate["fingerprint"] = None
-        return page.render(certificate, grades, [row for row in records if row["outcome"] == "passed"])
+        return page.render(certificate, grades, [row for row in records if row.outcome == "passed"])
 
     check_inert(render, lambda text: [marked(text, "target"), marked(text, "identity target"),
                                       marked(text, "target version")])

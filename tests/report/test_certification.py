@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from report_records import record, write_jsonl
+from report_records import result_record as record, write_jsonl
 
 from conformance.cli import main
 from conformance.report import known_failures
@@ -46,7 +46,7 @@ def test_blocked_and_error_items_make_a_level_incomplete_not_missed():
     rows = [produce("dup", 3, "passed"), record("commit", 3, "blocked"), record("abort", 3, "error")]
     grades = grade([IDEMPOTENT, TXN], rows, FEATURES)
     assert statuses(grades) == {"idem": REACHED, "txn": INCOMPLETE}
-    assert [row["case"] for row in grades[1].incomplete] == ["commit", "abort"]
+    assert [row.case for row in grades[1].incomplete] == ["commit", "abort"]
 
 
 def test_unsupported_versions_miss_a_level_only_where_it_demands_them():
@@ -55,7 +55,7 @@ def test_unsupported_versions_miss_a_level_only_where_it_demands_them():
     assert statuses(grade([IDEMPOTENT, TXN], rows, FEATURES)) == {"idem": REACHED, "txn": REACHED}
     rows.append(record("commit", 5, "unsupported"))  # EndTxn is demanded at every version
     grades = grade([IDEMPOTENT, TXN], rows, FEATURES)
-    assert statuses(grades)["txn"] == MISSED and grades[1].unadvertised[0]["api_version"] == 5
+    assert statuses(grades)["txn"] == MISSED and grades[1].unadvertised[0].api_version == 5
 
 
 def test_implementation_and_draft_items_are_never_counted():

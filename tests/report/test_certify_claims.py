@@ -6,7 +6,7 @@ import json
 
 import pytest
 import yaml
-from report_records import record, write_jsonl
+from report_records import result_record as record, write_jsonl
 
 from conformance.cli import main
 from conformance.report.certify import claims as claims_module

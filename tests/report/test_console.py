@@ -18,7 +18,7 @@ from conformance.results.store import read_lines
 from conformance.results.record import Outcome
 
 from fake_kafka import FakeKafka
-from report_records import record, write_jsonl
+from report_records import result_record as record, write_jsonl
 import plugin_runs
 from plugin_runs import COMMIT, EPOCH, NO_API, FakeRunner, run
 

@@ -26,6 +26,7 @@ cases:
   - id: end-txn-fenced
     title: A stale epoch is fenced
     cites: "KIP-98: EndTxn from a stale epoch is answered ProducerFenced (InvalidProducerEpoch before version 2)"
+    requirement: SHOULD  # the KIP-98 text ties neither code to a stale epoch: not a MUST (the citation lint)
     under_test: {api: EndTxn, versions: "0-3"}
     steps:
       - send: EndTxn
@@ -43,6 +44,7 @@ cases:
   - id: end-txn-draft
     title: A draft's expectation covers nothing
     cites: "KIP-98: EndTxn answered InvalidTxnState"
+    requirement: SHOULD  # no sentence ties the code (the citation lint)
     draft: true
     under_test: {api: EndTxn}
     steps:

@@ -10,7 +10,7 @@ from conformance.report import documents
 from conformance.report.console import compact
 from conformance.report.root_causes import root_causes
 
-from report_records import record, write_jsonl
+from report_records import result_record as record, write_jsonl
 
 CAUSE = "Produce v5 response does not decode at ProduceResponse.responses[].partition_responses[].log_start_offset"
 
@@ -52,7 +52,7 @@ def test_the_findings_page_has_one_row_per_root_cause():
 
 
 def test_the_certification_page_groups_them_and_escapes_the_cause(tmp_path):
-    marked = [dict(row, root_cause=row["root_cause"] + " <b>x</b>") if row.get("root_cause") else row
+    marked = [dict(row.evidence(), root_cause=row.root_cause + " <b>x</b>") if row.root_cause else row
               for row in rows()]
     out = tmp_path / "cert"
     main(["certify", "--results", str(write_jsonl(tmp_path / "r.jsonl", marked)), "-o", str(out)])

@@ -9,7 +9,7 @@ from conformance.targets.kafka.known_issues import seen_in
 from conformance.semantic import checks
 from conformance.semantic.history import History
 from conformance.semantic.session import SemanticRun, results
-from conformance.results.record import Outcome
+from conformance.results.record import Outcome, ResultRecord
 
 IN, OUT = "in", "out"
 
@@ -238,7 +238,8 @@ def test_certification_grades_the_tiers_results_in_a_level_of_their_own():
     story = healthy()
     run = SemanticRun("kafka", "4.4.0", story.history, verdicts=checks.judge(story.history.events),
                       stats={"transactions": {"committed": 2}, "faults": {"applied": 1}})
-    rows = [result_line(result, nodeid=f"semantic::{result.case_id}[kafka]", strict=False, harness_version="t")
+    rows = [ResultRecord.from_line(result_line(result, nodeid=f"semantic::{result.case_id}[kafka]", strict=False,
+                                               harness_version="t"))
             for result in results(run, run_id="r1", history_file=None)]
     graded = {grade.level.id: grade for grade in levels.grade(levels.load_levels(), rows, features={})}
     under_faults = graded["exactly-once-under-faults"]

@@ -45,6 +45,8 @@ def result_record(case: str, version: int | None, outcome: str, **options) -> Re
     return ResultRecord.from_line(record(case, version, outcome, **options))
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in records), encoding="utf-8")
+def write_jsonl(path: Path, records: list[dict | ResultRecord]) -> Path:
+    """The records as a results file: a :class:`ResultRecord` is written as the line it was read from."""
+    path.write_text("".join(json.dumps(row.evidence() if isinstance(row, ResultRecord) else row) + "\n"
+                            for row in records), encoding="utf-8")
     return path

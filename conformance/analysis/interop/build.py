@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ... import pages
-from ...results.record import OUTCOME_LABELS
+from ...results.record import OUTCOME_LABELS, ResultRecord
 from ..layout import OUTCOMES
 from . import evidence, facts, model, pictures
 
@@ -29,15 +29,15 @@ PAGES = ["index.html", "matrix.html", "scores.html", "history.html", "compare.ht
 PICTURES = ["matrix.svg", "history.svg"]
 
 
-def _record(cell) -> dict:
+def _record(cell) -> ResultRecord:
     """A latest cell as the report layer reads a results record (grading, the rerun command)."""
-    return {"target": cell.target, "target_version": cell.target_version, "suite": cell.suite, "case": cell.case,
-            "kip": cell.kip, "api": cell.api, "api_version": cell.api_version, "requirement": cell.requirement,
-            "draft": bool(cell.draft), "outcome": cell.outcome, "nodeid": cell.nodeid, "tags": []}
+    return ResultRecord(target=cell.target, target_version=cell.target_version, suite=cell.suite, case=cell.case,
+                        kip=cell.kip, api=cell.api, api_version=cell.api_version, requirement=cell.requirement,
+                        draft=bool(cell.draft), outcome=cell.outcome, nodeid=cell.nodeid, tags=[])
 
 
-def _nodeid_only(record: dict) -> str:
-    return str(record.get("nodeid") or "")
+def _nodeid_only(record: ResultRecord) -> str:
+    return str(record.nodeid or "")
 
 
 def grades_per_column(cells: list, columns: list[dict], grade: Callable | None) -> dict:

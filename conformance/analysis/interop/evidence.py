@@ -17,6 +17,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ...results.record import ResultRecord
+
 DEPARTED = ("failed", "differs", "blocked", "error")
 TEXT_LIMIT = 3000  # characters of one JSON body or value shown; the results file has the rest
 EXCHANGES_SHOWN = 6  # of the departing step
@@ -119,8 +121,8 @@ def gather(spark: SparkSession, results_files: list[str], exchanges: DataFrame, 
     for row in departing:
         body = bodies.get(tuple(row[key] for key in KEYS), {})
         entries = body.get("transcript") or fallback.get((row.run_id, row.target, row.item), [])
-        record = {**row.asDict(), "path": body.get("path"), "cites": body.get("cites"),
-                  "artifacts": body.get("artifacts") or {}}
+        record = ResultRecord.from_line({**row.asDict(), "path": body.get("path"), "cites": body.get("cites"),
+                                         "artifacts": body.get("artifacts") or {}})
         evidence[f"{row.run_id}|{row.target}|{row.item}"] = {
             "outcome": row.outcome, "message": row.message or "", "cites": body.get("cites") or "",
             "expected": clip(body.get("expected")), "observed": clip(body.get("actual")),

@@ -128,7 +128,7 @@ def history(runs: list, changes: list, changed_items: list, flaky: list) -> list
 
 # Outcomes a release's row lists case by case: departures of the step under test, differences from Kafka
 # (IMPLEMENTATION) and errors; a known Kafka bug of the ledger may be behind any of them.
-RELEASE_DEPARTURES = ("failed", "differs", "error")
+RELEASE_DEPARTURES = ledger.DEPARTURES
 
 
 def releases(cells: list, column_list: list[dict], evidence: dict) -> dict:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ... import resources
+from ...results.record import ResultRecord
 from .. import known_failures
 from ..itemref import label, latest
 from . import claims as claims_module
@@ -47,15 +48,15 @@ def _line(record: dict) -> str:
     return json.dumps(record, sort_keys=True, default=str)
 
 
-def write(folder: Path, records: list[dict], *, levels_path: str | Path | None, claims_path: str | Path | None,
+def write(folder: Path, records: list[ResultRecord], *, levels_path: str | Path | None, claims_path: str | Path | None,
           known_failure_paths: Sequence[str] = (), known_suites: Sequence[str] = ()) -> Path:
     """Add the evidence, the grading inputs and the manifest to a certification folder; returns the manifest."""
     folder = Path(folder)
     items = list(latest(records).values())
     transcripts = folder / "transcripts"
     lines = []
-    for index, record in enumerate(items):
-        record = dict(record)
+    for index, item in enumerate(items):
+        record = dict(item.evidence())  # the line as read, every key kept: the bundle verifies byte for byte
         transcript = record.get("transcript")
         if transcript:  # an empty one stays in the line, so the results digest is the certificate's
             del record["transcript"]
@@ -83,8 +84,8 @@ def write(folder: Path, records: list[dict], *, levels_path: str | Path | None, 
         "format": 1,
         "harness": harness(),
         "files": {name: sha256(folder / name) for name in files},
-        "items": {label(json.loads(line)): {"outcome": json.loads(line).get("outcome"),
-                                            "sha256": hashlib.sha256(line.encode()).hexdigest()} for line in lines},
+        "items": {label(item): {"outcome": item.outcome, "sha256": hashlib.sha256(line.encode()).hexdigest()}
+                  for item, line in zip(items, lines)},
     }
     path = folder / MANIFEST
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -140,7 +141,7 @@ def _files(folder: Path, manifest: dict) -> list[str]:
     return problems
 
 
-def _items(folder: Path, manifest: dict) -> tuple[list[dict] | None, list[str]]:
+def _items(folder: Path, manifest: dict) -> tuple[list[ResultRecord] | None, list[str]]:
     """The results with their transcripts back in place, and every item that differs from the manifest."""
     try:
         lines = (folder / RESULTS).read_text(encoding="utf-8").splitlines()
@@ -149,7 +150,7 @@ def _items(folder: Path, manifest: dict) -> tuple[list[dict] | None, list[str]]:
         return None, [f"{RESULTS}: unreadable ({error})"]
     problems, expected, seen = [], manifest.get("items", {}), set()
     for line, record in zip([line for line in lines if line.strip()], records):
-        item = label(record)
+        item = ResultRecord.from_line(dict(record)).item_id
         seen.add(item)
         entry = expected.get(item)
         if entry is None:
@@ -170,7 +171,7 @@ def _items(folder: Path, manifest: dict) -> tuple[list[dict] | None, list[str]]:
                 problems.append(f"missing transcript: {name} of {item}")
     for item in sorted(set(expected) - seen):
         problems.append(f"removed item: {item} ({expected[item]['outcome']} in the manifest, absent from {RESULTS})")
-    return records, problems
+    return [ResultRecord.from_line(record) for record in records], problems
 
 
 def _grading_inputs(folder: Path, certificate: dict) -> list[str]:
@@ -199,7 +200,7 @@ def _grading(folder: Path) -> dict:
         return {}
 
 
-def _regrade(folder: Path, certificate: dict, records: list[dict]) -> list[str]:
+def _regrade(folder: Path, certificate: dict, records: list[ResultRecord]) -> list[str]:
     """Grade the results again with the bundle's inputs; every level must come out as the certificate says."""
     grading = _grading(folder)
     problems = []

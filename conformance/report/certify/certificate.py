@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from ...results.provenance import DISTRIBUTION, provenance
+from ...results.record import INCOMPLETE_OUTCOMES, Outcome, ResultRecord
 from ..itemref import label, latest, reproduce
 from ..root_causes import root_causes
 from . import claims as claim_checks
@@ -25,11 +26,11 @@ def harness() -> dict:
     return found
 
 
-def suites_digest(records: list[dict]) -> dict:
+def suites_digest(records: list[ResultRecord]) -> dict:
     """sha256 of every suite file the results name, and of the templates beside them (they shape the cases too)."""
     files: dict[str, Path] = {}
     for record in records:
-        path = Path(record.get("path") or "")
+        path = Path(record.path or "")
         if path.is_file():
             files[_suite_name(path)] = path
             root = next((parent for parent in path.parents if parent.name == "suites"), None)
@@ -46,20 +47,22 @@ def _suite_name(path: Path) -> str:
     return "/".join(parts[len(parts) - 1 - parts[::-1].index("suites"):]) if "suites" in parts else path.name
 
 
-def results_digest(records: list[dict]) -> str:
+def results_digest(records: list[ResultRecord]) -> str:
+    """sha256 of the items' lines as they were read (:meth:`ResultRecord.evidence`), keys sorted: what a bundle's
+    results file holds, so ``certify verify`` recomputes it."""
     digest = hashlib.sha256()
     for record in records:
-        digest.update(json.dumps(record, sort_keys=True, default=str).encode() + b"\n")
+        digest.update(json.dumps(record.evidence(), sort_keys=True, default=str).encode() + b"\n")
     return digest.hexdigest()
 
 
-def _item(record: dict) -> dict:
+def _item(record: ResultRecord) -> dict:
     fields = ("suite", "case", "title", "kip", "cites", "requirement", "api", "api_version", "outcome", "step",
               "step_label", "step_role", "step_api", "expected", "actual", "message", "nodeid", "root_cause")
-    return {"item": label(record), **{name: record.get(name) for name in fields}, "reproduce": reproduce(record)}
+    return {"item": label(record), **{name: getattr(record, name) for name in fields}, "reproduce": reproduce(record)}
 
 
-def build(target: str, records: list[dict], grades: list[Grade], *, fingerprint: dict | None, identity: dict,
+def build(target: str, records: list[ResultRecord], grades: list[Grade], *, fingerprint: dict | None, identity: dict,
           sources: list[str], levels_file: str, claims=None) -> dict:
     """The facts of one certification; with ``claims`` (:class:`.claims.Claims`), what lies outside them is
     listed apart (never a departure) and every claim is checked."""
@@ -74,7 +77,7 @@ def build(target: str, records: list[dict], grades: list[Grade], *, fingerprint:
         "harness": harness(),
         "suites": suites_digest(items),
         "results": {"digest": results_digest(items), "items": len(items), "sources": sources},
-        "run_ids": sorted({str(record.get("run_id")) for record in items}),
+        "run_ids": sorted({str(record.run_id) for record in items}),
         "levels_file": levels_file,
         "levels": [{"id": grade.level.id, "name": grade.level.name, "status": grade.status, "label": grade.label,
                     "counted": grade.counted, "passed": grade.passed, "ungraded_unsupported": grade.ungraded,
@@ -88,10 +91,10 @@ def build(target: str, records: list[dict], grades: list[Grade], *, fingerprint:
         "root_causes": [{"cause": cause.cause, "title": cause.title, "items": [label(row) for row in cause.records]}
                         for cause in root_causes(items)],
         "departures": [_item(record) for record in items
-                       if record.get("outcome") == "failed" and label(record) not in outside],
-        "without_verdict": [_item(record) for record in items if record.get("outcome") in ("blocked", "error")],
+                       if record.outcome == Outcome.FAILED and label(record) not in outside],
+        "without_verdict": [_item(record) for record in items if record.outcome in INCOMPLETE_OUTCOMES],
         # IMPLEMENTATION items where the target does not do what Apache Kafka does: never graded.
-        "differs_from_kafka": [_item(record) for record in items if record.get("outcome") == "differs"],
+        "differs_from_kafka": [_item(record) for record in items if record.outcome == Outcome.DIFFERS],
     }
     if claims is not None:
         checks = claim_checks.check(claims, items, fingerprint)
@@ -102,12 +105,12 @@ def build(target: str, records: list[dict], grades: list[Grade], *, fingerprint:
             "not_claimed_items": sorted(outside),
             # Departures in what is not claimed: evidence kept, never graded.
             "departures_not_claimed": [_item(record) for record in items
-                                       if record.get("outcome") == "failed" and label(record) in outside],
+                                       if record.outcome == Outcome.FAILED and label(record) in outside],
         }
     return facts
 
 
-def write(certificate: dict, grades: list[Grade], records: list[dict], output_root: Path) -> Path:
+def write(certificate: dict, grades: list[Grade], records: list[ResultRecord], output_root: Path) -> Path:
     """``<root>/<target>-<timestamp>/``: index.html, certification.json and badges/<level>.svg."""
     stamp = certificate["generated_at"].replace("-", "").replace(":", "")
     folder = Path(output_root) / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', certificate['target'])}-{stamp}"

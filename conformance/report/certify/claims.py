@@ -22,6 +22,7 @@ from pathlib import Path
 from ... import checked_yaml, resources
 from ...protocol.exceptions import SpecError
 from ...protocol.schema import VersionRange
+from ...results.record import Outcome, Requirement, ResultRecord
 from .. import known_failures
 from ..itemref import case_id, label
 
@@ -51,12 +52,13 @@ class Feature:
     cases: tuple[str, ...] = ()  # suite::case patterns
     apis: dict = field(default_factory=dict)  # API -> VersionRange: items at these versions belong to it
 
-    def covers(self, record: dict) -> bool:
-        if any(fnmatch.fnmatchcase(str(record.get("suite")), pattern) for pattern in self.suites):
+    def covers(self, record: ResultRecord) -> bool:
+        """Whether the item belongs to this feature (its suite, case or API version)."""
+        if any(fnmatch.fnmatchcase(str(record.suite), pattern) for pattern in self.suites):
             return True
         if any(fnmatch.fnmatchcase(case_id(record), pattern) for pattern in self.cases):
             return True
-        span, version = self.apis.get(record.get("api")), record.get("api_version")
+        span, version = self.apis.get(record.api), record.api_version
         return span is not None and version is not None and version in span
 
 
@@ -106,13 +108,13 @@ class Claims:
         claimed.update({f"compression-{codec}": codec in self.compression for codec in CODECS if codec != "none"})
         return claimed
 
-    def unclaimed(self, record: dict) -> str | None:
+    def unclaimed(self, record: ResultRecord) -> str | None:
         """Why this item is not claimed, or None when the claims cover it."""
         claimed = self.claimed_features()
         for feature_id, feature in FEATURES.items():
             if not claimed[feature_id] and feature.covers(record):
                 return f"{feature.name} not claimed"
-        api, version = record.get("api"), record.get("api_version")
+        api, version = record.api, record.api_version
         if api and version is not None:
             if api not in self.apis:
                 return f"{api} not claimed"
@@ -178,17 +180,17 @@ def load(path: str | Path) -> Claims:
 
 
 # ------------------------------------------------------------------------------ checking each claim
-def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list[dict]:
+def check(claims: Claims, records: list[ResultRecord], fingerprint: dict | None) -> list[dict]:
     """Every claim against the target's advertisement and the results: one row per finding or per claim that
     holds, ``{"claim", "status", "detail", "items"}``."""
     rows: list[dict] = []
-    departed = [record for record in records if record.get("outcome") == "failed"
-                and record.get("requirement") != "IMPLEMENTATION" and not record.get("draft")]
+    departed = [record for record in records if record.outcome == Outcome.FAILED
+                and record.requirement != Requirement.IMPLEMENTATION and not record.draft]
     documented = [record for record in departed if known_failures.first_match(list(claims.deviations), record)]
     undocumented = [record for record in departed if record not in documented]
     advertised = {entry["name"]: (entry["min"], entry["max"]) for entry in (fingerprint or {}).get("apis", [])}
 
-    def row(claim: str, status: str, detail: str, items: Sequence[dict] = ()) -> None:
+    def row(claim: str, status: str, detail: str, items: Sequence[ResultRecord] = ()) -> None:
         rows.append({"claim": claim, "status": status, "detail": detail, "items": [label(item) for item in items]})
 
     # transaction.version levels
@@ -229,7 +231,7 @@ def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list
             _feature_rows(row, f"compression: {codec}", f"compression-{codec}", undocumented, records=records)
 
     # API versions.
-    tested = {str(record["api"]) for record in records if record.get("api")}
+    tested = {str(record.api) for record in records if record.api}
     for api in sorted(set(claims.apis) | (tested & set(advertised))):
         span = claims.apis.get(api)
         claim = f"apis.{api}: {span}" if span is not None else f"apis.{api}"
@@ -247,8 +249,8 @@ def check(claims: Claims, records: list[dict], fingerprint: dict | None) -> list
             row(claim, NOT_ADVERTISED, f"advertises v{low_high[0]}-{low_high[1]}")
         elif low_high[0] < span.low or low_high[1] > _top(span):
             row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"advertises v{low_high[0]}-{low_high[1]}")
-        departing = [record for record in undocumented if record.get("api") == api
-                     and record.get("api_version") is not None and record["api_version"] in span
+        departing = [record for record in undocumented if record.api == api
+                     and record.api_version is not None and record.api_version in span
                      and claims.unclaimed(record) is None]
         if departing:
             row(claim, DEPARTING, f"{len(departing)} departing item(s) at claimed versions", departing)
@@ -268,7 +270,8 @@ def _holds_unless_found(rows: list[dict], row, claim: str, detail: str) -> None:
         row(claim, HOLDS, detail)
 
 
-def _feature_rows(row, claim: str | None, feature_id: str, undocumented: list[dict], records: Sequence[dict] = ()):
+def _feature_rows(row, claim: str | None, feature_id: str, undocumented: list[ResultRecord],
+                  records: Sequence[ResultRecord] = ()):
     """A claimed feature whose items depart is a false claim; a claimed codec whose cases all pass holds."""
     if claim is None:
         return
@@ -278,23 +281,23 @@ def _feature_rows(row, claim: str | None, feature_id: str, undocumented: list[di
         row(claim, DEPARTING, f"{len(departing)} departing item(s) of {feature.name}", departing)
     elif records:
         covered = [record for record in records if feature.covers(record)]
-        passed = [record for record in covered if record.get("outcome") == "passed"]
+        passed = [record for record in covered if record.outcome == Outcome.PASSED]
         if passed:
             row(claim, HOLDS, f"{len(passed)} of {len(covered)} item(s) of {feature.name} passed")
         else:
             row(claim, UNCHECKED, f"no item of {feature.name} passed or departed ({len(covered)} without a verdict)")
 
 
-def not_claimed_summary(claims: Claims, records: list[dict]) -> list[dict]:
+def not_claimed_summary(claims: Claims, records: list[ResultRecord]) -> list[dict]:
     """The items left out, counted by reason: ``[{"reason", "count", "versions", "example"}]``, largest first."""
-    by_reason: dict[str, list[dict]] = {}
+    by_reason: dict[str, list[ResultRecord]] = {}
     for record in records:
         reason = claims.unclaimed(record)
         if reason is not None:
             by_reason.setdefault(reason, []).append(record)
     return [{"reason": reason, "count": len(rows), "example": label(rows[0]),
-             "versions": ", ".join(str(version) for version in sorted({int(row["api_version"]) for row in rows
-                                                                       if row.get("api_version") is not None}))}
+             "versions": ", ".join(str(version) for version in sorted({int(row.api_version) for row in rows
+                                                                       if row.api_version is not None}))}
             for reason, rows in sorted(by_reason.items(), key=lambda pair: (-len(pair[1]), pair[0]))]
 
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...protocol.codec import default_codec
-from ...results.store import as_record
-from ..itemref import Readable, case_id
+from ...results.record import ResultRecord
+from ..itemref import case_id
 
 
 def _api_name(api_key: int) -> str:
@@ -54,9 +54,9 @@ def probe(bootstrap: str, *, security=None, identity: dict | None = None, timeou
     return fingerprint
 
 
-def from_records(records: Sequence[Readable]) -> dict | None:
+def from_records(records: Sequence[ResultRecord]) -> dict | None:
     """The last successful ApiVersions answer any record's transcript holds, or None."""
-    for record in map(as_record, reversed(records)):
+    for record in reversed(records):
         transcript = record.transcript
         if not isinstance(transcript, list):
             continue
@@ -71,9 +71,9 @@ def from_records(records: Sequence[Readable]) -> dict | None:
     return None
 
 
-def identity(records: Sequence[Readable], target=None) -> dict:
+def identity(records: Sequence[ResultRecord], target=None) -> dict:
     """What the target says it is: its spec, kind and version (from the running target, else the results)."""
-    rows = [as_record(record) for record in records]
+    rows = list(records)
     found: dict[str, Any] = {"target": rows[0].target if rows else None,
                              "target_version": next((row.target_version for row in rows if row.target_version), None)}
     if target is not None:

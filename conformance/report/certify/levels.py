@@ -10,7 +10,7 @@ import yaml
 
 from ... import resources
 from ...protocol.exceptions import SpecError
-from ...results.record import COUNTED_LEVELS
+from ...results.record import COUNTED_LEVELS, Outcome, ResultRecord
 from ...protocol.schema import VersionRange
 from .. import known_failures
 from ..itemref import key
@@ -46,22 +46,23 @@ class Level:
     allow_known_failures: bool = False
     preview: bool = False  # counts only cases tagged preview, and only those
 
-    def selects(self, record: dict) -> bool:
-        if record.get("draft") or record.get("requirement") not in self.requirements:
+    def selects(self, record: ResultRecord) -> bool:
+        """Whether the level counts this item (its requirement, preview tag, suite, KIP, API and tags)."""
+        if record.draft or record.requirement not in self.requirements:
             return False
-        if (PREVIEW_TAG in (record.get("tags") or [])) != self.preview:
+        if (PREVIEW_TAG in (record.tags or ())) != self.preview:
             return False
-        if not any(fnmatch.fnmatchcase(str(record.get("suite")), pattern) for pattern in self.suites):
+        if not any(fnmatch.fnmatchcase(str(record.suite), pattern) for pattern in self.suites):
             return False
-        if self.kips and record.get("kip") not in self.kips:
+        if self.kips and record.kip not in self.kips:
             return False
-        if self.apis and record.get("api") not in self.apis:
+        if self.apis and record.api not in self.apis:
             return False
-        return not self.tags or bool(set(self.tags) & set(record.get("tags") or []))
+        return not self.tags or bool(set(self.tags) & set(record.tags or ()))
 
-    def demanded(self, record: dict) -> bool:
+    def demanded(self, record: ResultRecord) -> bool:
         """Whether the level requires the target to advertise this item's API version."""
-        api, version = record.get("api"), record.get("api_version")
+        api, version = record.api, record.api_version
         if api not in self.demands:
             return False
         span = self.demands[api]
@@ -127,10 +128,10 @@ class Grade:
     status: str
     counted: int = 0
     passed: int = 0
-    departures: list[dict] = field(default_factory=list)  # failed items (findings)
-    unadvertised: list[dict] = field(default_factory=list)  # demanded versions the target does not advertise
-    incomplete: list[dict] = field(default_factory=list)  # blocked, error, skipped: no verdict
-    waived: list[tuple[dict, known_failures.Entry]] = field(default_factory=list)
+    departures: list[ResultRecord] = field(default_factory=list)  # failed items (findings)
+    unadvertised: list[ResultRecord] = field(default_factory=list)  # demanded versions the target does not advertise
+    incomplete: list[ResultRecord] = field(default_factory=list)  # blocked, error, skipped: no verdict
+    waived: list[tuple[ResultRecord, known_failures.Entry]] = field(default_factory=list)
     ungraded: int = 0  # unsupported versions the level does not demand
     not_run: list[str] = field(default_factory=list)  # the level's suites absent from the results
     not_claimed: int = 0  # items outside the vendor's claims (--claims): left out of the grade
@@ -143,7 +144,7 @@ class Grade:
         return self.status
 
 
-def grade(levels: list[Level], records: list[dict], features: dict[str, int] | None,
+def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, int] | None,
           waivers: list[known_failures.Entry] = (), known_suites: list[str] = (), claims=None) -> list[Grade]:
     """One grade per level, in file order (so included levels are graded first).
 
@@ -153,7 +154,7 @@ def grade(levels: list[Level], records: list[dict], features: dict[str, int] | N
     ``claims`` (:class:`.claims.Claims`, optional): items outside them are not counted, and a level whose
     items or demands all lie outside them is *not claimed*.
     """
-    ran = {record.get("suite") for record in records}
+    ran = {record.suite for record in records}
     items = {key(record): record for record in records}.values()  # the last record of each item
     grades: dict[str, Grade] = {}
     for level in levels:
@@ -164,8 +165,8 @@ def grade(levels: list[Level], records: list[dict], features: dict[str, int] | N
             if claims is not None and claims.unclaimed(record) is not None:
                 result.not_claimed += 1
                 continue
-            outcome = record.get("outcome")
-            if outcome == "unsupported":
+            outcome = record.outcome
+            if outcome == Outcome.UNSUPPORTED:
                 if level.demanded(record):
                     result.unadvertised.append(record)
                     result.counted += 1
@@ -173,9 +174,9 @@ def grade(levels: list[Level], records: list[dict], features: dict[str, int] | N
                     result.ungraded += 1
                 continue
             result.counted += 1
-            if outcome == "passed":
+            if outcome == Outcome.PASSED:
                 result.passed += 1
-            elif outcome == "failed":
+            elif outcome == Outcome.FAILED:
                 entry = known_failures.first_match(list(waivers), record, "known_failures")
                 if entry is not None and level.allow_known_failures:
                     result.waived.append((record, entry))
@@ -226,11 +227,11 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
         reasons.append(f"suites not run: {', '.join(result.not_run)}")
     if result.incomplete:
         incomplete = True
-        by_outcome: dict[str, list[dict]] = {}
+        by_outcome: dict[str, list[ResultRecord]] = {}
         for record in result.incomplete:
-            by_outcome.setdefault(str(record.get("outcome")), []).append(record)
+            by_outcome.setdefault(str(record.outcome), []).append(record)
         for outcome, rows in by_outcome.items():  # with one message as an example of why
-            example = (rows[0].get("message") or "").strip().splitlines()[:1]
+            example = (rows[0].message or "").strip().splitlines()[:1]
             reasons.append(f"{len(rows)} {outcome}, no verdict" + (f" (e.g. {example[0][:120]})" if example else ""))
     if result.counted == 0:
         return NOT_RUN, reasons + ["no item of this level in the results"]
@@ -241,7 +242,7 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
     return REACHED, reasons
 
 
-def grade_summaries(records: list[dict], known_suites: list[str] = ()) -> list[dict]:
+def grade_summaries(records: list[ResultRecord], known_suites: list[str] = ()) -> list[dict]:
     """The bundled levels graded on ``records`` without a fingerprint (a level asking for a finalized feature
     is then incomplete), as plain values: what ``conformance analyze site`` shows per target and version."""
     return [{"name": result.level.name, "status": result.status, "label": result.label, "passed": result.passed,

@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from ... import ledger, pages
-from ...results.record import OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER, StepRole
-from ..itemref import case_id, label, reproduce
+from ... import pages
+from ...results.record import INCOMPLETE_OUTCOMES, OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER, Outcome, ResultRecord, StepRole
+from ..itemref import case_id, known_bug, label, reproduce
 from ..root_causes import others, root_causes
 from . import svg
 from .levels import Grade
 
 
-def render(certificate: dict, grades: list[Grade], records: list[dict]) -> str:
+def render(certificate: dict, grades: list[Grade], records: list[ResultRecord]) -> str:
+    """The page of one certification, from its facts, its grades and its items (the last record of each)."""
     identity, found = certificate["identity"], certificate["fingerprint"]
     claims = certificate.get("claims")
     outside = set(claims["not_claimed_items"]) if claims else set()
@@ -37,10 +38,10 @@ def render(certificate: dict, grades: list[Grade], records: list[dict]) -> str:
         matrix=svg.matrix(records),
         root_causes=[_root_cause(cause) for cause in root_causes(records)],
         departures=_departures(claimed_rest),
-        failed=sum(1 for record in claimed_rest if record.get("outcome") == "failed"),
+        failed=sum(1 for record in claimed_rest if record.outcome == Outcome.FAILED),
         claims=claims,
-        incomplete=[_incomplete(row) for row in rest if row.get("outcome") in ("blocked", "error")],
-        differs=[_item(row) for row in rest if row.get("outcome") == "differs"],
+        incomplete=[_incomplete(row) for row in rest if row.outcome in INCOMPLETE_OUTCOMES],
+        differs=[_item(row) for row in rest if row.outcome == Outcome.DIFFERS],
         harness=json.dumps(certificate["harness"]),
     )
 
@@ -68,28 +69,28 @@ def _value(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
-def _item(row: dict) -> dict:
+def _item(row: ResultRecord) -> dict:
     """One row of the departures' and the differences' tables."""
-    return {"label": label(row), "step": str(row.get("step_label") or ""), "expected": _value(row.get("expected")),
-            "actual": _value(row.get("actual")), "reproduce": reproduce(row)}
+    return {"label": label(row), "step": str(row.step_label or ""), "expected": _value(row.expected),
+            "actual": _value(row.actual), "reproduce": reproduce(row)}
 
 
-def _departures(records: list[dict]) -> list[dict]:
+def _departures(records: list[ResultRecord]) -> list[dict]:
     """Failed items grouped by case, each case with its first item's citation and departing step."""
-    by_case: dict[str, list[dict]] = {}
+    by_case: dict[str, list[ResultRecord]] = {}
     for record in records:
-        if record.get("outcome") == "failed":
+        if record.outcome == Outcome.FAILED:
             by_case.setdefault(case_id(record), []).append(record)
     cases = []
     for case, rows in by_case.items():
         first = rows[0]
-        message = str(first.get("message") or "").splitlines()[0] if first.get("message") else ""
-        bug = ledger.known_bug(first)  # an Apache Kafka release's departure the known-bugs ledger explains
-        cases.append({"case": case, "title": first.get("title") or case, "requirement": str(first.get("requirement")),
-                      "api": str(first.get("api") or ""), "kip": str(first.get("kip")),
-                      "cites": str(first.get("cites") or ""), "step": str(first.get("step")),
-                      "step_role": str(first.get("step_role") or StepRole.UNDER_TEST),
-                      "step_api": str(first.get("step_api") or ""), "message": message,
+        message = str(first.message or "").splitlines()[0] if first.message else ""
+        bug = known_bug(first)  # an Apache Kafka release's departure the known-bugs ledger explains
+        cases.append({"case": case, "title": first.title or case, "requirement": str(first.requirement),
+                      "api": str(first.api or ""), "kip": str(first.kip),
+                      "cites": str(first.cites or ""), "step": str(first.step),
+                      "step_role": str(first.step_role or StepRole.UNDER_TEST),
+                      "step_api": str(first.step_api or ""), "message": message,
                       "known_bug": bug or "",
                       "items": [_item(row) for row in rows]})
     return cases
@@ -98,20 +99,21 @@ def _departures(records: list[dict]) -> list[dict]:
 def _root_cause(cause) -> dict:
     """One fault of one API version and the items it decided (failed there, or blocked by it)."""
     return {"title": cause.title, "cause": cause.cause, "outcomes": cause.outcomes,
-            "items": [{"label": label(row), "outcome": str(row.get("outcome")), "step": str(row.get("step_label") or ""),
+            "items": [{"label": label(row), "outcome": str(row.outcome), "step": str(row.step_label or ""),
                        "reproduce": reproduce(row)} for row in cause.records]}
 
 
-def _incomplete(row: dict) -> dict:
-    return {"outcome": row.get("outcome"), "label": label(row), "step_api": str(row.get("step_api") or ""),
-            "message": str(row.get("message") or "")[:400], "reproduce": reproduce(row)}
+def _incomplete(row: ResultRecord) -> dict:
+    return {"outcome": row.outcome, "label": label(row), "step_api": str(row.step_api or ""),
+            "message": str(row.message or "")[:400], "reproduce": reproduce(row)}
 
 
-def outcome_counts(records: list[dict]) -> dict:
-    by_outcome = Counter(record.get("outcome") for record in records)
+def outcome_counts(records: list[ResultRecord]) -> dict:
+    """The items counted by outcome, and by outcome within each requirement level (in the order reports list them)."""
+    by_outcome = Counter(record.outcome for record in records)
     by_requirement: dict[str, Counter] = {}
     for record in records:
-        by_requirement.setdefault(record.get("requirement") or "?", Counter())[record.get("outcome")] += 1
+        by_requirement.setdefault(record.requirement or "?", Counter())[record.outcome] += 1
     order = list(REQUIREMENT_ORDER)
     return {"by_outcome": dict(by_outcome),
             "by_requirement": {name: dict(by_requirement[name]) for name in

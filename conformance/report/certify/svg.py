@@ -11,9 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ... import pages
-from ...results.record import OUTCOME_LABELS, SEVERITY_ORDER
-from ...results.store import as_record
-from ..itemref import Readable
+from ...results.record import OUTCOME_LABELS, SEVERITY_ORDER, ResultRecord
 
 # A cell stacks the outcomes of its items (cases of one suite and API) worst first (SEVERITY_ORDER); an
 # IMPLEMENTATION item that differs from Kafka is information, shown in blue, below every missing verdict.
@@ -28,12 +26,12 @@ def worst(outcomes) -> str:
     return next(outcome for outcome in SEVERITY_ORDER if outcome in present)
 
 
-def matrix(records: Sequence[Readable]) -> dict:
+def matrix(records: Sequence[ResultRecord]) -> dict:
     """What ``matrix.svg.j2`` draws. Rows: KIP / suite / API; columns: API versions; a cell stacks its items'
     outcomes, worst on top."""
     cells: dict[tuple, Counter] = {}
     rows: dict[tuple, None] = {}
-    for record in map(as_record, records):
+    for record in records:
         row = (record.kip or "", record.suite or "", record.api or "(no API)")
         rows[row] = None
         version = record.api_version

@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import ledger
-from ...results.record import StepRole
-from ..itemref import case_id, label, reproduce
+from ...results.record import Outcome, ResultRecord, StepRole
+from ..itemref import case_id, known_bug, label, reproduce
 from ..root_causes import RootCause, noted, others, root_causes
 
 # The outcomes listed, in this order, and what their section says about them.
 SECTIONS = (
-    ("failed", "FAILED", "the API under test departs"),
-    ("blocked", "BLOCKED", "no verdict: a step on another API departed"),
-    ("error", "ERROR", "no verdict: harness, infrastructure or target failed"),
+    (Outcome.FAILED.value, "FAILED", "the API under test departs"),
+    (Outcome.BLOCKED.value, "BLOCKED", "no verdict: a step on another API departed"),
+    (Outcome.ERROR.value, "ERROR", "no verdict: harness, infrastructure or target failed"),
 )
 VALUE_CHARS = 240  # expected / observed / message beyond this are cut: `conformance show` has them whole
 NOT_RUN = "not run: "
@@ -32,36 +32,36 @@ NOT_RUN = "not run: "
 @dataclass
 class Entry:
     outcome: str
-    records: list[dict]  # one case's items of one target with this outcome, by version
+    records: list[ResultRecord]  # one case's items of one target with this outcome, by version
 
     @property
-    def first(self) -> dict:
+    def first(self) -> ResultRecord:
         return self.records[0]
 
     def lines(self) -> list[str]:
         first = self.first
-        versions = fold_versions(record.get("api_version") for record in self.records)
-        where = f"{first.get('target')}{' ' + versions if versions else ''}"
+        versions = fold_versions(record.api_version for record in self.records)
+        where = f"{first.target}{' ' + versions if versions else ''}"
         items = f", {len(self.records)} items" if len(self.records) > 1 else ""
-        lines = [f"{self.outcome.upper()} {case_id(first)}  [{where}; {first.get('requirement') or '?'}{items}]"]
-        if first.get("cites"):
-            lines.append(_field("cites", first["cites"]))
-        bug = ledger.known_bug(first)
+        lines = [f"{self.outcome.upper()} {case_id(first)}  [{where}; {first.requirement or '?'}{items}]"]
+        if first.cites:
+            lines.append(_field("cites", first.cites))
+        bug = known_bug(first)
         if bug:  # a departure of an Apache Kafka release that the known-bugs ledger explains
             lines.append(_field("known bug", f"{bug} ({ledger.jira_link(bug)})"))
         # What follows is the first departing version's: the others may differ (conformance show has each).
-        at = "" if first.get("api_version") is None else f"at v{first['api_version']}: "
-        if first.get("step_label"):
-            detail = [part for part in (first.get("step_role") if first.get("step_role") != StepRole.UNDER_TEST else None,
-                                        first.get("step_api")) if part]
-            step = str(first["step_label"])
-            if first.get("step") is not None and not step.startswith(str(first["step"])):
-                step = f"{first['step']} {step}"  # runners' labels begin with the step's number already
+        at = "" if first.api_version is None else f"at v{first.api_version}: "
+        if first.step_label:
+            detail = [part for part in (first.step_role if first.step_role != StepRole.UNDER_TEST else None,
+                                        first.step_api) if part]
+            step = str(first.step_label)
+            if first.step is not None and not step.startswith(str(first.step)):
+                step = f"{first.step} {step}"  # runners' labels begin with the step's number already
             lines.append(_field(at.rstrip(": ") or "step", f"step {step}" + (f" ({', '.join(detail)})" if detail else "")))
             at = ""
-        if first.get("expected") is not None or first.get("actual") is not None:
-            lines.append(_field("expected", at + _one_line(first.get("expected"))))
-            lines.append(_field("observed", _one_line(first.get("actual"))))
+        if first.expected is not None or first.actual is not None:
+            lines.append(_field("expected", at + _one_line(first.expected)))
+            lines.append(_field("observed", _one_line(first.actual)))
         else:
             lines.append(_field("message", at + _message(first)))
         lines.append(_field("reproduce", reproduce(first)))
@@ -75,12 +75,12 @@ class CauseEntry:
     cause: RootCause
 
     @property
-    def first(self) -> dict:
+    def first(self) -> ResultRecord:
         return self.cause.first
 
     def lines(self) -> list[str]:
         cause = self.cause
-        shown = ", ".join(f"{case} {fold_versions(row.get('api_version') for row in cause.records if case_id(row) == case)}"
+        shown = ", ".join(f"{case} {fold_versions(row.api_version for row in cause.records if case_id(row) == case)}"
                           .rstrip() for case in cause.cases)
         return [f"ROOT CAUSE {cause.title}  [{cause.target}; {cause.outcomes}]",
                 _field("cause", _cut(cause.cause)),
@@ -111,7 +111,7 @@ def fold_versions(versions) -> str:
     return ", ".join(f"v{low}" if low == high else f"v{low}-{high}" for low, high in runs)
 
 
-def sections(records: list[dict]) -> list[Section]:
+def sections(records: list[ResultRecord]) -> list[Section]:
     """The root causes first (one entry for the items each decided, whatever their case), then the failed,
     blocked and error sections of the other items that have entries, cases in the order they first departed."""
     found = []
@@ -129,16 +129,16 @@ def sections(records: list[dict]) -> list[Section]:
                              not_run=[f"NOTED {note.title} [{note.target}]: {_cut(note.example)}" for note in notes]))
     records = others(records)
     for outcome, heading, meaning in SECTIONS:
-        groups: dict[tuple, list[dict]] = {}
-        not_run: dict[tuple, list[dict]] = {}
+        groups: dict[tuple, list[ResultRecord]] = {}
+        not_run: dict[tuple, list[ResultRecord]] = {}
         for record in records:
-            if record.get("outcome") != outcome:
+            if record.outcome != outcome:
                 continue
-            message = str(record.get("message") or "")
-            if outcome == "error" and message.startswith(NOT_RUN):  # a target that is down: one line, not N cases
-                not_run.setdefault((record.get("target"), message.splitlines()[0]), []).append(record)
+            message = str(record.message or "")
+            if outcome == Outcome.ERROR and message.startswith(NOT_RUN):  # a target that is down: one line, not N cases
+                not_run.setdefault((record.target, message.splitlines()[0]), []).append(record)
                 continue
-            groups.setdefault((record.get("target"), record.get("suite"), record.get("case")), []).append(record)
+            groups.setdefault((record.target, record.suite, record.case), []).append(record)
         if not groups and not not_run:
             continue
         entries = [Entry(outcome, sorted(rows, key=_version_order)) for rows in groups.values()]
@@ -152,7 +152,7 @@ def sections(records: list[dict]) -> list[Section]:
     return found
 
 
-def show_hint(records: list[dict], results_path: str | Path, *, default_results: str = "") -> str:
+def show_hint(records: list[ResultRecord], results_path: str | Path, *, default_results: str = "") -> str:
     """The line that says where each item's whole record is, with a command for the first entry."""
     example = next((section.entries[0].first for section in sections(records) if section.entries), None)
     shown = _relative(str(results_path))
@@ -162,7 +162,7 @@ def show_hint(records: list[dict], results_path: str | Path, *, default_results:
             "also in the results file and Allure)")
 
 
-def render(records: list[dict]) -> str:
+def render(records: list[ResultRecord]) -> str:
     """The sections as plain text (a title line, then the entries)."""
     lines = []
     for section in sections(records):
@@ -170,8 +170,8 @@ def render(records: list[dict]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def _version_order(record: dict) -> tuple:
-    version = record.get("api_version")
+def _version_order(record: ResultRecord) -> tuple:
+    version = record.api_version
     return (0, version) if isinstance(version, int) else (-1, 0)
 
 
@@ -179,11 +179,11 @@ def _field(name: str, value: str) -> str:
     return f"    {name + ':':<10} {value}"
 
 
-def _message(record: dict) -> str:
+def _message(record: ResultRecord) -> str:
     """The message's first line; when it announces what follows (``the runner raised:``), its last line too."""
-    lines = [line.strip() for line in str(record.get("message") or "").splitlines() if line.strip()]
+    lines = [line.strip() for line in str(record.message or "").splitlines() if line.strip()]
     if not lines:
-        return str(record.get("outcome"))
+        return str(record.outcome)
     return _cut(lines[0] + (f" {lines[-1]}" if lines[0].endswith(":") and len(lines) > 1 else ""))
 
 

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ...results.record import OUTCOME_LABELS, OUTCOME_ORDER
+from ...results.record import OUTCOME_LABELS, OUTCOME_ORDER, Outcome
 from . import compact
-from ...results.store import read_lines
+from ...results.store import read_records
 
 PLAIN_EVERY_S = 30.0  # a console that is not a terminal gets one line per target this often
 REDRAW_EVERY_S = 0.2  # a terminal's lines are rewritten at most this often
@@ -51,7 +51,7 @@ def progress_line(target: str, counts: Counter, total: int | None, *, zeros: boo
     """``kafka: 215/371 items: 61 passed, 154 failed, ...``: every outcome, or (``zeros=False``) passed,
     failed and the others that are not 0."""
     done = sum(counts.values())
-    shown = [outcome for outcome in OUTCOME_ORDER if zeros or counts.get(outcome) or outcome in ("passed", "failed")]
+    shown = [outcome for outcome in OUTCOME_ORDER if zeros or counts.get(outcome) or outcome in (Outcome.PASSED, Outcome.FAILED)]
     return (f"{target}: {done}{f'/{total}' if total else ''} items: "  # no total under xdist: workers collect
             + ", ".join(f"{counts.get(outcome, 0)} {OUTCOME_LABELS[outcome]}" for outcome in shown))
 
@@ -126,7 +126,7 @@ class ConsoleReporter:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        records = read_lines(self.results_path, run_id=self.run_id)
+        records = read_records(self.results_path, run_id=self.run_id)
         found = compact.sections(records)
         for section in found:
             red = section.outcome in ("failed", "root_cause")

@@ -15,6 +15,7 @@ start-up and ignores. A case that needs a topic or broker setting a release lack
 from __future__ import annotations
 
 from ... import ledger
+from ...results.record import Outcome, ResultRecord
 from ..base import TargetUnavailable
 from .jars import ensure_kafka_jars
 
@@ -80,15 +81,15 @@ def start_failure(message: str) -> str:
     return f"{first} ({telling[-1][:300]})" if telling else first
 
 
-def not_started(records: list[dict], release: str) -> str | None:
+def not_started(records: list[ResultRecord], release: str) -> str | None:
     """Why ``kafka:RELEASE`` did not run, in one line, when its records say its broker never started:
     every item an error (or skipped) with the target's start failure as its message; else None."""
     target = f"kafka:{release}"
-    mine = [record for record in records if record.get("target") == target]
-    errors = [record for record in mine if record.get("outcome") == "error"]
-    if not errors or any(record.get("outcome") not in ("error", "skipped") for record in mine):
+    mine = [record for record in records if record.target == target]
+    errors = [record for record in mine if record.outcome == Outcome.ERROR]
+    if not errors or any(record.outcome not in (Outcome.ERROR, Outcome.SKIPPED) for record in mine):
         return None
-    message = str(errors[0].get("message") or "")
+    message = str(errors[0].message or "")
     if f"target {target!r}" not in message.splitlines()[0]:
         return None
     return start_failure(message)
