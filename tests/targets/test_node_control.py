@@ -17,6 +17,7 @@ import sys
 import threading
 from multiprocessing.connection import Listener
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -150,7 +151,7 @@ def test_a_node_that_could_not_be_started_again_blocks_the_next_fault_until_it_s
 
 def test_certify_says_which_flag_gives_a_level_its_failover_cases():
     class Grade:
-        incomplete, not_run, counted = [{"suite": "cluster.leadership-moves"}], [], 3
+        incomplete, not_run, counted = [SimpleNamespace(suite="cluster.leadership-moves")], [], 3  # records: .suite
     [need] = certify_complete.needs_of(Grade(), [])
     assert need.startswith("cluster suites: needs a way to stop a node (--node-control FILE")
     [given] = certify_complete.needs_of(Grade(), [], node_control=True)
