@@ -98,6 +98,15 @@ class NodeFaults:
         _reorder_replicas(cluster, topic, partition, [to] + [node for node in replicas if node != to], deadline)
         _elect_preferred(cluster, topic, partition, deadline)
 
+    def coordinating_partition(self, key: str, kind: str = "transaction") -> tuple[str, int]:
+        """The internal topic and partition that coordinate transactional id (or group, ``kind="group"``) ``key`` now."""
+        cluster = self._admin(10.0)
+        try:
+            cluster.api_versions()
+            return (TRANSACTION_TOPIC if kind == "transaction" else GROUP_TOPIC), _coordinating_partition(cluster, key, kind)
+        finally:
+            cluster.close()
+
     # faults --------------------------------------------------------------------------------
     def fault(self, name: str, **arguments) -> None:
         if not self.offers_fault(name):
