@@ -8,9 +8,10 @@ leadership moved), one action serves all of them, as :mod:`.shared_restart` does
 - the versions run at once; an item's fault step waits until every other item of the group is at a fault step or
   has ended, so nothing is done to the cluster while one of them is between its own steps;
 - then each waiting item's fault is resolved to what it would do now (which node ``coordinator: ID`` names, which
-  partition a ``move_leader`` moves). The items whose faults come to one action (a node fault on the same node, or
-  any leadership moves, each distinct move made once: a move of another item's partition is not seen by this one)
-  go on after it is made once; the others leave the round (:class:`Regroup`) and run again from their first step
+  partition a ``move_leader`` moves, which follower a ``block_coordinator_log`` stops). The items whose faults come
+  to one action (a node fault on the same node; any leadership moves, each partition moved once: a move of another
+  item's partition is not seen by this one; coordinators' logs blocked by stopping the same follower, each item then
+  waiting until its own coordinator serves with the blocked log) go on after it is made once; the others leave the round (:class:`Regroup`) and run again from their first step
   in the next round, on fresh resources, with a whole cluster;
 - the cluster is made whole once, after the round (the runner does not heal after each of its items).
 
@@ -27,7 +28,7 @@ from ..targets.base import CapabilityMissing
 
 # The faults a group can share: a node's (resolved to the node) and a leadership move (resolved to the partition).
 NODE_FAULTS = ("stop_node", "kill_node", "pause_node", "resume_node", "start_node", "restart_node")
-SHAREABLE = NODE_FAULTS + ("start_stopped_nodes", "move_leader")
+SHAREABLE = NODE_FAULTS + ("start_stopped_nodes", "move_leader", "block_coordinator_log")
 
 
 class Regroup(BaseException):
@@ -110,8 +111,8 @@ class SharedFault:
             kept = [item for item in kept if first.setdefault(_moved(item.action), item.action) == item.action]
         try:
             made = set()
-            for item in kept:
-                if item.action not in made:
+            for item in kept:  # a blocked log is each item's own wait for its coordinator, behind one stop
+                if item.action not in made or item.action[0] == "block":
                     made.add(item.action)
                     self._make(item)
         except Exception as error:  # noqa: BLE001 - handed to every item that shared it, each reports it
@@ -133,6 +134,9 @@ class SharedFault:
             return ("heal",)
         if name == "move_leader":
             return ("move", *sorted((key, repr(value)) for key, value in self._partition(arguments).items()))
+        if name == "block_coordinator_log":  # one follower stopped blocks every coordinator whose partition it follows
+            named = {key: value for key, value in arguments.items() if key in ("coordinator", "group_coordinator")}
+            return ("block", *self.target.blocking_follower(**named))
         named = {key: value for key, value in arguments.items() if key != "settle"}
         return ("node", name, self.target.node(**named).node_id, bool(arguments.get("settle", True)))
 
@@ -150,6 +154,8 @@ class SharedFault:
         if item.action[0] == "node":
             _, name, node, settle = item.action
             self.target.fault(name, node=node, settle=settle)
+        elif item.action[0] == "block":
+            self.target.fault(item.name, **item.arguments, follower=item.action[2])
         else:
             self.target.fault(item.name, **item.arguments)
 

@@ -35,6 +35,9 @@ class Cluster:
     def node(self, *, follower: dict | None = None, node: int | None = None, **_) -> Node:
         return Node(node if node is not None else self.followers[follower["topic"]])
 
+    def blocking_follower(self, *, coordinator: str) -> tuple[str, int]:
+        return "__transaction_state", self.followers[coordinator]
+
     def coordinating_partition(self, key: str, kind: str = "transaction") -> tuple[str, int]:
         return "__transaction_state", self.partitions[key]
 
@@ -102,6 +105,15 @@ def test_leadership_moves_of_other_partitions_are_each_made_once_and_a_partition
     assert sorted(entry for entry in log if entry[1] == "ended") == [("a", "ended"), ("b", "ended"), ("c", "ended")]
 
 
+def test_coordinator_logs_blocked_by_one_follower_share_its_stop_each_waiting_for_its_own_coordinator():
+    cluster = Cluster({"a": 3, "b": 3, "c": 1})
+    shared = SharedFault(cluster, 3)
+    log = run_all(shared, {name: [("block_coordinator_log", {"coordinator": name})] for name in ("a", "b", "c")})
+    assert sorted(cluster.made, key=str) == [("block_coordinator_log", {"coordinator": "a", "follower": 3}),
+                                            ("block_coordinator_log", {"coordinator": "b", "follower": 3})]
+    assert ("c", "regroup") in log and (shared.asked, shared.actions) == (2, 1)
+
+
 def test_a_fault_the_target_does_not_offer_is_that_items_own_error():
     cluster = Cluster({"t1": 2, "t2": 2})
     shared = SharedFault(cluster, 3)
@@ -133,7 +145,9 @@ def test_which_cases_share_their_faults():
     assert shares_faults(cases["commit-survives-coordinator-failover"])
     assert not shares_faults(cases["init-producer-id-not-coordinator"])  # not serial: runs beside the others
     blocked = bundled_cases("cluster", "coordinator-log-blocked.yaml")
-    assert not any(map(shares_faults, blocked))  # block_coordinator_log sets a topic's configuration: made alone
+    assert all(map(shares_faults, blocked))  # one follower stopped blocks every coordinator whose partition it follows
+    disks = bundled_cases("cluster", "failed-disk.yaml")
+    assert not any(map(shares_faults, disks))  # a failed disk is made alone
     restarts = [case for case in bundled_cases("kip98", "faults.yaml") if case.shares_restart]
     assert restarts and not any(map(shares_faults, restarts))  # those share broker restarts instead
 
