@@ -123,7 +123,7 @@ class RunAhead:
                 if group is None:
                     self._futures[(id(case), version)] = self._after.submit(self._alone_on_target, case, version)
                 elif (case, version) == group[0]:  # the group runs where its first item would have
-                    futures = [Future() for _ in group]
+                    futures: list[Future] = [Future() for _ in group]
                     self._futures.update(((id(one), each), future) for (one, each), future in zip(group, futures))
                     self._after.submit(self._together_on_target, group, futures)
         for case, version in items:
@@ -176,7 +176,8 @@ class RunAhead:
                     _settle(future, self.runner.run, case, version)
                     return
                 shared = SharedFault(self.runner.target, len(pending))
-                again, done = [], []
+                again: list[tuple[tuple[Case, int | None], Future]] = []
+                done: list[tuple[Future, CaseResult]] = []
 
                 def run(item, future, shared=shared, again=again, done=done):
                     try:

@@ -51,7 +51,7 @@ def shares_faults(case) -> bool:
 class _Waiting:
     name: str
     arguments: dict
-    action: tuple | None = None  # what the fault comes to now (see _resolve)
+    action: tuple = ()  # what the fault comes to now (see _resolve)
     error: BaseException | None = None  # why it could not be resolved: the item's own
     go: bool = False
     regroup: bool = False
