@@ -86,6 +86,11 @@ def suite_schema() -> Path:
     return _package() / "suite" / "suite.schema.json"
 
 
+def kip_fingerprints() -> Path:
+    """Hashes of the runs of words of the KIP texts the suites quote (:mod:`conformance.suite.quotes`)."""
+    return _package() / "suite" / "kip_fingerprints.json"
+
+
 def results_schema() -> Path:
     """The JSON Schema of one results line (written from :class:`conformance.results.ResultRecord`)."""
     return _package() / "results" / "schema.json"

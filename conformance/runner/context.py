@@ -60,6 +60,7 @@ class Progress:
     tested: bool = False  # the step under test ran at the version under test and its expectation was checked
     checked: int = 0  # expectations checked in all
     left_out: list[str] = field(default_factory=list)  # steps under test that a `when` dropped, for the diagnosis
+    refused: bool = False  # the step under test's `refused: or_no_effect` was met by a refusal: no effect to judge
 
 
 @dataclass
@@ -85,6 +86,11 @@ class Context:
     # the step running now only prepares the condition a later step of the API under test is judged on
     # (policy.preparing_steps): its requests are set-up, whatever their API
     preparing: bool = False
+    # observer controls (dispatch): findings that top-level checks name in ``observed_by``, the departures of the
+    # controls of those findings, and the checks left out for them
+    relied_on: set = field(default_factory=set)
+    blind_observers: dict = field(default_factory=dict)
+    unobserved: list = field(default_factory=list)
 
     def under_test(self, api: str | None, version: int | None) -> bool:
         """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case
@@ -138,7 +144,8 @@ class Context:
         cluster.finalized_features = self.cluster.finalized_features
         return Context(cluster, self.target, self.version, self.api, self.variables, self.topic_ids,
                        self.step_kinds, self.matchers, self.sequences, self.lock, progress=self.progress,
-                       acls=self.acls, shared_restart=self.shared_restart, notes=self.notes)
+                       acls=self.acls, shared_restart=self.shared_restart, notes=self.notes,
+                       relied_on=self.relied_on, blind_observers=self.blind_observers, unobserved=self.unobserved)
 
 
 class attributed:

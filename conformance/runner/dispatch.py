@@ -35,6 +35,7 @@ def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
             run_step(context, step, f"{prefix}{index}")
         return
     preparing = preparing_steps(context, steps, applies)
+    context.relied_on.update(step["observed_by"] for step in steps if step.get("observed_by"))
     for index, step in enumerate(steps, 1):
         # a control of an observer (observer_control) is never the step under test either, whatever it sends
         context.preparing = index - 1 in preparing or bool(step.get("observer_control"))
@@ -42,6 +43,12 @@ def run_steps(context: Context, steps: list[dict], prefix: str = "") -> None:
             run_step(context, step, str(index))
         finally:
             context.preparing = False
+    if context.unobserved and not context.progress.refused:
+        # the verdict needed a check its observer could not make: blocked, naming the observer and the check
+        departed, check = context.unobserved[0]
+        departed.args = (f"{departed.args[0]}; the step under test was not refused, so its verdict needed the check "
+                         f"{check!r}, which relies on that observer",)
+        raise departed
 
 
 def run_step(context: Context, step: dict, index: str) -> None:
@@ -54,6 +61,11 @@ def run_step(context: Context, step: dict, index: str) -> None:
     name = label(step, index, context.step_kinds)
     if kind is None:
         raise ValueError(f"step {name}: no step kind handles {sorted(step)}")
+    if step.get("observer_control") in context.blind_observers:
+        return  # the rest of a control that already departed
+    if step.get("observed_by") in context.blind_observers:
+        context.unobserved.append((context.blind_observers[step["observed_by"]], name))  # it cannot be made here
+        return
     try:
         kind.run(context, step, index, name)
     except Deviation as deviation:
@@ -61,6 +73,10 @@ def run_step(context: Context, step: dict, index: str) -> None:
             deviation.step = StepRef(index, name)
         if step.get("observer_control"):
             observer_departed(context, step, deviation)
+            if step["observer_control"] in context.relied_on:
+                # only the checks that name this observer rely on it: they are left out, the rest of the case runs
+                context.blind_observers[step["observer_control"]] = deviation
+                return
         if deviation.role is None:  # ... and decides whom it blames ...
             deviation.role = blame(context, step, deviation)
         elif deviation.role == StepRole.CHECK and step.get("verifies") and not deviation.blind:  # ... unless an enclosing step verifies
@@ -80,7 +96,9 @@ def observer_departed(context: Context, step: dict, deviation: Deviation) -> Non
     """A control of an observer departed (``observer_control``): the check that relies on that observer cannot
     see what it looks for on this target, so it is no evidence either way. The item is blocked, naming the
     observer's finding, never failed on the step under test (issue 35: Tansu's LSO passes an open transaction,
-    so a check that reads the LSO cannot tell whether a refused write left one open)."""
+    so a check that reads the LSO cannot tell whether a refused write left one open). Where the case names
+    the checks that rely on it (``observed_by``), only those are left out: a failure elsewhere stands, and a
+    refusal that meets ``refused: or_no_effect`` needs no check of the effect (run_steps)."""
     deviation.role = StepRole.CHECK if context.progress.tested else StepRole.SETUP
     deviation.blind = True
     deviation.observer = str(step["observer_control"])

@@ -15,6 +15,9 @@ import uuid
 
 from ..protocol.errors import error_name
 from .context import Context, Deviation
+from .exchange import exchange, retrying
+from .expect import check_expect
+from .policy import client_version
 from .under_way import LIVENESS_PROBE
 
 # The first version of each API that addresses topics by id instead of by name.
@@ -152,3 +155,63 @@ def still_answers(context: Context) -> bool:
         return exchanged.response is not None
     except Exception:  # noqa: BLE001 - any failure to answer means it is not up
         return False
+
+
+# ------------------------------------------------------------------------------ a version that serves nothing
+# Errors that say nothing about the request: a version answering one of them where another version serves the
+# very same request is broken, not refusing (Tansu answers every InitProducerId at v0-2 UNKNOWN_SERVER_ERROR).
+GENERIC = ("UNKNOWN_SERVER_ERROR",)
+
+
+def generic_error(response) -> str | None:
+    """The first generic error code anywhere in ``response`` (top level or per topic or partition)."""
+    if isinstance(response, dict):
+        for key, value in response.items():
+            if key == "error_code" and isinstance(value, int) and error_name(value) in GENERIC:
+                return error_name(value)
+            found = generic_error(value) if isinstance(value, (dict, list)) else None
+            if found:
+                return found
+    elif isinstance(response, list):
+        return next((found for found in map(generic_error, response) if found), None)
+    return None
+
+
+def probe_version(context: Context, api: str, version: int) -> int | None:
+    """Another version to send the same request at: the one a client picks, else the next one down."""
+    found = context.cluster.version_range(api)
+    if found is None:
+        return None
+    chosen = client_version(context, api)
+    if chosen != version:
+        return chosen
+    return version - 1 if version - 1 >= found[0] else None
+
+
+def served_elsewhere(context: Context, step: dict, name: str, api: str, version: int, fields: dict, response,
+                     expect: dict, deviation: Deviation) -> tuple[dict, int]:
+    """After ``deviation`` of a request answered with a generic error: the same request, sent at another
+    version, meets the step's expectation there, so ``api`` v``version`` is broken. A set-up or check step
+    whose version the case leaves open goes on with that answer (one note on the broken version; returns
+    the answer and the version that served it); otherwise the departure is re-raised carrying the root cause,
+    which fails the items whose API and version under test it is and blocks the others. A request no other
+    version serves either is re-raised as it was: an ordinary departure."""
+    error = generic_error(response)
+    other = probe_version(context, api, version) if error and error not in repr(expect) else None
+    if other is None:
+        raise deviation
+    label = f"{name} (the same request at v{other}: is v{version} broken?)"
+    try:
+        answer = retrying(context, step, lambda: exchange(context, step, label, api, other, fields))
+        check_expect(context, label, answer or {}, expect, other)
+    except Deviation:
+        raise deviation from None  # not served there either: the request departs, not one version
+    cause = f"{api} v{version} answers {error} to a request that v{other} serves"
+    if observer(context, api, version) and step.get("version") in (None, "max") \
+            and (api, version) != (context.api, context.version):
+        note(context, f"{api} v{version} (not this item's verdict): answers {error} where v{other} serves the "
+                      f"same request; the step went on at {api} v{other}")
+        return answer, other
+    deviation.root_cause = cause
+    deviation.args = (f"{deviation.args[0]} (one finding: {cause})",)
+    raise deviation

@@ -8,7 +8,13 @@ error, or says the request is refused, rejected, fails or is invalid. Otherwise 
 Kafka's code an IMPLEMENTATION twin (``<id>-kafka-answer``). It is a mechanical check of the citation, not a
 reading of the KIP: a citation that names the code for another condition passes it, which a reviewer catches.
 
-Four checks against facts about the KIP texts (:mod:`kip_facts`) close the gaps issue 35's audit found:
+Checks against facts about the KIP texts (:mod:`kip_facts`, :mod:`quotes`) close the gaps issue 35's audits found:
+
+- a MUST of a code or a refusal that quotes a KIP whose text the project has quotes it: what follows the source's
+  colon is in that text (``add-partitions-unknown-topic`` quoted a sentence KIP-98 does not have);
+- an exact code is tied by a sentence, not only listed among a response's codes: KIP-98 lists InvalidPidMapping
+  and ties it to no condition, so a MUST of INVALID_PRODUCER_ID_MAPPING citing it is a refusal with Kafka's code
+  in its twin; the ties a KIP's text does make are :data:`kip_facts.CONDITIONED`;
 
 - an exact code (of ``error_code`` or of a response field ``...error_code``) must be one the cited KIP's text
   names at all: a citation of KIP-98 for UNKNOWN_TOPIC_OR_PARTITION, which KIP-98 never names, is refused;
@@ -29,6 +35,7 @@ import re
 from collections.abc import Iterator
 
 from ..protocol.errors import UnknownErrorName, error_code
+from . import quotes
 from .kip_facts import CONDITIONED, ERRORS_NAMED, SWITCHES
 from .when import When
 
@@ -51,12 +58,14 @@ ALIASES = {
 AUTHORIZATION = ("AuthorizationException", "not authorized")
 
 
-def names(cites: str, code: str) -> bool:
+def names(cites: str, code: str, generic: bool = True) -> bool:
     """Whether the citation names the error code in one of its spellings: ``INVALID_TXN_STATE``,
-    ``InvalidTxnState`` (with or without ``Exception``), or a name a KIP text uses for it (:data:`ALIASES`)."""
+    ``InvalidTxnState`` (with or without ``Exception``), or a name a KIP text uses for it (:data:`ALIASES`; with
+    ``generic``, also a name that stands for several codes, ``AuthorizationException``)."""
     text = cites.lower()
     joined = re.sub(r"[^a-z0-9]", "", text)
-    spelt = [code, *ALIASES.get(code, ()), *(AUTHORIZATION if code.endswith("_AUTHORIZATION_FAILED") else ())]
+    spelt = [code, *ALIASES.get(code, ()),
+             *(AUTHORIZATION if generic and code.endswith("_AUTHORIZATION_FAILED") else ())]
     return any(name.lower() in text or re.sub(r"[^a-z0-9]", "", name.lower()) in joined for name in spelt)
 
 
@@ -89,6 +98,7 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
     """``(path, message)`` for each expectation of the step under test that a MUST holds without a citation
     that ties it to the condition."""
     cites = str(case.get("cites", ""))
+    quoted_checked = False
     for path, step in _under_test_steps(steps, api, [*where, "steps"]):
         expect = step.get("expect") or {}
         refusal = "refused" if expect.get("refused") is True else "error_code" if _any_error(expect.get("error_code")) else None
@@ -103,6 +113,14 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
                 missing = _not_in_cited_text(cites, choices)
                 if missing:
                     yield [*path, *at], missing
+        for at, value in _codes_of(expect):
+            for choices in codes_expected(value):
+                if not _not_in_cited_text(cites, choices) and any(names(cites, code) for code in choices) \
+                        and not any(_tied(cites, code) for code in choices):
+                    yield [*path, *at], _untied_message(cites, choices)
+        if not quoted_checked and (refusal or _demands_code(expect)):
+            quoted_checked = True
+            yield from _misquoted(cites, where)
         if "kafka_code" in expect and "error_code" not in expect:
             continue  # a refusal with Kafka's code in its generated IMPLEMENTATION twin (twins below)
         for choices in codes_expected(expect.get("error_code")):
@@ -112,6 +130,57 @@ def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[
                     "condition in cites; where the KIP only demands a refusal, expect {refused: true, kafka_code: "
                     "<Kafka's code>} (the loader makes the IMPLEMENTATION twin <id>-kafka-answer from it) and, where "
                     "the request could change something, verify it did not")
+
+
+def sources(cites: str) -> Iterator[tuple[str | None, str]]:
+    """``(KIP or None, quoted text)`` of each source of a citation (split by ``;``): ``KIP-98, EndTxnResponse:
+    text`` is KIP-98's, its quote what follows the first colon; a source naming no KIP first is ``(None, all)``."""
+    for part in cites.split(";"):
+        part = part.strip()
+        kip = re.match(r"(KIP-\d+)\b[^:]*:(.*)", part, re.DOTALL)
+        if kip is not None:
+            yield kip.group(1), kip.group(2).strip()
+        elif part:
+            yield None, part
+
+
+def _tied(cites: str, code: str) -> bool:
+    """Whether a source of the citation ties ``code`` to a condition: a KIP whose text the project has ties it
+    only where a sentence of that text does (:data:`CONDITIONED`; a code its text only lists among a response's
+    codes is not tied), a source whose text the project lacks (another KIP, a message spec, the protocol guide)
+    is taken at its word when it names the code."""
+    for kip, quote in sources(cites):
+        if not names(quote, code):
+            continue
+        if kip is None or kip not in ERRORS_NAMED or (kip, code) in CONDITIONED:
+            return True
+    return False
+
+
+def _untied_message(cites: str, choices: list[str]) -> str:
+    kips = ", ".join(kip for kip in cited_kips(cites) if kip in ERRORS_NAMED)
+    return (f"{kips} names {' or '.join(choices)} only among a response's codes: no sentence of its text ties the code "
+            "to this condition, so the MUST is the refusal: expect {refused: true, kafka_code: <Kafka's code>} (the "
+            "loader makes the IMPLEMENTATION twin), or quote the sentence that ties it (kip_facts.CONDITIONED)")
+
+
+def _misquoted(cites: str, where: list) -> Iterator[tuple[list, str]]:
+    """A MUST of a code or a refusal quotes its KIP: each quote of a KIP whose text the project has must be in it."""
+    for kip, quote in sources(cites):
+        if kip is None:
+            continue
+        absent = quotes.missing(kip, quote)
+        if absent is not None:
+            yield [*where, "cites"], (
+                f"{absent!r} is not in the text of {kip}: a MUST of a code or a refusal quotes the sentence that "
+                "demands it as the KIP has it (gaps as ..., case, quote marks and line breaks do not count); where "
+                "no sentence of the KIP demands it, make the case SHOULD, or the MUST the refusal the text demands")
+
+
+def _demands_code(expect: dict) -> bool:
+    """Whether the expectation holds the broker to an error (an exact code, or any error) in ``error_code`` or a
+    response field; one that also accepts NONE (``[NONE, INVALID_REQUEST]``) does not."""
+    return any(codes_expected(value) or _any_error(value) for _, value in _codes_of(expect))
 
 
 def _any_error(error_code) -> bool:
@@ -160,13 +229,20 @@ def _not_in_cited_text(cites: str, choices: list[str]) -> str | None:
 
 
 def _conditioned(cites: str, expect: dict, path: list) -> Iterator[tuple[list, str]]:
-    """A MUST refusal or code that cites an error its KIP ties to one condition, without quoting that condition."""
-    demanded = {code for _, value in _codes_of(expect) for choices in codes_expected(value) for code in choices}
+    """A MUST refusal or code that cites an error its KIP ties to one condition, without quoting that condition.
+    Of codes a MUST accepts as alternatives, one whose condition is quoted is enough; a generic name that stands
+    for several codes (KIP-609's AuthorizationException) counts only for the codes the MUST demands."""
+    alternatives = [choices for _, value in _codes_of(expect) for choices in codes_expected(value)]
+    demanded = {code for choices in alternatives for code in choices}
     refuses = expect.get("refused") is True or bool(demanded)
+    satisfied = {code for code in demanded for (kip, tied), condition in CONDITIONED.items()
+                 if tied == code and kip in cited_kips(cites) and re.search(condition, cites, re.IGNORECASE)}
     for (kip, code), condition in CONDITIONED.items():
         if kip not in cited_kips(cites) or not refuses or re.search(condition, cites, re.IGNORECASE):
             continue
-        if names(cites, code) or code in demanded:
+        if any(code in choices and set(choices) & satisfied for choices in alternatives):
+            continue
+        if code in demanded or (not demanded and names(cites, code, generic=False)):
             at = "refused" if expect.get("refused") is True else "error_code"
             yield [*path, "expect", at], (
                 f"{kip} ties {code} to one condition ({condition.replace(chr(92), '')}) only: quote that condition in "
@@ -195,8 +271,8 @@ def _split_by_version(cites: str, error_code, at: list) -> Iterator[tuple[list, 
 
 def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[list, str]]:
     """``(path, message)`` where a MUST demands a refusal by behaviour a broker setting turns off (:data:`SWITCHES`)
-    without requiring the broker to report that setting on. ``refused: or_no_effect`` is judged by its effect and
-    is not counted here."""
+    without requiring the broker to report that setting on. ``refused: or_no_effect`` counts too: a broker with the
+    behaviour off writes what the behaviour would have refused (no-hanging-transaction-after-refusal, issue 35)."""
     cites = str(case.get("cites", ""))
     requires = case.get("requires")
     config: dict = {}
@@ -216,7 +292,7 @@ def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tu
 
 
 def _demands_refusal(expect: dict) -> bool:
-    if expect.get("refused") is True:
+    if expect.get("refused") in (True, "or_no_effect"):  # no effect is what the switched-off behaviour gives up too
         return True
     code = expect.get("error_code")
     values = code.values() if isinstance(code, dict) and not _matcher(code) else [code]

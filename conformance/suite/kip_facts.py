@@ -7,9 +7,11 @@ from them where they are beside the repository). A KIP missing here is one whose
 have, or has only in a form the suites do not cite (KIP-447's seed is its first draft, before TxnOffsetCommit
 carried the group's generation and member): the lint does not judge citations of it.
 
-``CONDITIONED``: errors a KIP's text ties to one condition (``If <condition>, ... <error>``), with words that
-name that condition. A MUST that holds a broker to such an error, or cites it for a refusal, must quote the
-condition: a refusal of another input is not what the sentence demands.
+``CONDITIONED``: errors a KIP's text ties to one condition (``If <condition>, ... <error>``, ``... result in a
+<error>``, a javadoc's ``@throws <error> ... indicating that <condition>``), with words that name that condition.
+A MUST that holds a broker to such an error, or cites it for a refusal, must quote the condition: a refusal of
+another input is not what the sentence demands. Only these are tied: a code a KIP's text names only in a list of
+a response's codes (KIP-98's InvalidPidMapping) is no MUST of an exact code; the MUST is the refusal.
 
 ``SWITCHES``: behaviour a KIP adds that a broker setting turns off (Apache Kafka's setting), by the words a
 citation of that behaviour uses and the APIs it applies to. A MUST on it holds only on a broker that reports
@@ -40,6 +42,17 @@ ERRORS_NAMED: dict[str, frozenset[str]] = {
 CONDITIONED: dict[tuple[str, str], str] = {
     # KIP-98: a requested transaction timeout larger than max.transaction.timeout.ms fails the InitPid request
     ("KIP-98", "INVALID_TRANSACTION_TIMEOUT"): r"max\.transaction\.timeout\.ms|exceed|larger than|above the max|maximum",
+    # KIP-98: messages with a lower sequence number result in a duplicate error, a higher one in an out-of-sequence
+    # error (the only codes of Produce its text ties to a condition)
+    ("KIP-98", "DUPLICATE_SEQUENCE_NUMBER"): r"lower sequence number",
+    ("KIP-98", "OUT_OF_ORDER_SEQUENCE_NUMBER"): r"higher (sequence )?number",
+    # KIP-609, the producer's javadoc: AuthorizationException indicates that the transactional.id, the topic (not
+    # allowed to write) or the consumer group id is not authorized; ProducerFencedException if another producer
+    # with the same transactional.id is active
+    ("KIP-609", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"): r"transactional\.id is not authorized",
+    ("KIP-609", "TOPIC_AUTHORIZATION_FAILED"): r"not allowed to write",
+    ("KIP-609", "GROUP_AUTHORIZATION_FAILED"): r"consumer group id is not authorized",
+    ("KIP-609", "PRODUCER_FENCED"): r"another producer with the same transactional\.id is active",
     # KIP-1309 (draft): a heartbeat interval greater than the transaction timeout is an invalid request
     ("KIP-1309", "INVALID_REQUEST"): r"TransactionHeartbeatIntervalMs|heartbeat interval",
 }

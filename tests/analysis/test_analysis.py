@@ -22,7 +22,7 @@ from pyspark.sql import functions as F  # noqa: E402
 
 from analysis_captures import write_capture  # noqa: E402
 
-pytestmark = pytest.mark.broker  # every test here starts Spark's JVM
+pytestmark = [pytest.mark.broker, pytest.mark.spark]  # every test here starts Spark's JVM
 
 RUNS = {  # run id -> (target, day, {(case, version): outcome})
     "20261120T010000Z-aaaaaa": ("alpha", "2026-11-20", {("c1", 0): "passed", ("c1", 1): "passed",

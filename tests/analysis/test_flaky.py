@@ -228,6 +228,7 @@ def test_a_session_keeps_its_topics_only_on_a_provisioned_target_it_discards(mon
 
 # ------------------------------------------------------------------------------ Spark and plain Python agree
 @pytest.mark.broker  # starts Spark's JVM
+@pytest.mark.spark
 def test_the_spark_job_and_the_plain_python_judge_agree(tmp_path, capsys):
     pytest.importorskip("pyspark")
     from conformance.analysis.session import spark_session

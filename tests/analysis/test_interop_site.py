@@ -15,7 +15,7 @@ from interop_history import RUN_2, RUN_3, write_history  # noqa: E402
 
 from conformance.cli import main  # noqa: E402
 
-pytestmark = pytest.mark.broker  # starts Spark's JVM
+pytestmark = [pytest.mark.broker, pytest.mark.spark]  # starts Spark's JVM
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):

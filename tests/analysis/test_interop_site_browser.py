@@ -13,7 +13,7 @@ from interop_history import write_history  # noqa: E402
 
 from conformance.cli import main  # noqa: E402
 
-pytestmark = pytest.mark.broker  # starts Spark's JVM and chromium
+pytestmark = [pytest.mark.broker, pytest.mark.spark]  # starts Spark's JVM and chromium
 
 
 @pytest.fixture(scope="module")

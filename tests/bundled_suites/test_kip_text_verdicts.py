@@ -22,6 +22,7 @@ from conformance.targets.hostport import HostPortTarget
 from conformance.runner.steps import bundled as bundled_components
 
 from fake_kafka import FakeKafka
+from transactional_broker import OneTransactionalLog
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 
@@ -42,57 +43,9 @@ def run(broker: FakeKafka, case, version: int):
         runner.close()
 
 
-class SynchronousAbortBroker:
+class SynchronousAbortBroker(OneTransactionalLog):
     """One partition and one transactional id; InitProducerId on an open transaction aborts it before
     answering NONE, which is what KIP-98 says happens (Kafka answers CONCURRENT_TRANSACTIONS meanwhile)."""
-
-    PID = 4000
-
-    def __init__(self):
-        self.epoch = -1
-        self.open = False
-        self.log: list[records.RecordBatch] = []
-        self.next_offset = 0
-        self.aborted: list[dict] = []
-        self.first_offset = 0  # of the open transaction
-
-    def __call__(self, api, version, body):
-        if api == "InitProducerId":
-            if self.open:  # abort first, then answer: the outcome the KIP names, by another route
-                self._marker(commit=False)
-            self.epoch += 1
-            return {"producer_id": self.PID, "producer_epoch": self.epoch}
-        if api == "AddPartitionsToTxn":
-            if not self.open:
-                self.open, self.first_offset = True, self.next_offset
-            return {"results_by_topic_v3_and_below": [
-                {"name": topic["name"], "results_by_partition": [{"partition_index": p} for p in topic["partitions"]]}
-                for topic in body["v3_and_below_topics"]]}
-        if api == "Produce":
-            topic = body["topic_data"][0]
-            partition = topic["partition_data"][0]
-            base = self.next_offset
-            for batch in records.decode_batches(partition["records"]):
-                batch.base_offset = self.next_offset
-                self.next_offset += len(batch.records)
-                self.log.append(batch)
-            return {"responses": [{"name": topic["name"], "partition_responses": [
-                {"index": partition["index"], "base_offset": base, "log_start_offset": 0}]}]}
-        if api == "Fetch":
-            topic = body["topics"][0]
-            data = b"".join(records.encode_batch(batch) for batch in self.log)
-            stable = self.first_offset if self.open else self.next_offset
-            return {"responses": [{"topic": topic.get("topic"), "topic_id": topic.get("topic_id"), "partitions": [
-                {"partition_index": 0, "high_watermark": self.next_offset, "last_stable_offset": stable,
-                 "log_start_offset": 0, "aborted_transactions": self.aborted, "preferred_read_replica": -1,
-                 "records": data}]}]}
-        return None
-
-    def _marker(self, commit: bool):
-        self.aborted.append({"producer_id": self.PID, "first_offset": self.first_offset})
-        self.log.append(records.control_batch(self.PID, self.epoch, commit, 0, base_offset=self.next_offset))
-        self.next_offset += 1
-        self.open = False
 
 
 def test_a_coordinator_that_aborts_at_once_meets_the_kip_and_only_differs_from_kafkas_route():
@@ -248,23 +201,10 @@ cases:
 
 
 # ---------------------------------------------------------------------- the outcome after a NONE answer (issue 35)
-class AcceptsCommitAfterAbort(SynchronousAbortBroker):
+def AcceptsCommitAfterAbort(acts: bool) -> SynchronousAbortBroker:
     """Answers NONE to a commit of a transaction it just aborted; ``acts`` says whether that commit then
     writes a COMMIT marker (a real departure) or changes nothing (the outcome KIP-98 demands, by another route)."""
-
-    def __init__(self, acts: bool):
-        super().__init__()
-        self.acts = acts
-
-    def __call__(self, api, version, body):
-        if api == "EndTxn":
-            if not body["committed"] and self.open:
-                self._marker(commit=False)
-            elif body["committed"] and self.acts:
-                self.log.append(records.control_batch(self.PID, self.epoch, True, 0, base_offset=self.next_offset))
-                self.next_offset += 1
-            return {}
-        return super().__call__(api, version, body)
+    return SynchronousAbortBroker(commits_after_abort=acts)
 
 
 def test_a_commit_after_abort_answered_none_with_no_effect_meets_the_kip():
@@ -318,24 +258,19 @@ def test_txn_offset_commit_before_add_offsets_answered_none_is_judged_by_its_eff
 
 
 # ---------------------------------------------------------------------- read the log as a client does (issue 35)
-class OneBatchPerFetch(AcceptsCommitAfterAbort):
+class OneBatchPerFetch(SynchronousAbortBroker):
     """Returns one batch per Fetch, from the offset asked (legal: librdkafka's mock does), so an ABORT
     marker comes in the response after the records it ends."""
 
-    def __init__(self):
-        super().__init__(acts=False)
-
-    def __call__(self, api, version, body):
-        if api == "Fetch":
-            topic = body["topics"][0]
-            offset = topic["partitions"][0]["fetch_offset"]
-            batch = next((batch for batch in self.log if batch.base_offset + len(batch.records) > offset), None)
-            stable = self.first_offset if self.open else self.next_offset
-            return {"responses": [{"topic": topic.get("topic"), "topic_id": topic.get("topic_id"), "partitions": [
-                {"partition_index": 0, "high_watermark": self.next_offset, "last_stable_offset": stable,
-                 "log_start_offset": 0, "aborted_transactions": None if body["isolation_level"] == 0 else self.aborted,
-                 "preferred_read_replica": -1, "records": records.encode_batch(batch) if batch else b""}]}]}
-        return super().__call__(api, version, body)
+    def Fetch(self, version, body):
+        topic = body["topics"][0]
+        offset = topic["partitions"][0]["fetch_offset"]
+        batch = next((batch for batch in self.log if batch.base_offset + len(batch.records) > offset), None)
+        stable = self.first if self.open else self.end
+        return {"responses": [{"topic": topic.get("topic"), "topic_id": topic.get("topic_id"), "partitions": [
+            {"partition_index": 0, "high_watermark": self.end, "last_stable_offset": stable,
+             "log_start_offset": 0, "aborted_transactions": None if body["isolation_level"] == 0 else self.aborted,
+             "preferred_read_replica": -1, "records": records.encode_batch(batch) if batch else b""}]}]}
 
 
 def test_a_broker_that_returns_one_batch_per_fetch_is_read_on_to_the_high_watermark():
@@ -350,18 +285,20 @@ class FencesButListsNoAbortedTransactions(SynchronousAbortBroker):
     transactions in Fetch, so a read_committed consumer would see the aborted record: a departure of
     read_committed Fetch (Tansu's, seen in the audit), not of the fenced Produce."""
 
-    def __call__(self, api, version, body):
-        if api == "Produce":
-            partition = body["topic_data"][0]["partition_data"][0]
-            batch = records.decode_batches(partition["records"])[0]
-            if batch.producer_epoch < self.epoch:
-                return {"responses": [{"name": body["topic_data"][0]["name"], "partition_responses": [
-                    {"index": partition["index"], "error_code": error_code("PRODUCER_FENCED"), "base_offset": -1}]}]}
-        if api == "EndTxn":
-            return {}
-        answer = super().__call__(api, version, body)
-        if api == "Fetch":
-            answer["responses"][0]["partitions"][0]["aborted_transactions"] = []
+    def Produce(self, version, body):
+        partition = body["topic_data"][0]["partition_data"][0]
+        batch = records.decode_batches(partition["records"])[0]
+        if batch.producer_epoch < self.epoch:
+            return {"responses": [{"name": body["topic_data"][0]["name"], "partition_responses": [
+                {"index": partition["index"], "error_code": error_code("PRODUCER_FENCED"), "base_offset": -1}]}]}
+        return super().Produce(version, body)
+
+    def EndTxn(self, version, body):
+        return {}
+
+    def Fetch(self, version, body):
+        answer = super().Fetch(version, body)
+        answer["responses"][0]["partitions"][0]["aborted_transactions"] = []
         return answer
 
 

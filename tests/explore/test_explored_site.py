@@ -13,7 +13,7 @@ pytest.importorskip("pyspark")
 
 from conformance.cli import main  # noqa: E402
 
-pytestmark = pytest.mark.broker  # starts Spark's JVM
+pytestmark = [pytest.mark.broker, pytest.mark.spark]  # starts Spark's JVM
 
 RUN = "20261128T101433Z-4c393a"
 COMMON = {"schema_version": 4, "run_id": RUN, "target": "rdkafka-mock", "target_version": "librdkafka 2.16.0",

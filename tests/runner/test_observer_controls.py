@@ -33,8 +33,12 @@ class Transactional:
     write to a partition not added is refused (KIP-890); ``reports_pending``: a RequireStable OffsetFetch of a
     group with pending transactional offsets answers UNSTABLE_OFFSET_COMMIT (KIP-447)."""
 
-    def __init__(self, *, honest_lso=True, verifies=True, reports_pending=True, stores_txn_offsets=True):
+    def __init__(self, *, honest_lso=True, verifies=True, reports_pending=True, stores_txn_offsets=True,
+                 without_add_offsets="refuse"):
         self.honest_lso, self.verifies, self.reports_pending = honest_lso, verifies, reports_pending
+        # TxnOffsetCommit before AddOffsetsToTxn: "refuse" (INVALID_TXN_STATE), "stage" (answered NONE, the offsets
+        # added to the transaction, as KIP-890's v5 does), "commit" (answered NONE, committed at once: an effect)
+        self.without_add_offsets = without_add_offsets
         self.stores_txn_offsets = stores_txn_offsets
         self.logs: dict[tuple, list[records.RecordBatch]] = {}
         self.open: dict[tuple, dict[int, int]] = {}  # partition -> producer id -> first offset of its open write
@@ -116,12 +120,14 @@ class Transactional:
 
     def TxnOffsetCommit(self, version, body):
         txn, group = body["transactional_id"], body["group_id"]
-        refused = ("group", group) not in self.added.get(txn, set())
-        if not refused:
-            staged = self.pending.setdefault(txn, {})
-            for topic in body["topics"]:
-                for partition in topic["partitions"]:
-                    staged[(group, topic["name"], partition["partition_index"])] = partition["committed_offset"]
+        added = ("group", group) in self.added.get(txn, set())
+        refused = not added and self.without_add_offsets == "refuse"
+        offsets = {(group, topic["name"], partition["partition_index"]): partition["committed_offset"]
+                   for topic in body["topics"] for partition in topic["partitions"]}
+        if not added and self.without_add_offsets == "commit":
+            self.committed.update(offsets)
+        elif not refused:
+            self.pending.setdefault(txn, {}).update(offsets)
         return {"topics": [{"name": topic["name"], "partitions": [
             {"partition_index": partition["partition_index"], "error_code": INVALID_TXN_STATE if refused else 0}
             for partition in topic["partitions"]]} for topic in body["topics"]]}
@@ -187,10 +193,28 @@ def test_a_broker_that_refuses_the_write_passes_with_its_observer_shown_to_see()
 
 
 def test_a_broker_that_never_reports_pending_offsets_cannot_pass_the_pending_offsets_check():
-    result = run(WITHOUT_ADD, 2, reports_pending=False)  # Tansu never answers UNSTABLE_OFFSET_COMMIT
+    # Tansu never answers UNSTABLE_OFFSET_COMMIT: where the commit is answered NONE, whether its offsets are left
+    # pending is the verdict, and that check cannot be made
+    result = run(WITHOUT_ADD, 2, reports_pending=False, without_add_offsets="stage")
     assert result.outcome is Outcome.BLOCKED, result.message
     assert "does not report pending transactional offsets" in result.message
+    assert "its verdict needed the check" in result.message and "no offset is left pending" in result.message
     assert result.failure.api == "OffsetFetch"
+
+
+def test_a_refusal_is_judged_though_the_pending_offsets_observer_cannot_see():
+    # the control blocks only the check that relies on it: a refusal meets "refused or no effect" by itself
+    # (before: blocked up front, on Tansu and librdkafka's mock alike)
+    result = run(WITHOUT_ADD, 2, reports_pending=False)
+    assert result.outcome is Outcome.PASSED, result.message
+
+
+def test_an_effect_another_check_sees_fails_though_the_pending_offsets_observer_cannot_see():
+    # answered NONE and committed outside the transaction: the plain OffsetFetch check sees it, whatever the
+    # pending-offsets observer can do (before: blocked up front)
+    result = run(WITHOUT_ADD, 2, reports_pending=False, without_add_offsets="commit")
+    assert result.outcome is Outcome.FAILED, result.message
+    assert result.failure.role == "under_test" and "committed_offset: expected -1, got 3" in result.message
 
 
 def test_a_broker_that_reports_pending_offsets_is_judged():

@@ -29,6 +29,13 @@ cases:
 """
 
 
+# Sentences of the KIP-98 text (the lint checks quotes of it against it): one that demands no refusal, one that does
+NO_REFUSAL = '"KIP-98, EndTxnRequest: EndTxnRequest => TransactionalId PID Epoch Command"'
+REFUSAL = '"KIP-98: Any other transactional messages will report an error if initialization was not performed"'
+TIMEOUT = ('"KIP-98, transaction.timeout.ms: If this value is larger than the max.transaction.timeout.ms setting in '
+           'the broker, the request will fail with a `InvalidTransactionTimeout` error."')
+
+
 def load(tmp_path, cites: str, expect: str):
     path = tmp_path / "cited.yaml"
     path.write_text(textwrap.dedent(CASE).replace("CITES", cites).replace("EXPECT", expect))
@@ -36,21 +43,52 @@ def load(tmp_path, cites: str, expect: str):
 
 
 def test_a_must_of_an_exact_code_needs_a_citation_that_names_it(tmp_path):
-    _, errors = load(tmp_path, '"KIP-98, EndTxnRequest: ends the transaction"', "{error_code: INVALID_PRODUCER_ID_MAPPING}")
+    _, errors = load(tmp_path, NO_REFUSAL, "{error_code: INVALID_PRODUCER_ID_MAPPING}")
     assert [error.key for error in errors] == ["cases[0].steps[0].expect.error_code"], errors
     assert "kafka_code" in errors[0].message
-    for cites in ('"KIP-98, EndTxnRequest errors: InvalidPidMapping"', '"INVALID_PRODUCER_ID_MAPPING when unmapped"'):
-        assert load(tmp_path, cites, "{error_code: INVALID_PRODUCER_ID_MAPPING}")[1] == []
+    assert load(tmp_path, '"INVALID_PRODUCER_ID_MAPPING when unmapped"', "{error_code: INVALID_PRODUCER_ID_MAPPING}")[1] == []
+
+
+def test_a_code_the_kip_only_lists_is_not_tied_to_the_condition(tmp_path):
+    """Issue 35's audit: end-txn-never-initialised and three more demanded INVALID_PRODUCER_ID_MAPPING citing
+    KIP-98, whose text names InvalidPidMapping only in the lists of the responses' codes; a broker refusing with
+    UNKNOWN_PRODUCER_ID failed. Listed is not tied: the MUST is the refusal, Kafka's code its twin."""
+    listed = '"KIP-98, EndTxnResponse error codes: InvalidPidMapping"'
+    _, errors = load(tmp_path, listed, "{error_code: INVALID_PRODUCER_ID_MAPPING}")
+    assert [error.key for error in errors] == ["cases[0].steps[0].expect.error_code"], errors
+    assert "only among a response's codes" in errors[0].message and "refused: true" in errors[0].message
+    assert load(tmp_path, listed, "{refused: true, kafka_code: INVALID_PRODUCER_ID_MAPPING}")[1] == []
+    # a sentence of the text that ties a code to its condition (kip_facts.CONDITIONED) keeps the exact code a MUST
+    assert load(tmp_path, TIMEOUT, "{error_code: INVALID_TRANSACTION_TIMEOUT}")[1] == []
+
+
+def test_a_quote_must_be_in_the_cited_kips_text(tmp_path):
+    """Issue 35's audit: add-partitions-unknown-topic quoted "the request fails if any partition is unknown", which
+    KIP-98 does not say. A MUST of a code or a refusal quoting a KIP the project has the text of is checked against
+    it, whitespace, quote marks and case aside; a KIP without a text here is not judged."""
+    _, errors = load(tmp_path, '"KIP-98, AddPartitionsToTxnRequest: the request fails if any partition is unknown"',
+                     "{refused: true}")
+    assert [error.key for error in errors] == ["cases[0].cites"], errors
+    assert "'the request fails if any partition is unknown' is not in the text of KIP-98" in errors[0].message
+    assert errors[0].line == 8
+    real = ('"KIP-98: Any other transactional messages will report an  error\\nif \\u201cinitialization\\u201d '
+            'was not performed"')
+    assert load(tmp_path, real, "{refused: true}")[1] == []
+    assert load(tmp_path, '"KIP-98: Any other transactional messages will report an error ... was not performed"',
+                "{refused: true}")[1] == []
+    assert load(tmp_path, '"KIP-890: the request fails if any partition is unknown"', "{refused: true}")[1] == []
+    # a SHOULD is not held to it, nor a MUST that demands no refusal
+    assert load(tmp_path, '"KIP-98: the request fails if any partition is unknown"', "{error_code: NONE}")[1] == []
 
 
 def test_a_must_refusal_needs_a_sentence_that_demands_one(tmp_path):
-    _, errors = load(tmp_path, '"KIP-98, EndTxnRequest: ends the transaction"', "{refused: true}")
+    _, errors = load(tmp_path, NO_REFUSAL, "{refused: true}")
     assert [error.key for error in errors] == ["cases[0].steps[0].expect.refused"], errors
-    assert load(tmp_path, '"KIP-98: an unknown producer id is an error"', "{refused: true}")[1] == []
+    assert load(tmp_path, REFUSAL, "{refused: true}")[1] == []
 
 
 def test_kafka_code_beside_a_refusal_makes_the_implementation_twin(tmp_path):
-    suite, errors = load(tmp_path, '"KIP-98: an unknown producer id is an error"',
+    suite, errors = load(tmp_path, REFUSAL,
                          "{refused: true, kafka_code: INVALID_PRODUCER_ID_MAPPING}")
     assert not errors, errors
     must, twin = suite.cases
@@ -104,29 +142,28 @@ def test_a_code_the_cited_kip_never_names_is_refused_even_in_a_response_field(tm
     assert [error.key for error in errors] == [
         "cases[0].steps[0].expect.fields.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code"]
     assert "named nowhere in the text of KIP-98" in errors[0].message and errors[0].line == 15
-    # a code KIP-98 does name passes; so does another source quoting the code, and a KIP the project has no text of
-    assert load_partition_case(tmp_path, '"KIP-98, AddPartitionsToTxnResponse errors: InvalidTxnState"',
-                               "INVALID_TXN_STATE")[1] == []
+    # a code KIP-98 names only in a list is not tied (the next rule); another source quoting the code passes, and
+    # so does a KIP the project has no text of
+    _, errors = load_partition_case(tmp_path, '"KIP-98, AddPartitionsToTxnResponse errors: InvalidTxnState"',
+                                    "INVALID_TXN_STATE")
+    assert len(errors) == 1 and "only among a response's codes" in errors[0].message
     assert load_partition_case(tmp_path, '"KIP-98, AddPartitionsToTxnRequest; Kafka protocol guide, '
                                'UNKNOWN_TOPIC_OR_PARTITION: this server does not host this topic-partition"')[1] == []
     assert load_partition_case(tmp_path, '"KIP-890: UNKNOWN_TOPIC_OR_PARTITION for a partition not in the topic"')[1] == []
     # a refusal without a code is not a code the text must name
-    assert load_partition_case(tmp_path, '"KIP-98, AddPartitionsToTxnRequest: an invalid partition is an error"',
-                               "{ne: NONE}")[1] == []
+    assert load_partition_case(tmp_path, REFUSAL, "{ne: NONE}")[1] == []
 
 
 def test_an_error_the_kip_ties_to_one_condition_is_no_must_for_another(tmp_path):
     """KIP-98 ties InvalidTransactionTimeout to a timeout above the maximum only: a MUST refusal of a zero
     timeout citing it (init-producer-id-timeout-zero before issue 35) is refused; quoting the condition passes."""
     expect = "{refused: true}"
-    _, errors = load(tmp_path, '"KIP-98, InitPidRequest errors: InvalidTransactionTimeout for a timeout the '
-                               'coordinator cannot honour"', expect)
+    _, errors = load(tmp_path, '"KIP-98, InitPidResponse error codes: InvalidTransactionTimeout"', expect)
     assert [error.key for error in errors] == ["cases[0].steps[0].expect.refused"], errors
     assert "ties INVALID_TRANSACTION_TIMEOUT to one condition" in errors[0].message and "SHOULD" in errors[0].message
     _, errors = load(tmp_path, '"KIP-98: InvalidTransactionTimeout"', "{error_code: INVALID_TRANSACTION_TIMEOUT}")
     assert [error.key for error in errors] == ["cases[0].steps[0].expect.error_code"], errors
-    assert load(tmp_path, '"KIP-98: if the timeout is larger than max.transaction.timeout.ms, the request will fail '
-                          'with InvalidTransactionTimeout"', expect)[1] == []
+    assert load(tmp_path, TIMEOUT, expect)[1] == []
 
 
 def test_codes_that_differ_by_version_need_the_text_of_the_version_rule(tmp_path):
@@ -135,11 +172,12 @@ def test_codes_that_differ_by_version_need_the_text_of_the_version_rule(tmp_path
     Kafka's split in kafka_code passes, and so does a citation naming the version rule."""
     split = '{error_code: {"0-1": INVALID_PRODUCER_EPOCH, "2+": [INVALID_PRODUCER_EPOCH, PRODUCER_FENCED]}}'
     _, errors = load(tmp_path, '"KIP-98, EndTxnRequest errors: ProducerFenced"', split)
-    assert [error.key for error in errors] == ["cases[0].steps[0].expect.error_code"], errors
-    assert "differ between request versions" in errors[0].message
+    assert {error.key for error in errors} == {"cases[0].steps[0].expect.error_code"}, errors
+    assert any("differ between request versions" in error.message for error in errors)  # and KIP-98 only lists them
     assert load(tmp_path, '"KIP-98, EndTxnRequest errors: ProducerFenced; Kafka\'s message spec, EndTxnResponse: '
                           'Version 2 adds the support for new error code PRODUCER_FENCED"', split)[1] == []
-    suite, errors = load(tmp_path, '"KIP-98, EndTxnRequest errors: ProducerFenced"',
+    fenced = '"KIP-609, beginTransaction: @throws ProducerFencedException if another producer with the same transactional.id is active"'
+    suite, errors = load(tmp_path, fenced,
                          '{error_code: [INVALID_PRODUCER_EPOCH, PRODUCER_FENCED], kafka_code: {"0-1": '
                          'INVALID_PRODUCER_EPOCH, "2+": PRODUCER_FENCED}}')
     assert not errors, errors
@@ -189,6 +227,23 @@ def test_a_must_refusal_by_behaviour_kafka_can_switch_off_requires_the_setting(t
     assert load_switch_case(tmp_path, "requirement: SHOULD")[1] == []
 
 
+def test_refused_or_no_effect_by_behaviour_kafka_can_switch_off_requires_the_setting_too(tmp_path):
+    """no-hanging-transaction-after-refusal (refused or no effect) lacked the switch its siblings have: with
+    verification off, Kafka appends the write, which is the effect the case fails on."""
+    path = tmp_path / "switched.yaml"
+    text = SWITCH_CASE.replace("REQUIREMENT", "tags: [kip890]").replace("REFUSED", "or_no_effect") + (
+        "      - fetch: {topic: \"${topics.out}\", partition: 0, offset: 0}\n"
+        "        expect: {records: 0}\n"
+        "        verifies: true\n")
+    path.write_text(text)
+    errors = load_suite_file(path, components=bundled())[1]
+    assert [error.key for error in errors] == ["cases[0].requires"], errors
+    path.write_text(text.replace("tags: [kip890]", "requires: {switch: {transaction.partition.verification.enable: true}}"))
+    assert load_suite_file(path, components=bundled())[1] == []
+    assert bundled_case("kip890/transaction-v2.yaml", "no-hanging-transaction-after-refusal").requires_switch == {
+        "transaction.partition.verification.enable": True}
+
+
 def test_every_bundled_must_refusal_by_kip890_verification_requires_the_setting():
     """The bundled suites keep the rule (the loader refuses them otherwise): the Produce v3-11 case is skipped,
     naming the setting, on a broker that reports it off."""
@@ -202,9 +257,9 @@ def test_every_bundled_must_refusal_by_kip890_verification_requires_the_setting(
 def test_any_error_is_a_refusal_that_needs_a_sentence_too(tmp_path):
     """``error_code: {ne: NONE}`` demands a refusal as ``refused: true`` does, on every version or some."""
     for expect in ("{error_code: {ne: NONE}}", '{error_code: {"0-2": NONE, "3+": {ne: NONE}}}'):
-        _, errors = load(tmp_path, '"KIP-98, EndTxnRequest: ends the transaction"', expect)
+        _, errors = load(tmp_path, NO_REFUSAL, expect)
         assert [error.key for error in errors] == ["cases[0].steps[0].expect.error_code"], errors
-        assert load(tmp_path, '"KIP-98: an unknown producer id is an error"', expect)[1] == []
+        assert load(tmp_path, REFUSAL, expect)[1] == []
 
 
 def test_a_boolean_setting_reported_as_text_meets_a_requirement_written_as_yaml_true():
@@ -226,7 +281,7 @@ def test_a_step_under_test_inside_parallel_branches_is_held_to_the_same_rules(tm
     """The KIP-890 fault-proxy cases sent their step under test in a parallel branch, which the lint never
     looked into: three MUSTs of Kafka's exact codes that no sentence names passed it."""
     path = tmp_path / "parallel.yaml"
-    path.write_text(textwrap.dedent(CASE).replace("CITES", '"KIP-98, EndTxnRequest: ends the transaction"').replace(
+    path.write_text(textwrap.dedent(CASE).replace("CITES", NO_REFUSAL).replace(
         """    steps:
       - send: EndTxn""", """    steps:
       - parallel:

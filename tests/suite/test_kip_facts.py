@@ -4,12 +4,15 @@ fresh clone has no copy of them, and the facts are what it keeps)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from conformance.protocol.errors import ERROR_TABLE
+from conformance import resources
+from conformance.suite import quotes
 from conformance.suite.citations import names
 from conformance.suite.kip_facts import CONDITIONED, ERRORS_NAMED
 
@@ -50,6 +53,23 @@ def test_kip_447s_seed_is_left_out_because_it_is_not_the_text_the_suites_cite():
 
 def test_each_conditioned_error_is_tied_to_its_condition_in_one_sentence_of_its_kip():
     for (kip, code), condition in CONDITIONED.items():
-        sentences = re.split(r"(?<=[.!?])\s+|\n", texts()[kip])
+        sentences = re.split(r"(?<=[.!?])\s+|\n(?!\s+[a-z])", texts()[kip])  # a javadoc line goes on indented
         assert any(names(sentence, code) and re.search(condition, sentence, re.IGNORECASE)
-                   and re.search(r"\b(if|when)\b", sentence, re.IGNORECASE) for sentence in sentences), (kip, code)
+                   and re.search(r"\b(if|when|result in|indicating)\b", sentence, re.IGNORECASE)
+                   for sentence in sentences), (kip, code)
+
+
+def test_the_fingerprints_quotes_are_checked_against_are_those_of_the_texts():
+    """conformance/suite/kip_fingerprints.json is what tools/build_kip_fingerprints.py writes from the texts."""
+    packed = json.loads(resources.kip_fingerprints().read_text(encoding="utf-8"))
+    assert set(packed) == set(ERRORS_NAMED)
+    for kip, value in packed.items():
+        assert value == quotes.fingerprint(texts()[kip]), kip
+
+
+def test_a_sentence_of_the_text_is_found_and_a_paraphrase_is_not():
+    """Issue 35's audit: add-partitions-unknown-topic quoted a sentence KIP-98 does not have."""
+    assert quotes.missing("KIP-98", "the request fails if any partition is unknown") is not None
+    sentence = next(line for line in texts()["KIP-98"].splitlines() if "InvalidTransactionTimeout` error" in line)
+    assert quotes.missing("KIP-98", sentence.upper().replace("`", "\u201c")) is None  # case and quote marks
+    assert quotes.missing("KIP-98", sentence.split(",")[0] + " ... " + sentence.split(",")[1]) is None

@@ -112,7 +112,9 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         "batches": [{"base_offset": batch.base_offset, "producer_id": batch.producer_id,
                      "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
                      "transactional": batch.is_transactional, "control": batch.is_control,
-                     "crc_valid": batch.crc_valid, "records": len(batch.records)}
+                     "crc_valid": batch.crc_valid, "records": len(batch.records),
+                     # the epoch of the coordinator that wrote a marker: a coordinator resending it uses its own
+                     "coordinator_epoch": marker_coordinator_epoch(batch)}
                     for batch in batches if isinstance(batch, records.RecordBatch)],
         "crc_valid": all(batch.crc_valid for batch in batches if isinstance(batch, records.RecordBatch)),
     }
@@ -136,6 +138,16 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         raise
     context.checked("Fetch", version, expect)
     save(context, summary, step.get("save"))
+
+
+def marker_coordinator_epoch(batch: records.RecordBatch) -> int | None:
+    """The coordinator epoch a transaction marker carries (None for a batch of records, or a KRaft control record)."""
+    if not batch.is_control or not batch.records:
+        return None
+    try:
+        return records.ControlRecord.from_record(batch.records[0]).coordinator_epoch
+    except Exception:  # noqa: BLE001 - a control record that is no marker has none; the summary never fails on it
+        return None
 
 
 ONWARD_ROUNDS = 50  # at most this many more fetches: a broker may return one batch per response
