@@ -136,9 +136,13 @@ class SharedFault:
             return ("move", *sorted((key, repr(value)) for key, value in self._partition(arguments).items()))
         if name == "block_coordinator_log":  # one follower stopped blocks every coordinator whose partition it follows
             named = {key: value for key, value in arguments.items() if key in ("coordinator", "group_coordinator")}
-            return ("block", *self.target.blocking_follower(**named))
+            return ("block", *self._nodes().blocking_follower(**named))
         named = {key: value for key, value in arguments.items() if key != "settle"}
-        return ("node", name, self.target.node(**named).node_id, bool(arguments.get("settle", True)))
+        return ("node", name, self._nodes().node(**named).node_id, bool(arguments.get("settle", True)))
+
+    def _nodes(self):
+        """Who finds the nodes by role: the target, or the cluster an attached target's node control drives."""
+        return getattr(self.target, "cluster", None) or self.target
 
     def _partition(self, arguments: dict) -> dict:
         """A move's arguments with ``coordinator:``/``group_coordinator:`` replaced by the partition they name now
@@ -146,7 +150,7 @@ class SharedFault:
         found = dict(arguments)
         for key, kind in (("coordinator", "transaction"), ("group_coordinator", "group")):
             if found.get(key) is not None:
-                found["topic"], found["partition"] = self.target.coordinating_partition(str(found.pop(key)), kind)
+                found["topic"], found["partition"] = self._nodes().coordinating_partition(str(found.pop(key)), kind)
         found.setdefault("partition", 0)
         return found
 
