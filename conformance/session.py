@@ -146,7 +146,7 @@ def result_line(result: CaseResult, *, nodeid: str, strict: bool, harness_versio
                            harness_version=harness_version, worker=os.environ.get("PYTEST_XDIST_WORKER", "main"),
                            recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     bug = ledger.known_bug({"outcome": record.outcome, "suite": record.suite, "case": record.case,
-                            "target": record.target, "target_version": record.target_version})
+                            "target": record.target, "target_version": record.target_version}) or result.known_bug
     if bug:
         record = dataclasses.replace(record, known_bug=bug)
     if not keeps_transcript(transcripts, result.outcome):

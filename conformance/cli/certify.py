@@ -179,6 +179,9 @@ def command_certify(arguments) -> int:
         bundle.write(folder, rows, levels_path=arguments.levels, claims_path=arguments.claims,
                      known_failure_paths=arguments.known_failures, known_suites=known_suites)
         print(f"{target}: " + ", ".join(f"{grade.level.name}: {grade.label}" for grade in grades))
+        for grade in grades:  # why each level not reached is not, in the words of the page (a known bug by name)
+            if grade.status != levels.REACHED and grade.reasons:
+                print(f"  {grade.level.name}: {grade.label}: " + "; ".join(grade.reasons))
         print(f"wrote {folder / 'index.html'} and certification.json")
         if claims is not None:
             false_claims = [row for row in facts["claims"]["checks"] if row["status"] in claim_checks.FALSE_CLAIMS]
@@ -268,17 +271,21 @@ def run_suites(arguments, extensions: Extensions) -> tuple[list[ResultRecord], l
         options += ["--client-config", arguments.client_config]
     if getattr(arguments, "node_control", None):
         options += ["--node-control", arguments.node_control]
-    companions, thread = [], None
-    if not arguments.paths and not arguments.no_companions and certify_complete.is_single_kafka(arguments.target):
-        options.append("--conformance-long")  # the end of the epoch space: the levels counting it need it
-        companions = certify_complete.plan(arguments.target, output, run_id,
-                                           semantic_seconds=arguments.semantic_duration)
-        thread = certify_complete.start(companions)
+    companions, threads = [], None
+    if not arguments.no_companions:
+        companions = certify_complete.plan(arguments.target, output, run_id, paths=arguments.paths,
+                                           semantic_seconds=arguments.semantic_duration,
+                                           node_control=getattr(arguments, "node_control", None),
+                                           client_config=arguments.client_config, kinds=extensions.target_kinds())
+    if companions:
+        if not arguments.paths:
+            options.append("--conformance-long")  # the end of the epoch space: the levels counting it need it
+        threads = certify_complete.start(companions)
     capture = FingerprintCapture(session)
     try:
         pytest.main(options, plugins=[capture, session])
         records = read_records(results, run_id=run_id)
-        extra = certify_complete.finish(companions, arguments.target, thread)
+        extra = certify_complete.finish(companions, arguments.target, threads)
     finally:
         certify_complete.stop(companions)
     arguments.companions = companions

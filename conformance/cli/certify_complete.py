@@ -7,13 +7,23 @@ cases at the end of the producer epoch space ``--long``. Certify starts each of 
 process of its own, while the main run goes on; their results are graded as the main target's (each record keeps
 ``ran_on``, the spec it ran on, and the page lists the companions), so one command reaches every level.
 
-Targets other than a provisioned single Kafka node get no companion: the levels that need one say why (see
-:data:`NEEDS`).
+An attached broker (``HOST:PORT``, ``PRODUCT:VERSION@HOST:PORT``) gets what the harness can give it without a hand
+on its nodes: the wire faults through the harness's fault proxy in front of it (``proxy+HOST:PORT``) and the
+exactly-once tier against it (through the proxy, whose faults it then takes; with ``--node-control FILE``, against
+the broker itself, the nodes' commands making its faults). Its failover cases run in the main run when
+``--node-control`` gives the commands that stop and start its nodes. Other targets get no companion: the levels
+that need one say why (see :data:`NEEDS`).
+
+The companions run in two lanes, each one companion at a time: the three-node cluster's failover cases in one, and
+in the other the fault proxy, the exactly-once tier and the failover cases at the end of the epoch space, on a
+cluster of their own (their fast-forwards to the last epoch were a third of the first lane's time). Two lanes, not
+one per companion: on a small machine many brokers starting at once miss their start deadline.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -24,6 +34,7 @@ from pathlib import Path
 from ..results.record import ResultRecord
 from ..results.store import read_records
 from ..resources import suites as bundled_suites
+from ..targets import hostport
 
 
 @dataclass
@@ -41,6 +52,7 @@ class Companion:
     problem: str = ""
     log: Path | None = None
     records: list[ResultRecord] = field(default_factory=list)
+    lane: int = 0  # companions of one lane run one after another; the lanes run side by side
 
     def facts(self) -> dict:
         return {"name": self.name, "why": self.why, "spec": self.spec, "suites": list(self.suites),
@@ -70,38 +82,86 @@ def is_single_kafka(spec: str) -> bool:
     return (base == "kafka" or base.startswith("kafka:")) and "nodes=" not in spec and "+" not in spec
 
 
-def plan(spec: str, output: Path, run_id: str, *, semantic_seconds: float) -> list[Companion]:
-    """The companions of a single Kafka node ``spec``, not started yet."""
+def is_attached(spec: str, kinds=()) -> bool:
+    """A broker someone else runs: ``HOST:PORT``, named or not (``acme:1.0@127.0.0.1:9092``), that no other of the
+    run's target ``kinds`` claims (``rdkafka-mock:3`` looks like host:port too)."""
+    return hostport.parse(spec) is not None and not any(kind.matches(spec) for kind in kinds if not kind.fallback)
+
+
+EPOCH_SPACE_SUITE = "epoch-rotation-failover"  # the cluster suite whose cases fast-forward to the last epoch
+
+
+def plan(spec: str, output: Path, run_id: str, *, semantic_seconds: float, paths: list[str] | None = None,
+         node_control: str | None = None, client_config: str | None = None, kinds=()) -> list[Companion]:
+    """The companions of ``spec`` (a single Kafka node, or an attached ``HOST:PORT``), not started yet. ``paths``
+    (the suite paths certify was given): only the companions of the cluster and fault suites among them, and no
+    exactly-once tier. ``kinds``: the run's target kinds (see :func:`is_attached`)."""
+    attached = is_attached(spec, kinds)
+    if not (is_single_kafka(spec) or attached):
+        return []
     python = [sys.executable, "-m", "conformance.cli"]
-    suites = bundled_suites()
-    base, _, options = spec.partition(",")
-    cluster = f"{base},nodes=3" + (f",{options}" if options else "")
+    chosen = [Path(path).resolve() for path in paths or ()]
+
+    def suite_files(folder: str, keep=lambda path: True) -> list[Path]:
+        found = sorted(path for path in (bundled_suites() / folder).glob("*.yaml") if keep(path))
+        return [path for path in found if not chosen or any(path.resolve() == given or given in path.resolve().parents
+                                                            for given in chosen)]
+
+    def run(name: str, why: str, companion_spec: str, files: list[Path], lane: int,
+            extra: tuple[str, ...] = ()) -> Companion | None:
+        if not files:
+            return None
+        slug = re.sub(r"[^a-z0-9]+", "-", name).strip("-")  # cluster (epoch space): cluster-epoch-space
+        results = output / f"results-{run_id}-{slug}.jsonl"
+        suites = tuple(f"{path.parent.name}.{path.stem}" for path in files)
+        return Companion(name, why, companion_spec, suites,
+                         [*python, "run", "--target", companion_spec, "--long", "--results", str(results),
+                          "--alluredir", str(output / f"allure-{run_id}-{slug}"), *extra,
+                          *map(str, files)], results, lane=lane)
+
+    configured = ("--client-config", client_config) if client_config else ()
+    cluster_why = "the failover cases need three nodes the harness can stop, start and move leadership on"
+    cluster = epoch_space = None
+    if is_single_kafka(spec):
+        base, _, options = spec.partition(",")
+        three = f"{base},nodes=3" + (f",{options}" if options else "")
+        cluster = run("cluster", cluster_why, three,
+                      suite_files("cluster", lambda path: path.stem != EPOCH_SPACE_SUITE), 0)
+        epoch_space = run("cluster (epoch space)", f"{cluster_why}; these fast-forward to the last epoch first, on a "
+                          "cluster of their own", three, suite_files("cluster", lambda path: path.stem == EPOCH_SPACE_SUITE), 1)
+    proxy = run("proxy", "the wire faults need the fault proxy in front of the broker", f"proxy+{spec}",
+                suite_files("faults"), 1, configured)
+    return [companion for companion in (cluster, proxy, *([] if paths else _tier(spec, attached, output, run_id, python,
+                                                                                 semantic_seconds, node_control,
+                                                                                 configured)), epoch_space)
+            if companion is not None]
+
+
+def _tier(spec: str, attached: bool, output: Path, run_id: str, python: list[str], seconds: float, node_control: str | None,
+          configured: tuple[str, ...]) -> list[Companion]:
+    """The exactly-once tier in a classic and a KIP-848 group. On a provisioned node its restarts are the faults; on
+    an attached broker the nodes' commands are (--node-control), or without them the fault proxy in front of it."""
+    target, extra = spec, list(configured)
+    if attached:
+        target = spec if node_control else f"proxy+{spec}"
+        extra += ["--node-control", node_control] if node_control else []
+    why = "the exactly-once tier: real transactional clients under faults" + (
+        "" if target == spec else " (the fault proxy's: no --node-control to stop the broker's nodes)")
     made = []
-    for name, why, companion_spec, folder in (
-            ("cluster", "the failover cases need three nodes the harness can stop, start and move leadership on",
-             cluster, "cluster"),
-            ("proxy", "the wire faults need the fault proxy in front of the broker", f"proxy+{spec}", "faults")):
-        results = output / f"results-{run_id}-{name}.jsonl"
-        made.append(Companion(name, why, companion_spec, (f"{folder}.*",),
-                              [*python, "run", "--target", companion_spec, "--long", "--results", str(results),
-                               "--alluredir", str(output / f"allure-{run_id}-{name}"), str(suites / folder)],
-                              results))
     for protocol, suite in (("classic", "semantic.exactly-once"), ("consumer", "semantic.exactly-once.consumer-group")):
         results = output / f"results-{run_id}-semantic-{protocol}.jsonl"
-        made.append(Companion(
-            f"exactly-once ({protocol} group)", "the exactly-once tier: real transactional clients under faults",
-            spec, (suite,), [*python, "semantic", "--target", spec, "--duration", str(semantic_seconds),
-                             "--group-protocol", protocol, "--results", str(results), "--run-id", run_id,
-                             "--histories", str(output / f"semantic-{run_id}-{protocol}")], results))
+        made.append(Companion(f"exactly-once ({protocol} group)", why, target, (suite,),
+                              [*python, "semantic", "--target", target, "--duration", str(seconds),
+                               "--group-protocol", protocol, "--results", str(results), "--run-id", run_id,
+                               "--histories", str(output / f"semantic-{run_id}-{protocol}"), *extra], results, lane=1))
     return made
 
 
-def start(companions: list[Companion]) -> threading.Thread:
-    """Run the companions one after another in a thread, each in a process of its own (output in a log beside
-    its results), while the main run goes on. One at a time: on a small machine several brokers starting at
-    once miss their start deadline, and a run that cannot start gives no verdict at all."""
-    def run_all():
-        for companion in companions:
+def start(companions: list[Companion]) -> list[threading.Thread]:
+    """Run the companions while the main run goes on, each in a process of its own (output in a log beside its
+    results): a thread per lane, each running its lane's companions one after another (see the module)."""
+    def run_all(lane: list[Companion]):
+        for companion in lane:
             if STOPPING.is_set():
                 companion.problem = "not started: certify was interrupted"
                 continue
@@ -115,14 +175,18 @@ def start(companions: list[Companion]) -> threading.Thread:
             companion.seconds = time.monotonic() - companion.started
 
     STOPPING.clear()
-    thread = threading.Thread(target=run_all, name="certify-companions", daemon=True)
-    thread.start()
-    return thread
+    threads = []
+    for lane in sorted({companion.lane for companion in companions}):
+        thread = threading.Thread(target=run_all, args=([c for c in companions if c.lane == lane],),
+                                  name=f"certify-companions-{lane}", daemon=True)
+        thread.start()
+        threads.append(thread)
+    return threads
 
 
-def finish(companions: list[Companion], main_spec: str, thread: threading.Thread | None) -> list[ResultRecord]:
+def finish(companions: list[Companion], main_spec: str, threads: list[threading.Thread] | None) -> list[ResultRecord]:
     """Wait for every companion; their records, relabelled as the main target's (``ran_on`` keeps the spec)."""
-    if thread is not None:
+    for thread in threads or ():
         thread.join()
     merged = []
     for companion in companions:
@@ -174,12 +238,13 @@ def needs_of(grade, companions: list[Companion], *, node_control: bool = False) 
         suites |= {pattern for pattern in grade.level.suites if pattern != "*"}
     found = []
     for pattern, need in NEEDS.items():
-        if not any(fnmatch.fnmatchcase(suite, pattern) for suite in suites):
+        lacking = [suite for suite in suites if fnmatch.fnmatchcase(suite, pattern)]
+        if not lacking:
             continue
-        gave = [companion for companion in companions if companion.records and not companion.problem
-                and any(fnmatch.fnmatchcase(provided, pattern) for provided in companion.suites)]
-        if gave:  # a companion ran them: their items without a verdict say why themselves
-            continue
+        if all(any(companion.records and not companion.problem
+                   and any(fnmatch.fnmatchcase(suite, provided) for provided in companion.suites)
+                   for companion in companions) for suite in lacking):
+            continue  # a companion ran each of them: their items without a verdict say why themselves
         if node_control and pattern in GIVEN:
             found.append(f"{pattern[:-2]} suites: {GIVEN[pattern]}")
             continue

@@ -90,8 +90,12 @@ class Bug:
         return any(release in span for span in self.affected)
 
     def label(self) -> str:
-        """``KAFKA-14402, fixed in 3.6.0`` (``..., not fixed yet`` for an open bug)."""
-        return f"{self.key}, {'fixed in ' + self.fixed_in if self.fixed_in else 'not fixed yet'}"
+        """``KAFKA-14402, fixed in 3.6.0``; for an open bug ``KAFKA-20310, unfixed as of 4.4.0`` (the newest
+        release the ledger records it on: no release up to that one fixed it)."""
+        if self.fixed_in:
+            return f"{self.key}, fixed in {self.fixed_in}"
+        newest = max((span.last for span in self.affected), key=release_key, default=None)
+        return f"{self.key}, unfixed as of {newest}" if newest else f"{self.key}, not fixed yet"
 
     def verify_target(self, role: str) -> str | None:
         """The target spec the entry's cases run on for ``role`` (``affected`` or ``fixed``): ``kafka:3.5.2``,

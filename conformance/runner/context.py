@@ -14,6 +14,7 @@ from ..client.cluster import Cluster
 from ..results.record import StepRole
 from ..suite.kinds import StepRef
 from ..targets.base import CapabilityMissing, Target
+from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
 
 
@@ -80,6 +81,7 @@ class Context:
     progress: Progress = field(default_factory=Progress)
     acls: list = field(default_factory=list)  # the ACL bindings the case created, removed after it
     shared_restart: SharedRestart | None = None  # the group whose restarts the item shares (serial: restart)
+    shared_fault: SharedFault | None = None  # the versions of its case whose faults the item shares (shared_fault)
     notes: list = field(default_factory=list)  # departures of other APIs and versions, each once (observe.note)
     # the step running now only prepares the condition a later step of the API under test is judged on
     # (policy.preparing_steps): its requests are set-up, whatever their API

@@ -22,8 +22,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable
 
 from ..suite.model import Case, CaseResult
+from ..targets.base import Capability, ControlFailed
 from .pacing import Slots
 from .runner import RerunAlone, Runner
+from .shared_fault import Regroup, SharedFault, shares_faults
 from .shared_restart import SharedRestart
 
 log = logging.getLogger(__name__)
@@ -115,8 +117,15 @@ class RunAhead:
             self._after.submit(self._after_serial_on_target)
         else:
             self._twin_known.set()
+            grouped = self._sharing_faults(serial)
             for case, version in serial:
-                self._futures[(id(case), version)] = self._after.submit(self._alone_on_target, case, version)
+                group = grouped.get(id(case))
+                if group is None:
+                    self._futures[(id(case), version)] = self._after.submit(self._alone_on_target, case, version)
+                elif (case, version) == group[0]:  # the group runs where its first item would have
+                    futures: list[Future] = [Future() for _ in group]
+                    self._futures.update(((id(one), each), future) for (one, each), future in zip(group, futures))
+                    self._after.submit(self._together_on_target, group, futures)
         for case, version in items:
             if case.hazardous and not case.serial:
                 self._futures[(id(case), version)] = self._after.submit(self._alone_on_target, case, version)
@@ -143,6 +152,66 @@ class RunAhead:
         wait(self._concurrent)
         with self._lock:
             return self.runner.run(case, version)
+
+    def _sharing_faults(self, serial: list[tuple[Case, int | None]]) -> dict[int, list[tuple[Case, int | None]]]:
+        """The serial items of a cluster whose versions share their faults (:mod:`.shared_fault`), by case."""
+        if Capability.NODES not in getattr(getattr(self.runner, "target", None), "capabilities", ()):
+            return {}
+        by_case: dict[int, list[tuple[Case, int | None]]] = {}
+        for case, version in serial:
+            if shares_faults(case):
+                by_case.setdefault(id(case), []).append((case, version))
+        return {key: items for key, items in by_case.items() if len(items) > 1}
+
+    def _together_on_target(self, items: list[tuple[Case, int | None]], futures: list[Future]) -> None:
+        """The versions of one case sharing their faults, alone on the target once every concurrent item has ended:
+        round after round, those whose fault was another action than the round's again (:mod:`.shared_fault`),
+        the target made whole after each round."""
+        wait(self._concurrent)
+        pending = list(zip(items, futures))
+        with self._lock:
+            while pending:
+                if len(pending) == 1:  # alone: as any serial item (the runner heals after it)
+                    (case, version), future = pending[0]
+                    _settle(future, self.runner.run, case, version)
+                    return
+                shared = SharedFault(self.runner.target, len(pending))
+                again: list[tuple[tuple[Case, int | None], Future]] = []
+                done: list[tuple[Future, CaseResult]] = []
+
+                def run(item, future, shared=shared, again=again, done=done):
+                    try:
+                        done.append((future, self.runner.run(*item, shared_fault=shared)))
+                    except Regroup:
+                        again.append((item, future))
+                    except BaseException as error:  # noqa: BLE001 - the item's reporter raises it
+                        future.set_exception(error)
+                    finally:
+                        shared.leave()
+
+                with ThreadPoolExecutor(max_workers=len(pending), thread_name_prefix="sharing") as pool:
+                    for item, future in pending:
+                        pool.submit(run, item, future)
+                problem = self._heal()
+                log.info("%s: %d items went past %d fault steps with %d faults made; %d run again",
+                         items[0][0].full_id, len(done), shared.asked, shared.actions, len(again))
+                for future, result in done:
+                    if problem:
+                        result.message = (f"{result.message}\n" if result.message else "") + problem
+                    future.set_result(result)
+                if len(again) == len(pending):  # no round leaves none behind; should one, they run alone
+                    for (case, version), future in again:
+                        _settle(future, self.runner.run, case, version)
+                    return
+                pending = again
+
+    def _heal(self) -> str:
+        """The target made whole after a round of items sharing faults; what went wrong, said in their results."""
+        try:
+            self.runner.target.heal()
+        except ControlFailed as failed:  # these verdicts stand; the next case that needs the nodes retries
+            return f"the cluster was not made whole after the case: {failed}"
+        return ""
 
     def _rerun_spoiled(self) -> None:
         """Once every concurrent item has ended: those a crash spoiled, one at a time. Alone, the one that

@@ -24,6 +24,7 @@ from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
 from .resources import Resources, TooFewBrokers, UnknownSetting, delete_topics, replicas_needed, too_few_brokers
+from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
 from .steps import bundled
 from .under_way import UnderWay, last_request, replayable
@@ -173,9 +174,10 @@ class Runner:
 
     # ---------------------------------------------------------------------- running
     def run(self, case: Case, version: int | None, shared_restart: SharedRestart | None = None, *,
-            rerun_alone: bool = False) -> CaseResult:
+            rerun_alone: bool = False, shared_fault: SharedFault | None = None) -> CaseResult:
         """Runs one item; after one that may have hurt the target, checks the target still answers. Given
-        ``shared_restart``, the item is one of a group sharing broker restarts (its restart steps wait there).
+        ``shared_restart``, the item is one of a group sharing broker restarts (its restart steps wait there);
+        given ``shared_fault``, one of the versions of its case sharing their faults (the group heals the target).
         Given ``rerun_alone`` (items running beside each other, :mod:`.parallel`), an item whose verdict a
         crash left unknown, the target being back, raises :class:`RerunAlone` instead of ending without one."""
         with self._recovering:  # never while the target is being brought back: then on the life it comes back to
@@ -187,7 +189,7 @@ class Runner:
         transcript = Transcript()
         token = self._under_way.start(where, transcript)
         try:  # under way until judged: a crash names the items still being judged too
-            result = self._run(case, version, shared_restart, transcript)
+            result = self._run(case, version, shared_restart, transcript, shared_fault)
             return self._judged(case, where, transcript, result, self._under_way.beside(token), restarts,
                                 rerun_alone, token)
         finally:
@@ -263,7 +265,7 @@ class Runner:
         return result
 
     def _run(self, case: Case, version: int | None, shared_restart: SharedRestart | None,
-             transcript: Transcript) -> CaseResult:
+             transcript: Transcript, shared_fault: SharedFault | None = None) -> CaseResult:
         started = time.monotonic()
         result = self._result(case, version, transcript, started)
         try:
@@ -304,7 +306,8 @@ class Runner:
             names["topic_ids"] = {short: resources.topic_ids.get(full) for short, full in names["topics"].items()}
             context = Context(cluster, self.target, version, case.api,
                                     {**names, "version": version}, resources.topic_ids,
-                                    self.step_kinds, self.matchers, shared_restart=shared_restart)
+                                    self.step_kinds, self.matchers, shared_restart=shared_restart,
+                                    shared_fault=shared_fault)
             run_steps(context, case.steps)
             unproven = vacuous(case, version, context.progress)
             if unproven:
@@ -366,7 +369,7 @@ class Runner:
                 context.close()
                 remove_acls(cluster, context.acls)
                 with_notes(result, context.notes)
-            if case.rough:
+            if case.rough and shared_fault is None:  # a group sharing faults heals once, after its round
                 try:
                     self.target.heal()  # the next case finds the target whole, whatever this one left down
                 except ControlFailed as failed:  # this verdict stands; the next case that needs the nodes retries

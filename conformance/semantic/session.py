@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from .. import ledger
 from ..client.cluster import Cluster
 from ..suite.model import CaseResult, StepFailure
 from ..results.record import Outcome, Requirement
@@ -247,7 +248,10 @@ def results(run: SemanticRun, *, run_id: str, history_file: str | None) -> list[
         else:
             _judged(result, check, verdicts[check], run.stats)
         if result.outcome is not Outcome.PASSED:
-            result.message += "".join(_known_issue(issue) for issue in run.stats.get("known_issues", ()))
+            issues = run.stats.get("known_issues", ())
+            result.message += "".join(_known_issue(issue) for issue in issues)
+            result.known_bug = next((bug.label() for issue in issues for bug in ledger.bugs()
+                                     if bug.key == issue["issue"]), "")
         made.append(result)
     return made
 

@@ -148,6 +148,9 @@ class CaseResult:
     # one fault of one API version behind this item's verdict (an answer that does not decode ...): reports
     # list the items sharing it as one entry
     root_cause: str = ""
+    # a known bug the item's own evidence names where the ledger has no case for it (the exactly-once tier reads it
+    # from the broker's log): ``KAFKA-20734, unfixed as of 4.4.0``; the results line's ``known_bug``
+    known_bug: str = ""
 
     @classmethod
     def for_case(cls, case: Case, version: int | None, *, target: str, target_version: str | None,

@@ -16,6 +16,11 @@ def test_single_kafka_nodes_get_companions_and_nothing_else_does():
     assert all(map(certify_complete.is_single_kafka, ["kafka", "kafka:3.9.1", "kafka,transaction.version=1"]))
     assert not any(map(certify_complete.is_single_kafka,
                        ["kafka,nodes=3", "proxy+kafka", "tansu", "rdkafka-mock", "broker.example:9092"]))
+    assert all(map(certify_complete.is_attached, ["broker.example:9092", "acme:1.0@127.0.0.1:9092"]))
+    assert not any(map(certify_complete.is_attached, ["kafka", "proxy+127.0.0.1:9092", "kafka,nodes=3"]))
+    from conformance.extension import Extensions
+
+    assert not certify_complete.is_attached("rdkafka-mock:3", Extensions.for_run().target_kinds())
 
 
 def test_the_plan_keeps_the_version_and_feature_options(tmp_path):
@@ -23,11 +28,37 @@ def test_the_plan_keeps_the_version_and_feature_options(tmp_path):
                certify_complete.plan("kafka:3.9.1,transaction.version=1", tmp_path, "run-1", semantic_seconds=5)}
     assert planned["cluster"].spec == "kafka:3.9.1,nodes=3,transaction.version=1"
     assert planned["proxy"].spec == "proxy+kafka:3.9.1,transaction.version=1"
-    assert planned["cluster"].suites == ("cluster.*",) and "--long" in planned["cluster"].command
+    assert "cluster.leadership-moves" in planned["cluster"].suites and "--long" in planned["cluster"].command
+    # the cases that fast-forward to the last epoch run on a cluster of their own, in the other lane
+    epoch = planned["cluster (epoch space)"]
+    assert epoch.suites == ("cluster.epoch-rotation-failover",) and epoch.spec == planned["cluster"].spec
+    assert "cluster.epoch-rotation-failover" not in planned["cluster"].suites
+    assert planned["cluster"].lane == 0 and {c.lane for name, c in planned.items() if name != "cluster"} == {1}
+    assert planned["proxy"].suites == ("faults.proxy-kip890", "faults.proxy-kip98")
+    assert len({str(c.results) for c in planned.values()}) == len(planned)  # a results file each
     classic, consumer = planned["exactly-once (classic group)"], planned["exactly-once (consumer group)"]
     assert classic.suites == ("semantic.exactly-once",) and consumer.suites == ("semantic.exactly-once.consumer-group",)
     assert consumer.command[consumer.command.index("--group-protocol") + 1] == "consumer"
     assert consumer.command[consumer.command.index("--duration") + 1] == "5"
+
+
+def test_an_attached_broker_gets_the_proxy_and_the_tier_and_says_what_it_lacks(tmp_path):
+    spec = "acme:1.0@127.0.0.1:19092"
+    planned = {companion.name: companion for companion in
+               certify_complete.plan(spec, tmp_path, "run-1", semantic_seconds=5, client_config="client.properties")}
+    assert set(planned) == {"proxy", "exactly-once (classic group)", "exactly-once (consumer group)"}
+    assert planned["proxy"].spec == f"proxy+{spec}" and "--client-config" in planned["proxy"].command
+    # without a way to stop its nodes, the tier takes the fault proxy's faults
+    assert planned["exactly-once (classic group)"].spec == f"proxy+{spec}"
+    given = {companion.name: companion for companion in
+             certify_complete.plan(spec, tmp_path, "run-1", semantic_seconds=5, node_control="nodes.yaml")}
+    tier = given["exactly-once (consumer group)"]
+    assert tier.spec == spec and tier.command[tier.command.index("--node-control") + 1] == "nodes.yaml"
+    # suite paths: only the companions of the suites among them, and no tier
+    [proxy] = certify_complete.plan(spec, tmp_path, "run-1", semantic_seconds=5,
+                                    paths=[str(certify_complete.bundled_suites() / "faults" / "proxy-kip98.yaml")])
+    assert proxy.suites == ("faults.proxy-kip98",)
+    assert certify_complete.plan("tansu", tmp_path, "run-1", semantic_seconds=5) == []
 
 
 def companion(tmp_path, name: str, suite: str, rows: list[dict] | None, spec: str = "kafka,nodes=3") -> Companion:

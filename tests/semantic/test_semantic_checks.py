@@ -223,6 +223,12 @@ def test_a_departure_names_the_known_kafka_bug_the_brokers_log_shows_and_a_pass_
     made = {result.case_id: result for result in results(run, run_id="r1", history_file=None)}
     assert "a known bug, KAFKA-20734 (https://github.com/apache/kafka/pull/22680)" in made["aborted-records-invisible"].message
     assert "KAFKA-20734" not in made["committed-records-visible"].message  # evidence for departures only
+    # the results line names it as the ledger does, so a certification's level says which bug missed it
+    from conformance.session import result_line
+
+    line = result_line(made["aborted-records-invisible"], nodeid="n", strict=False, harness_version="0")
+    assert line["known_bug"] == "KAFKA-20734, unfixed as of 4.4.0"
+    assert not result_line(made["committed-records-visible"], nodeid="n", strict=False, harness_version="0")["known_bug"]
 
 
 def test_a_history_survives_its_file(tmp_path):

@@ -16,6 +16,8 @@ def fault_step(context: Context, step: dict, index: str, name: str) -> None:
     try:
         if name == "restart":
             context.restart_target()
+        elif name != "disconnect" and context.shared_fault is not None:  # made once for the versions sharing it
+            context.shared_fault.fault(name, arguments)
         elif name != "disconnect":
             context.target.fault(name, **arguments)
         context.cluster.close()  # connections to a node a fault took down are dead: reopen on demand

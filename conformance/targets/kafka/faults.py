@@ -98,6 +98,15 @@ class NodeFaults:
         _reorder_replicas(cluster, topic, partition, [to] + [node for node in replicas if node != to], deadline)
         _elect_preferred(cluster, topic, partition, deadline)
 
+    def coordinating_partition(self, key: str, kind: str = "transaction") -> tuple[str, int]:
+        """The internal topic and partition that coordinate transactional id (or group, ``kind="group"``) ``key`` now."""
+        cluster = self._admin(10.0)
+        try:
+            cluster.api_versions()
+            return (TRANSACTION_TOPIC if kind == "transaction" else GROUP_TOPIC), _coordinating_partition(cluster, key, kind)
+        finally:
+            cluster.close()
+
     # faults --------------------------------------------------------------------------------
     def fault(self, name: str, **arguments) -> None:
         if not self.offers_fault(name):
@@ -255,25 +264,38 @@ class NodeFaults:
         finally:
             cluster.close()
 
+    def blocking_follower(self, *, coordinator: str | None = None, group_coordinator: str | None = None) -> tuple[str, int]:
+        """The internal topic and the follower ``block_coordinator_log`` would stop for this coordinator now."""
+        kind, key, topic = _blocked(coordinator, group_coordinator)
+        cluster = self._admin(10.0)
+        try:
+            cluster.api_versions()
+            partition = _coordinating_partition(cluster, str(key), kind)
+            return topic, _in_sync_follower(*_partition_state(cluster, topic, partition), f"{topic}-{partition}")
+        finally:
+            cluster.close()
+
     def block_coordinator_log(self, *, coordinator: str | None = None, group_coordinator: str | None = None,
-                              timeout_s: float = 30.0) -> int:
-        """The coordinator can no longer write its log (see the module docstring); returns the stopped follower."""
-        if (coordinator is None) == (group_coordinator is None):
-            raise ValueError("block_coordinator_log names coordinator: or group_coordinator:")
-        kind, key = ("transaction", coordinator) if coordinator is not None else ("group", group_coordinator)
-        topic = TRANSACTION_TOPIC if kind == "transaction" else GROUP_TOPIC
+                              follower: int | None = None, timeout_s: float = 30.0) -> int:
+        """The coordinator can no longer write its log (see the module docstring); returns the stopped follower.
+        ``follower``: the follower to stop, one :meth:`blocking_follower` named (several coordinators whose
+        partitions it follows are blocked by one stop: it may be down already)."""
+        kind, key, topic = _blocked(coordinator, group_coordinator)
         cluster = self._admin(10.0)
         try:
             cluster.api_versions()
             partition = _coordinating_partition(cluster, str(key), kind)
             leader, replicas, isr = _partition_state(cluster, topic, partition)
-            followers = [node for node in isr if node != leader]
-            if not followers:
-                raise ValueError(f"block_coordinator_log: {topic}-{partition} has no in-sync follower to stop "
-                                 f"(replicas {replicas}, in sync {isr})")
+            if follower is None:
+                follower = _in_sync_follower(leader, replicas, isr, f"{topic}-{partition}")
+            elif follower == leader or follower not in replicas:
+                raise ValueError(f"block_coordinator_log: node {follower} does not follow {topic}-{partition} "
+                                 f"(leader {leader}, replicas {replicas})")
+            followers = [follower]
             self._blocked_topics.add(topic)
             _set_topic_config(cluster, topic, "min.insync.replicas", str(len(replicas)))
-            self.fault("stop_node", node=followers[0])
+            if self.node(node=follower).running:
+                self.fault("stop_node", node=follower)
             cluster.close()  # its bootstrap connection may have been to the stopped node
             _wait_until(lambda: followers[0] not in _partition_state(cluster, topic, partition)[2],
                         "block_coordinator_log", f"node {followers[0]} did not leave the in-sync replicas of {topic}-{partition}",
@@ -371,6 +393,23 @@ class NodeFaults:
                              f"(replicas {replicas}, in sync {isr})")
         return self.move_leader(topic=topic, partition=partition, coordinator=coordinator,
                                 group_coordinator=group_coordinator, to=others[0], settle=settle, timeout_s=timeout_s)
+
+
+def _blocked(coordinator: str | None, group_coordinator: str | None) -> tuple[str, str, str]:
+    """(kind, key, internal topic) of a ``block_coordinator_log``."""
+    if (coordinator is None) == (group_coordinator is None):
+        raise ValueError("block_coordinator_log names coordinator: or group_coordinator:")
+    if coordinator is not None:
+        return "transaction", str(coordinator), TRANSACTION_TOPIC
+    return "group", str(group_coordinator), GROUP_TOPIC
+
+
+def _in_sync_follower(leader: int, replicas: list, isr: list, where: str) -> int:
+    followers = [node for node in isr if node != leader]
+    if not followers:
+        raise ValueError(f"block_coordinator_log: {where} has no in-sync follower to stop "
+                         f"(replicas {replicas}, in sync {isr})")
+    return followers[0]
 
 
 def _request(cluster: Cluster, destination, api: str, body: dict) -> dict:
