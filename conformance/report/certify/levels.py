@@ -8,11 +8,12 @@ from pathlib import Path
 
 import yaml
 
-from ... import ledger, resources
+from ... import resources
 from ...protocol.exceptions import SpecError
 from ...results.record import COUNTED_LEVELS, Outcome, ResultRecord
 from ...protocol.schema import VersionRange
 from .. import known_failures
+from .. import itemref
 from ..itemref import key
 
 COUNTABLE = COUNTED_LEVELS  # IMPLEMENTATION is informational: no level may count it
@@ -250,12 +251,12 @@ def grade_summaries(records: list[ResultRecord], known_suites: list[str] = ()) -
             for result in grade(load_levels(), records, None, known_suites=known_suites)]
 
 
-def _known_bugs(departures: list[dict]) -> str:
+def _known_bugs(departures: list[ResultRecord]) -> str:
     """`` (6 of them KAFKA-20310, unfixed as of 4.4.0)``: the departures the known-bugs ledger explains, by bug, so
     a level an Apache Kafka release misses on its own bug says so where the level is shown."""
     named: dict[str, int] = {}
     for record in departures:
-        bug = ledger.known_bug(record)
+        bug = itemref.known_bug(record)
         if bug:
             named[bug] = named.get(bug, 0) + 1
     if not named:
