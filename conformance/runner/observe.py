@@ -121,13 +121,18 @@ def broken(deviation: Deviation) -> str:
     return str(deviation.actual)
 
 
+def movable(context: Context, step, api: str, version: int) -> bool:
+    """Whether a step may go on at another version of ``api`` than ``version``: a set-up or check step whose
+    version the case leaves open, and never the version under test (not even to prepare it)."""
+    return observer(context, api, version) and step.get("version") in (None, "max") \
+        and (api, version) != (context.api, context.version)
+
+
 def version_down(context: Context, step: dict, api: str, version: int, deviation: Deviation) -> int | None:
     """The next version down a set-up or check step goes on at after ``api`` v``version`` broke (the
     departure is noted once on that API and version), or None: the step under test, a version the case
     names, an ordinary departure, or no version left below."""
-    if not observer(context, api, version) or step.get("version") not in (None, "max"):
-        return None
-    if (api, version) == (context.api, context.version):  # the version under test is never moved, even to prepare
+    if not movable(context, step, api, version):
         return None
     if deviation.actual not in BROKEN and not deviation.broken_version:
         return None
@@ -207,8 +212,7 @@ def served_elsewhere(context: Context, step: dict, name: str, api: str, version:
     except Deviation:
         raise deviation from None  # not served there either: the request departs, not one version
     cause = f"{api} v{version} answers {error} to a request that v{other} serves"
-    if observer(context, api, version) and step.get("version") in (None, "max") \
-            and (api, version) != (context.api, context.version):
+    if movable(context, step, api, version):
         note(context, f"{api} v{version} (not this item's verdict): answers {error} where v{other} serves the "
                       f"same request; the step went on at {api} v{other}")
         return answer, other
