@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from ..suite import tree
 from ..targets.base import CapabilityMissing
 
 # The faults a group can share: a node's (resolved to the node) and a leadership move (resolved to the partition).
@@ -42,7 +43,7 @@ def shares_faults(case) -> bool:
     if not case.serial or case.shares_restart:
         return False
     faults = [step["fault"] for step in case.steps if "fault" in step]
-    nested = any("fault" in str(step) for step in case.steps if "fault" not in step)
+    nested = any(key == "fault" for step in case.steps if "fault" not in step for key, _ in tree.entries(step))
     return bool(faults) and not nested and all(
         (fault if isinstance(fault, str) else fault.get("name")) in SHAREABLE for fault in faults)
 
