@@ -77,3 +77,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         ranks[item.nodeid] = _rank(group, module, item.get_closest_marker("broker") is not None)
     # a stable sort: the items of a group stay together and in their own order
     items.sort(key=lambda item: ranks[item.nodeid])
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """With CONFORMANCE_TEST_CPU=DIR, each worker writes a line per test to DIR: the CPU seconds the test took,
+    its own and its processes' (a broker it started counts when it is reaped: at the teardown that stops it).
+    This is how the tests' CPU was found (docs/how-to/develop.md); CI does not set it."""
+    import os
+    import time
+
+    folder = os.environ.get("CONFORMANCE_TEST_CPU")
+    if not folder:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.monotonic()
+    yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(os.path.join(folder, f"{worker}.tsv"), "a", encoding="utf-8") as out:
+        out.write(f"{_cpu_seconds() - cpu:.2f}\t{time.monotonic() - wall:.2f}\t{item.nodeid}\n")

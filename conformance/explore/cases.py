@@ -204,7 +204,8 @@ def _fault(step: Step) -> list[dict]:
     """The proxy's fault the step met, as the suite step arming it (none where it met none)."""
     if not step.op.fault:
         return []
-    arguments: dict = {"api": step.op.kind, "times": 1}
+    # kept to the case's own requests (its client id), so the written case runs beside others
+    arguments: dict = {"client": "${client_id}", "api": step.op.kind, "times": 1}
     if step.op.fault == "delay":
         arguments["ms"] = FAULT_DELAY_MS
     return [{"fault": {"name": f"proxy.{step.op.fault}", "args": arguments}}]

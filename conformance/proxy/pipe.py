@@ -125,13 +125,17 @@ class Pipe:
             effects += self._request(self._waiting.popleft())
         return effects
 
-    def release(self, key: str | None = None) -> list[Effect]:
-        """Held responses go to the client and a held request goes to the broker (those of ``key``, or all)."""
+    def release(self, key: str | None = None, keep: frozenset = frozenset()) -> list[Effect]:
+        """Held responses go to the client and a held request goes to the broker (those of ``key``, or all but
+        those held under a key in ``keep``)."""
+        def chosen(held_key: str | None) -> bool:
+            return held_key == key if key is not None else held_key not in keep
+
         for pending in self._order:
-            if pending.state == "held" and (key is None or pending.key == key):
+            if pending.state == "held" and chosen(pending.key):
                 pending.state = "ready"
         effects = self._flush()
-        if self._held_request is not None and (key is None or self._held_request[1] == key) and not self.closed:
+        if self._held_request is not None and chosen(self._held_request[1]) and not self.closed:
             call, _ = self._held_request
             self._held_request = None
             effects += self.deferred_done(call, act.forward())   # then the requests that queued behind it

@@ -4,6 +4,10 @@ This is the proxy's built-in interceptor, pure and synchronous (no sockets, no c
 is unit-tested with fake frames. Positions count the requests that match a rule's API and version,
 across all connections of the proxy, from the moment the rule was added: ``nth: 1`` is the first
 such request after the fault step ran, which is what a suite author means by "the next EndTxn".
+
+A rule can be kept to one case's own requests, so that cases with faults need not run alone: ``client`` (the
+request header's client id: the harness gives each case its own, ``${client_id}``) or ``fields`` (top-level
+request fields, such as the case's ``transactional_id``). A rule with neither picks any client's requests.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class Rule:
     where: str = "response"
     key: str | None = None
     fields: dict = field(default_factory=dict)   # top-level request fields that must be equal (transactional_id)
+    client: str | None = None                    # the client id of the requests it picks; None: any client's
     seen: int = field(default=0, compare=False)
 
     def picks(self, call: Call) -> bool:
@@ -50,10 +55,19 @@ class Rule:
             return False
         if not self.versions[0] <= call.api_version <= self.versions[1]:
             return False
+        if self.client is not None and self._client_id(call) != self.client:
+            return False
         if self.fields and not self._fields_match(call):
             return False
         self.seen += 1
         return self.seen >= self.nth and (self.times == 0 or self.seen < self.nth + self.times)
+
+    @staticmethod
+    def _client_id(call: Call) -> str | None:
+        try:
+            return call.request()[0].get("client_id")
+        except Exception:  # noqa: BLE001 - a request the codec cannot read is no client's
+            return None
 
     def _fields_match(self, call: Call) -> bool:
         try:
@@ -84,7 +98,8 @@ def parse_versions(value) -> tuple[int, int]:
 
 
 def make_rule(codec: Codec, fault: str, *, api=None, version=None, nth: int = 1, times: int = 1,
-              ms: int = 0, where: str = "response", key: str | None = None, fields: dict | None = None) -> Rule:
+              ms: int = 0, where: str = "response", key: str | None = None, fields: dict | None = None,
+              client: str | None = None) -> Rule:
     """A rule from a fault step's words; unknown faults and arguments raise ValueError."""
     if fault not in FAULTS:
         raise ValueError(f"unknown proxy fault {fault!r}; known: {sorted(FAULTS) + sorted(CONTROL)}")
@@ -95,7 +110,8 @@ def make_rule(codec: Codec, fault: str, *, api=None, version=None, nth: int = 1,
     api_key = None
     if api is not None:
         api_key = int(api) if str(api).isdigit() else codec.registry.api(str(api)).api_key
-    return Rule(fault, api_key, parse_versions(version), int(nth), int(times), int(ms), where, key, dict(fields or {}))
+    return Rule(fault, api_key, parse_versions(version), int(nth), int(times), int(ms), where, key, dict(fields or {}),
+                None if client is None else str(client))
 
 
 class FaultRules(act.PassThrough):
@@ -107,16 +123,31 @@ class FaultRules(act.PassThrough):
         self.codec = codec
         self._rules: list[Rule] = []
         self._lock = threading.Lock()
+        self._own_keys: set[str | None] = set()  # the keys of holds kept to one client: that case releases them
 
     def add(self, fault: str, **arguments) -> Rule:
         rule = make_rule(self.codec, fault, **arguments)
         with self._lock:
             self._rules.append(rule)
+            if rule.client is not None and rule.fault == "hold":
+                self._own_keys.add(rule.key)
         return rule
 
-    def clear(self) -> None:
+    def clear(self, client: str | None = None) -> None:
+        """Remove every rule, or those kept to ``client``."""
         with self._lock:
-            self._rules.clear()
+            self._rules = [] if client is None else [rule for rule in self._rules if rule.client != client]
+
+    def clear_shared(self) -> None:
+        """Remove the rules kept to no client: those that could pick the next case's requests."""
+        with self._lock:
+            self._rules = [rule for rule in self._rules if rule.client is not None]
+
+    @property
+    def own_keys(self) -> frozenset[str | None]:
+        """The keys under which holds kept to one client keep requests and responses."""
+        with self._lock:
+            return frozenset(self._own_keys)
 
     @property
     def rules(self) -> list[Rule]:

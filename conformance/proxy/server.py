@@ -144,9 +144,17 @@ class ProxyServer:
             key = arguments.pop("key", None)
             self.call(lambda: self._release(key))
         elif name == "clear":
-            self.faults.clear()
+            self.faults.clear(arguments.get("client"))
         else:
             self.faults.add(name, **arguments)
+
+    def heal(self) -> None:
+        """After a case, what it left that could reach the next one goes: the rules kept to no client, and what
+        is held under a key no case's own hold uses. A case's own rules (``client``) pick no other case's
+        requests, and what its holds keep ends with its connections, so cases running beside it keep theirs."""
+        self.faults.clear_shared()
+        keep = self.faults.own_keys
+        self.call(lambda: self._release(None, keep))
 
     def add_interceptor(self, interceptor: Interceptor) -> None:
         self.call(lambda: self._add_interceptor(interceptor))
@@ -432,9 +440,9 @@ class ProxyServer:
 
         self._workers.submit(work).add_done_callback(finished)
 
-    def _release(self, key: str | None) -> None:
+    def _release(self, key: str | None, keep: frozenset = frozenset()) -> None:
         for connection in list(self._connections.values()):
-            self._apply(connection, connection.pipe.release(key))
+            self._apply(connection, connection.pipe.release(key, keep))
 
     def _add_interceptor(self, interceptor: Interceptor) -> None:
         self.interceptors.append(interceptor)

@@ -69,6 +69,7 @@ class Resources:
             "txn_ids": {name: unique_name(*base, name, self.suffix) for name in case.suite.transactional_ids},
             "groups": {name: unique_name(*base, name, self.suffix) for name in case.suite.groups},
             "run": self.suffix,
+            "client_id": self.cluster.client_id,  # its own: a proxy fault kept to it (client) picks no other item's
         }
 
     def create_topics(self, topics: dict[str, str], timeout: float = 30.0) -> None:

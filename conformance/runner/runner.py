@@ -287,10 +287,10 @@ class Runner:
         if unfit:
             return self._finish(result, Outcome.SKIPPED, started, transcript, unfit)
 
+        suffix = f"{self.run_id[:8]}-{next(self._counter)}"  # the item's names: topics, ids, its client id
         cluster = Cluster(self.target.bootstrap, self.codec, transcript, timeout=self.timeout,
-                          client_id=f"kafka-conformance-{self.run_id[:8]}",
-                          security=self.target.security)
-        resources = Resources(cluster, case, f"{self.run_id[:8]}-{next(self._counter)}", self.target)
+                          client_id=f"kafka-conformance-{suffix}", security=self.target.security)
+        resources = Resources(cluster, case, suffix, self.target)
         context: Context | None = None
         try:
             names = resources.names()

@@ -176,6 +176,21 @@ def check_shares_restart(steps: list, report, where: list) -> None:
                       "use serial: true")
 
 
+def check_proxy_faults_kept_to_the_case(steps: list, report, where: list) -> None:
+    """A case that runs beside others (not ``serial``) must keep each proxy fault it adds to its own requests
+    (``client: "${client_id}"``, or ``fields`` naming its own ids): a rule kept to nobody picks whichever case's
+    request comes next."""
+    for key, fault in tree.entries(steps):
+        if key != "fault" or not isinstance(fault, dict) or not str(fault.get("name", "")).startswith("proxy."):
+            continue
+        arguments = fault.get("args") or {}
+        if str(fault["name"]) not in ("proxy.release", "proxy.clear") and not arguments.get("client") \
+                and not arguments.get("fields"):
+            report(where, f"{fault['name']} would pick other cases' requests: keep it to this case's "
+                          "(args: {client: \"${client_id}\"}) or make the case serial: true")
+            return
+
+
 def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
                 requests: dict[str, MessageSpec] | None = None, under_test: tuple | None = None,
                 in_template_step: bool = False, components: Components | None = None) -> None:

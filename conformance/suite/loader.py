@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..protocol.schema import MessageSpec, VersionRange
 from . import citations, internals, settings
-from .checks import (check_matchers, check_no_effect_verified, check_shares_restart, check_steps, check_versions,
+from .checks import (check_matchers, check_no_effect_verified, check_proxy_faults_kept_to_the_case, check_shares_restart,
+                     check_steps, check_versions,
                      known_matchers, report_schema_errors, schema_validator)
 from .components import Components
 from .model import Case, Requirement, Suite
@@ -100,6 +101,8 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
                 report(at, message)
         if raw.get("serial") == "restart":
             check_shares_restart(steps, report, [*where, "serial"])
+        if raw.get("serial") not in (True, "restart"):  # (serial: restart refuses any other fault itself)
+            check_proxy_faults_kept_to_the_case(steps, report, [*where, "steps"])
         if schema_failed:
             continue  # problems are reported; no Case is built from a file that failed the schema
         suite.cases.append(Case(

@@ -154,10 +154,10 @@ class ProxiedTarget(Target):
             self.server.drop_connections()
 
     def heal(self) -> None:
-        """After a case: faults it added and did not use are removed, held responses let go."""
+        """After a case: the faults it added and did not use that could reach the next case are removed, and what
+        they held let go (:meth:`ProxyServer.heal`)."""
         if self.server is not None:
-            self.server.fault("clear")
-            self.server.fault("release")
+            self.server.heal()
         self.inner.heal()
 
     def logs(self) -> str | None:

@@ -18,8 +18,9 @@ import pytest
 from conformance.extension import Extensions
 from conformance.suite.loader import load_suites
 from conformance.results.record import Outcome
-from conformance.runner.parallel import items_of, run_items
+from conformance.runner.parallel import RunAhead, items_of
 from conformance.runner.runner import Runner
+from conformance.targets.base import Capability
 from conformance.targets.registry import resolve
 from conformance.runner.steps import bundled
 
@@ -38,15 +39,26 @@ LONG = "epoch-exhaustion"
 def run_suites(spec: str, paths: list[Path], keep=lambda case, version: LONG not in case.tags, workers: int = 8) -> list:
     suites, errors = load_suites(paths, components=bundled())
     assert errors == []
-    target = resolve(spec, Extensions.for_run().target_kinds())
-    reason = next(kind for kind in Extensions.for_run().target_kinds() if kind.matches(spec)).availability()
+    kinds = Extensions.for_run().target_kinds()
+    reason = next(kind for kind in kinds if kind.matches(spec)).availability()
     if reason:
         pytest.skip(f"{spec}: {reason}")
+    target = resolve(spec, kinds)
     target.start()
     runner = Runner(target, run_id=f"selftest-{spec.replace(':', '-')}")
+
+    def twin():  # the serial items on a second broker beside the others, as a run does (RunAhead)
+        other = resolve(spec, kinds)
+        other.start()
+        return Runner(other, run_id=runner.run_id), other.stop
+
     try:  # items are independent (unique names per item), so they run concurrently
         items = [item for item in items_of(runner, [case for suite in suites for case in suite.cases]) if keep(*item)]
-        results = run_items(runner, items, workers=workers)
+        ahead = RunAhead(runner, items, workers, twin=twin if Capability.TWIN in target.capabilities else None)
+        try:
+            results = [ahead.result(case, version) for case, version in items]
+        finally:
+            ahead.close()
         return rerun_failures_alone(runner, items, results)
     finally:
         runner.close()

@@ -84,5 +84,6 @@ def test_the_proxys_fault_and_a_wait_are_written_as_steps_the_loader_accepts(tmp
     assert [next(iter(step)) for step in steps] == ["send", "fault", "send", "wait", "fault", "produce", "fault",
                                                     "produce"]
     assert steps[0]["fields"]["transaction_timeout_ms"] == 1000
-    assert steps[1] == {"fault": {"name": "proxy.drop_response", "args": {"api": "AddPartitionsToTxn", "times": 1}}}
-    assert steps[6]["fault"]["args"] == {"api": "Produce", "times": 1, "ms": 300}
+    assert steps[1] == {"fault": {"name": "proxy.drop_response", "args": {"client": "${client_id}",
+                                                                          "api": "AddPartitionsToTxn", "times": 1}}}
+    assert steps[6]["fault"]["args"] == {"client": "${client_id}", "api": "Produce", "times": 1, "ms": 300}

@@ -76,6 +76,40 @@ def test_times_zero_picks_every_match_and_fields_filter_on_the_request_body():
     assert len(rules.rules) == 1
 
 
+def test_a_rule_kept_to_a_client_picks_only_that_clients_requests_and_counts_only_them():
+    pipe, rules = make_pipe()
+    rules.add("drop_request", api="EndTxn", nth=2, client="case-1")
+    other = frames.encode_request(CODEC, "EndTxn", 3, 1, END_TXN, "case-2")
+    assert correlations(pipe.from_client(other), UPSTREAM) == [1]                       # another case's: not counted
+    mine = [frames.encode_request(CODEC, "EndTxn", 3, number, END_TXN, "case-1") for number in (2, 3)]
+    assert correlations(pipe.from_client(mine[0]), UPSTREAM) == [2]                     # its first
+    assert pipe.from_client(mine[1]) == []                                              # its second: dropped
+    assert rules.rules == []
+
+
+def test_a_rule_kept_to_a_client_stays_through_another_case_ending_and_clear_of_its_client_removes_it():
+    rules = FaultRules(CODEC)
+    rules.add("drop_response", api="Produce", client="case-1")
+    rules.add("hold", api="EndTxn", where="request", key="late-1", client="case-1")
+    rules.add("drop_response", api="EndTxn")                                            # kept to no client
+    rules.clear_shared()                                                                # what heal removes
+    assert [(rule.fault, rule.client) for rule in rules.rules] == [("drop_response", "case-1"), ("hold", "case-1")]
+    assert rules.own_keys == {"late-1"}
+    rules.clear("case-2")
+    assert len(rules.rules) == 2
+    rules.clear("case-1")
+    assert rules.rules == []
+
+
+def test_release_of_all_keeps_what_is_held_under_a_kept_key():
+    pipe, rules = make_pipe()
+    rules.add("hold", api="EndTxn", key="late-1")
+    pipe.from_client(request("EndTxn", 3, 1, END_TXN))
+    assert pipe.from_upstream(response("EndTxn", 3, 1)) == []
+    assert pipe.release(None, frozenset({"late-1"})) == []                              # a case's own hold stays
+    assert correlations(pipe.release(None, frozenset({"late-2"}))) == [1]
+
+
 def test_unknown_faults_and_arguments_are_refused():
     with pytest.raises(ValueError, match="unknown proxy fault"):
         make_rule(CODEC, "explode")
@@ -359,7 +393,10 @@ def test_the_proxy_target_wraps_host_port_routes_faults_and_heals(fake_broker):
             target.fault("proxy.explode")
         with pytest.raises(CapabilityMissing):
             target.fault("broker_down")                   # not a proxy fault: the inner target's, which has none
+        target.fault("proxy.drop_response", api="Produce", client="case-1")       # one case's own
         target.heal()
+        assert [rule.client for rule in target.server.faults.rules] == ["case-1"]  # the shared one is gone
+        target.fault("proxy.clear")
         assert target.server.faults.rules == []
     finally:
         target.stop()

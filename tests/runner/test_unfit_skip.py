@@ -85,7 +85,7 @@ def sent(result) -> list[str]:
 
 
 @pytest.mark.parametrize(("fault", "why"), [
-    ("{name: proxy.drop_response, args: {api: Produce}}", "has no fault 'proxy.drop_response'"),
+    ("{name: proxy.drop_response, args: {client: '${client_id}', api: Produce}}", "has no fault 'proxy.drop_response'"),
     ("restart", "cannot restart its broker"),
 ])
 def test_a_fault_the_target_lacks_skips_before_any_set_up(tmp_path, fault, why):
@@ -96,14 +96,14 @@ def test_a_fault_the_target_lacks_skips_before_any_set_up(tmp_path, fault, why):
 
 @pytest.mark.parametrize("offering", [{"faults": ["proxy.drop_response"]}, {"restart": True}])
 def test_a_target_offering_the_fault_runs_the_case(tmp_path, offering):
-    fault = "restart" if offering.get("restart") else "{name: proxy.drop_response, args: {api: Produce}}"
+    fault = "restart" if offering.get("restart") else "{name: proxy.drop_response, args: {client: '${client_id}', api: Produce}}"
     result, _, target = run(tmp_path, f"      - fault: {fault}\n" + CHECK, **offering)
     assert result.outcome is Outcome.PASSED, result.message
     assert target.asked == ["restart" if offering.get("restart") else "proxy.drop_response"]
 
 
 def test_a_fault_a_when_may_leave_out_does_not_skip_the_case(tmp_path):
-    steps = "      - fault: {name: proxy.drop_response, args: {api: Produce}}\n        when: {versions: \"5+\"}\n" + CHECK
+    steps = "      - fault: {name: proxy.drop_response, args: {client: '${client_id}', api: Produce}}\n        when: {versions: \"5+\"}\n" + CHECK
     result, _, target = run(tmp_path, steps)
     assert result.outcome is Outcome.PASSED, result.message
     assert target.asked == []

@@ -165,8 +165,24 @@ def test_serial_restart_marks_a_case_that_shares_its_restarts(tmp_path):
     assert errors == []
     (case,) = suites[0].cases
     assert case.serial and case.shares_restart
-    plain = load_suites([ROOT / "suites" / "faults"], components=bundled())[0]
-    assert all(case.serial and not case.shares_restart for suite in plain for case in suite.cases if case.serial)
+    plain = [case for suite in load_suites([ROOT / "suites" / "cluster"], components=bundled())[0] for case in suite.cases
+             if case.serial]
+    assert plain and not any(case.shares_restart for case in plain)
+
+
+@pytest.mark.parametrize("serial, args, errors", [
+    ("", "{api: Produce}", ["proxy.drop_response would pick other cases' requests: keep it to this case's "
+                            "(args: {client: \"${client_id}\"}) or make the case serial: true"]),
+    ("", "{client: '${client_id}', api: Produce}", []),
+    ("", "{api: EndTxn, fields: {transactional_id: x}}", []),
+    ("    serial: true\n", "{api: Produce}", []),
+])
+def test_a_case_beside_others_keeps_its_proxy_faults_to_its_own_requests(tmp_path, serial, args, errors):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(SHARED_RESTART_SUITE.replace("    serial: restart\n", serial)
+                     .replace("FAULT", f"{{name: proxy.drop_response, args: {args}}}"))
+    _, found = load_suites([suite], components=bundled())
+    assert [error.message for error in found] == errors
 
 
 @pytest.mark.parametrize("fault, message", [
