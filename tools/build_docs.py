@@ -321,7 +321,7 @@ def suite_format_markdown() -> str:
         "",
         "A key with *yes* under Required must be present. Version ranges are written `N`, `N+`, `N-M` or",
         "`none`. Values may use `${...}` expressions (`${topics.out}`, `${pid}`, `${epoch + 1}`,",
-        "`${config.NAME}`).",
+        "`${config.NAME}`; `${run}` is the item's own suffix and `${client_id}` the client id of its requests).",
         "",
         "Beyond what the schema checks, `conformance lint` (and every run) refuses unknown API names, error",
         "names and matchers, request fields the API's spec lacks at the versions a case covers, templates",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .. import ledger
@@ -49,9 +50,9 @@ def _walk_steps(steps):
         yield step
         for branch in step.get("parallel") or []:
             yield from _walk_steps(branch)
-        if isinstance(step.get("until"), dict) and isinstance(step["until"].get("step"), dict):
+        if isinstance(step.get("until"), Mapping) and isinstance(step["until"].get("step"), Mapping):
             yield from _walk_steps([step["until"]["step"]])
-        if isinstance(step.get("until"), dict) and isinstance(step["until"].get("steps"), list):
+        if isinstance(step.get("until"), Mapping) and isinstance(step["until"].get("steps"), list):
             yield from _walk_steps(step["until"]["steps"])
 
 

@@ -1,7 +1,7 @@
 """Running a list of steps: each step through its kind, unless its ``when`` leaves it out.
 
 A step's kind is the first of its keys that names a registered step kind (:class:`~conformance.suite.step.Step`, as
-the loader builds it; a step written as a plain mapping, by a test or a nested list, is made one here). The innermost step that
+the loader builds it, nested steps too; a step written as a plain mapping, by a test or a plugin, is made one here). The innermost step that
 departs decides whom the departure blames; an enclosing step that ``verifies`` turns a check's
 departure into one of the step under test.
 """

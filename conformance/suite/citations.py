@@ -32,7 +32,7 @@ Each is conservative: a citation of a KIP whose text the project lacks is not ju
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from ..protocol.errors import UnknownErrorName, error_code
 from . import quotes
@@ -306,13 +306,13 @@ def _demands_refusal(expect: dict) -> bool:
 
 def _under_test_steps(steps, api: str | None, where: list):
     for index, step in enumerate(steps or []):
-        if not isinstance(step, dict):
+        if not isinstance(step, Mapping):
             continue
         sent = step.get("send") or ("Produce" if "produce" in step else "Fetch" if "fetch" in step else None)
         if sent is not None and (api is None or sent == api) and "version" not in step:
             yield [*where, index], step
         nested = step.get("until")
-        if isinstance(nested, dict) and isinstance(nested.get("step"), dict):
+        if isinstance(nested, Mapping) and isinstance(nested.get("step"), Mapping):
             yield from _under_test_steps([nested["step"]], api, [*where, index, "until", "step"])
         for branch_index, branch in enumerate(step.get("parallel") or []):  # branches sent at the same time
             if isinstance(branch, list):

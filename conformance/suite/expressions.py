@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
+from collections.abc import Mapping
 
 PATTERN = re.compile(r"\$\{([^}]*)\}")
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
@@ -100,7 +101,7 @@ def resolve(value, variables: dict):
     """Substitute expressions everywhere inside a step value (dict keys included)."""
     if isinstance(value, str):
         return evaluate_text(value, variables) if "${" in value else value
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a plain mapping, or a step nested in another (a Step): resolved, a dict
         return {resolve(key, variables): resolve(item, variables) for key, item in value.items()}
     if isinstance(value, list):
         return [resolve(item, variables) for item in value]

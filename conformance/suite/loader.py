@@ -133,7 +133,7 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
 def _built(steps: list, components: Components, errors: list[SuiteError]) -> list:
     """The checked steps as :class:`Step`s; as written where the file has errors (its suite is not returned, and a
     step the checks refused, a malformed ``when`` or one that is not a mapping, cannot be built)."""
-    return list(steps) if errors else [Step.of(step, components.step_kinds) for step in steps]
+    return list(steps) if errors else [Step.built(step, components.step_kinds) for step in steps]
 
 
 def suite_files(paths) -> list[Path]:

@@ -1,20 +1,21 @@
 """What one step of a case is once loaded: a :class:`Step`, built by the loader after templates are expanded and the
-step is checked.
+step is checked; the steps nested in it (an ``until``'s, a ``parallel`` branch's) are Steps too (:meth:`Step.built`).
 
 What every step has is an attribute: its kind (the keyword that made it one: ``send``, ``until``, a plugin's), the
-label the suite gave it, its line in the suite file, its parsed ``when``, whether it ``verifies`` the step under test,
-the observer it controls (``observer_control``) and the one a check relies on (``observed_by``). What only its kind reads (``send: EndTxn``'s ``fields`` and
-``expect``, ``until``'s nested steps ...) is :attr:`Step.args`, the step as the suite wrote it, read-only.
+label the suite gave it, its line in the suite file, its parsed ``when``, whether it ``verifies`` the step under
+test, the observer it controls (``observer_control``) and the one a check relies on (``observed_by``). What only its
+kind reads (``send: EndTxn``'s ``fields`` and ``expect``, ``until``'s nested steps ...) is :attr:`Step.args`, the
+step as the suite wrote it, read-only.
 
 A step is also a read-only mapping of what the suite wrote, the same as :attr:`Step.args`: a kind's ``run`` and the
-walkers of nested step lists (``conformance.suite.tree``) read it as they read a step written by a test or a plugin,
-which stays a plain dict (:meth:`Step.of` makes one a Step where a reader needs the attributes).
+walkers of steps (``conformance.suite.tree``) read it as they read a step written by a test or a plugin, which stays
+a plain dict (:meth:`Step.of` makes one a Step where a reader needs the attributes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -50,6 +51,19 @@ class Step(Mapping[str, Any]):
                    observer_control=None if not observer else str(observer),
                    observed_by=None if not step.get("observed_by") else str(step["observed_by"]),
                    args=MappingProxyType(step if isinstance(step, dict) else dict(step)))
+
+    @classmethod
+    def built(cls, step: Mapping[str, Any], kinds: Mapping[str, Any]) -> "Step":
+        """``step`` made a Step, and so every step nested in it (an ``until``'s, a ``parallel`` branch's: each kind
+        says where its nested steps are), so that a nested ``when`` is parsed at load time as a top-level one is."""
+        if isinstance(step, Step):
+            return step
+        kind = next((kinds[key] for key in step if key in kinds), None)
+        nested = kind.nested(step) if kind is not None else []
+        if kind is None or not nested:
+            return cls.of(step, kinds)
+        rebuilt = kind.with_nested(step, [[cls.built(inner, kinds) for inner in body] for _, body in nested])
+        return replace(cls.of(rebuilt, kinds), line=int(getattr(step, "line", 0) or 0))
 
     # ------------------------------------------------------------------------- the mapping of what was written
     def __getitem__(self, key: str) -> Any:

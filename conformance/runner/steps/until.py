@@ -9,6 +9,7 @@ target left a request unanswered for the step's whole time (asking again would w
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 from ...suite import expressions
 from ...suite.kinds import StepKind
@@ -40,9 +41,9 @@ def until_step(context: Context, step: dict, index: str, name: str) -> None:
             pause(until.get("interval_ms", 200) / 1000)
 
 
-def _until_nested(step: dict):
-    until = step["until"] if isinstance(step.get("until"), dict) else {}
-    if isinstance(until.get("step"), dict):
+def _until_nested(step: Mapping):
+    until = step["until"] if isinstance(step.get("until"), Mapping) else {}
+    if isinstance(until.get("step"), Mapping):  # a step as written, or as built (a Step)
         return [(("until", "step"), [until["step"]])]
     if isinstance(until.get("steps"), list):
         return [(("until", "steps"), until["steps"])]

@@ -342,8 +342,10 @@ class NodeFaults:
                 topic, partition = GROUP_TOPIC, _coordinating_partition(cluster, str(group_coordinator), "group")
             topic, partition = str(topic), int(partition or 0)
             where = f"{topic}-{partition}"
-            leader, replicas, isr = _partition_state(cluster, topic, partition)
-            live = set(cluster.brokers)
+            wanted = None if to is None else int(to)
+            leader, replicas, isr, live = _once_another_can_lead(
+                cluster, topic, partition, lambda leader: leader if wanted is None else None, deadline,
+                lambda node: wanted is None or node == wanted)
             if to is None:
                 candidates = [node for node in replicas if node != leader and node in isr and node in live]
                 if not candidates:
@@ -381,8 +383,9 @@ class NodeFaults:
                 where = (GROUP_TOPIC, _coordinating_partition(cluster, str(group_coordinator), "group"))
             else:
                 where = (str(topic), int(partition or 0))
-            leader, replicas, isr = _partition_state(cluster, *where)
-            live = set(cluster.brokers)
+            leader, replicas, isr, live = _once_another_can_lead(
+                cluster, *where, lambda leader: avoided, time.monotonic() + float(timeout_s),
+                lambda node: True)
         finally:
             cluster.close()
         if leader != avoided:
@@ -429,6 +432,21 @@ def _left(deadline: float, what: str, fault: str = "move_leader") -> None:
     if time.monotonic() > deadline:
         raise TimeoutError(f"{fault}: {what}")
     time.sleep(0.1)
+
+
+def _once_another_can_lead(cluster: Cluster, topic: str, partition: int, avoided, deadline: float,
+                           acceptable) -> tuple[int, list, list, set]:
+    """(leader, replicas, in-sync replicas, live nodes) of a partition once one of its live in-sync replicas other
+    than ``avoided(leader)`` is ``acceptable``, or as it is at ``deadline``: a node a heal just started again
+    catches up before it is back in sync, and a move made at once would find no replica to lead."""
+    while True:
+        leader, replicas, isr = _partition_state(cluster, topic, partition)
+        live = set(cluster.brokers)
+        excluded = avoided(leader)
+        candidates = [node for node in replicas if node != excluded and acceptable(node)]
+        if not candidates or any(node in isr and node in live for node in candidates) or time.monotonic() >= deadline:
+            return leader, replicas, isr, live  # (no candidate at all: waiting cannot make one)
+        time.sleep(0.2)
 
 
 def _partition_state(cluster: Cluster, topic: str, partition: int, destination="bootstrap") -> tuple[int, list, list]:
