@@ -114,11 +114,16 @@ def peek_correlation_id(payload: bytes) -> int:
         raise DecodeError(f"response header needs 4 bytes, frame has {len(payload)}", 0, "ResponseHeader") from None
 
 
+def decode_request_header(codec: Codec, payload: bytes) -> tuple[dict[str, Any], int]:
+    """The header of a request payload (the frame without its size prefix) and the offset its body starts at."""
+    api_key, version, _ = peek_request_header(payload)
+    return codec.decode_message("RequestHeader", request_header_version(codec, api_key, version), payload)
+
+
 def decode_request(codec: Codec, payload: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     """Header and body of a request payload (the frame without its size prefix)."""
     api_key, version, _ = peek_request_header(payload)
-    header_version = request_header_version(codec, api_key, version)
-    header, offset = codec.decode_message("RequestHeader", header_version, payload)
+    header, offset = decode_request_header(codec, payload)
     body, end = codec.decode(api_key, version, REQUEST, payload, offset)
     _no_trailing(payload, end, "request")
     return header, body

@@ -46,6 +46,10 @@ class Call:
         except Exception:  # noqa: BLE001 - an API the codec does not know keeps its number
             return str(self.api_key)
 
+    def client_id(self) -> str | None:
+        """The client id in the request's header (the header alone is decoded, not the body)."""
+        return frames.decode_request_header(self.codec, self.payload)[0].get("client_id")
+
     def request(self) -> tuple[dict, dict]:
         """``(header, body)`` of the client's request (decoded on demand: most calls never need it)."""
         return frames.decode_request(self.codec, self.payload)

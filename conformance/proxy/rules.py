@@ -65,8 +65,8 @@ class Rule:
     @staticmethod
     def _client_id(call: Call) -> str | None:
         try:
-            return call.request()[0].get("client_id")
-        except Exception:  # noqa: BLE001 - a request the codec cannot read is no client's
+            return call.client_id()
+        except Exception:  # noqa: BLE001 - a request whose header the codec cannot read is no client's
             return None
 
     def _fields_match(self, call: Call) -> bool:
