@@ -81,8 +81,13 @@ def test_the_fault_proxy_faults_reach_the_clients_and_kafka_still_holds(tmp_path
     _, explained = departures_of_kafka(target, rows)
     assert status == (1 if explained else 0)
     history = [json.loads(line) for line in Path(rows["no-duplicates"]["artifacts"]["history"]).read_text().splitlines()]
-    applied = {event["value"]["fault"] for event in history if event["kind"] == "fault" and event["phase"] == "ok"}
-    assert {"proxy.cut_after", "proxy.drop_response"} <= applied
+    faults = [event for event in history if event["kind"] == "fault" and event["value"]["fault"] != "heal"]
+    assert not [event for event in faults if event["phase"] == "info"]  # no fault was refused
+    applied = [event["value"]["fault"] for event in faults if event["phase"] == "ok"]
+    # How many fit in the run depends on how long the restart before them took (a loaded machine: two, once);
+    # those that did came in the nemesis's order, the connection cut around EndTxn first.
+    proxy = [fault for fault in applied if fault.startswith("proxy.")]
+    assert proxy and proxy[0] == "proxy.cut_after", applied
 
 
 def test_librdkafkas_mock_is_caught_returning_aborted_records_to_read_committed(tmp_path):
