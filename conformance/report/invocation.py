@@ -43,7 +43,15 @@ def _given_or_bundled(path: Path) -> Path:
     return bundled if bundled.exists() else path
 
 
+# Plugins a run of suites never uses that cost it time where they are installed: Hypothesis's imports all of
+# Hypothesis for pytest's terminal summary, 1 CPU-s of each gate rerun's pytest (measured; `conformance run` draws
+# its own summary and is spared). A test environment usually has Hypothesis.
+UNUSED_PLUGINS = ("hypothesispytest",)
+
+
 def plugin_arguments() -> list[str]:
-    """Load the plugin by module only when its entry point is missing, or pytest would register it twice."""
+    """The ``-p`` options of a pytest the harness runs: its plugin by module only when the entry point is missing (or
+    pytest would register it twice), and :data:`UNUSED_PLUGINS` off."""
     installed = any(entry.value == "conformance.pytest_plugin.plugin" for entry in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "conformance.pytest_plugin.plugin"]
+    unused = [argument for name in UNUSED_PLUGINS for argument in ("-p", f"no:{name}")]
+    return unused if installed else [*unused, "-p", "conformance.pytest_plugin.plugin"]
