@@ -22,9 +22,9 @@ from __future__ import annotations
 import pytest
 
 # Groups whose tests take the longest in a full run, longest first (seconds of wall time summed over their tests in a
-# run of four workers on the 2-core machine: the Spark tests together 743, three nodes 371, secured listeners 600 in
-# five groups, the whole suite on brokers 476 in four, a standalone Spark cluster 217, exactly-once 264, Spark's
-# explorer on a standalone cluster 128, releases 143). The Spark group goes first: it alone is most of a worker's run.
+# run of four workers on the 2-core machine, 0dd7ef2: the Spark tests together 507, three nodes 380, secured listeners
+# 678 in five groups, the whole suite on brokers 309 in several, a standalone Spark cluster 170, exactly-once 244,
+# Spark's explorer on a standalone cluster 126, releases 161). The Spark group goes first: it is a worker's first half.
 LONGEST_FIRST = (
     "spark",
     "tests/targets/test_target_kafka_cluster.py",
