@@ -46,9 +46,11 @@ def waits_on_the_broker_first(item: tuple[Case, int | None]) -> bool:
     return not item[0].requires_config
 
 
-def run_items(runner: Runner, items: list[tuple[Case, int | None]], workers: int = 4) -> list[CaseResult]:
-    """Results in the order of ``items``, ``workers`` at a time and the serial ones after the others."""
-    ahead = RunAhead(runner, items, workers)
+def run_items(runner: Runner, items: list[tuple[Case, int | None]], workers: int = 4,
+              twin: Callable[[], tuple[Runner, Callable[[], None]]] | None = None) -> list[CaseResult]:
+    """Results in the order of ``items``, ``workers`` at a time and the serial ones after the others (on ``twin``
+    beside them, given one: see :class:`RunAhead`)."""
+    ahead = RunAhead(runner, items, workers, twin=twin)
     try:
         return [ahead.result(case, version) for case, version in items]
     finally:

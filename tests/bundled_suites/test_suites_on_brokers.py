@@ -18,7 +18,7 @@ import pytest
 from conformance.extension import Extensions
 from conformance.suite.loader import load_suites
 from conformance.results.record import Outcome
-from conformance.runner.parallel import RunAhead, items_of
+from conformance.runner.parallel import items_of, run_items
 from conformance.runner.runner import Runner
 from conformance.targets.base import Capability
 from conformance.targets.registry import resolve
@@ -54,11 +54,7 @@ def run_suites(spec: str, paths: list[Path], keep=lambda case, version: LONG not
 
     try:  # items are independent (unique names per item), so they run concurrently
         items = [item for item in items_of(runner, [case for suite in suites for case in suite.cases]) if keep(*item)]
-        ahead = RunAhead(runner, items, workers, twin=twin if Capability.TWIN in target.capabilities else None)
-        try:
-            results = [ahead.result(case, version) for case, version in items]
-        finally:
-            ahead.close()
+        results = run_items(runner, items, workers, twin=twin if Capability.TWIN in target.capabilities else None)
         return rerun_failures_alone(runner, items, results)
     finally:
         runner.close()
