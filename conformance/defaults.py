@@ -5,8 +5,11 @@ the pytest plugin, which a user may run without the command. Paths are relative 
 stands (pytest's rootdir for the plugin). The number of jobs a run takes is the runner's own
 (``conformance.runner.parallel.DEFAULT_JOBS``): it depends on the machine, not on a choice made here.
 
-This module imports nothing, so any layer may read it.
+This module imports nothing of the harness, so any layer may read it.
 """
+
+import os
+from pathlib import Path
 
 DEFAULT_RESULTS = "reports/results.jsonl"  # every result of a run is appended here
 DEFAULT_ALLUREDIR = "reports/allure-results"  # the Allure results of ``conformance run``, emptied first
@@ -21,3 +24,9 @@ CERTIFICATION_OUTPUT = "reports/certification"  # ``conformance certify``: one f
 REGISTER_OUTPUT = "reports/interop/certified"
 ALLURE_REPORT = "reports/allure-report"  # ``conformance report allure``: the HTML report
 ANALYSIS_OUT = "reports/analysis"  # ``conformance analyze``: Parquet tables and a page per job
+
+
+def cache_root() -> Path:
+    """Where the harness keeps what it downloads or builds between runs (Kafka's jars, class archives, codecs):
+    ``CONFORMANCE_CACHE``, else ``~/.cache/kafka-conformance``."""
+    return Path(os.environ.get("CONFORMANCE_CACHE") or Path.home() / ".cache" / "kafka-conformance")

@@ -48,6 +48,32 @@ def _spark_jvms_compile_quickly() -> None:
     os.environ["SPARK_CONF_DIR"] = str(folder)
 
 
+@pytest.fixture(scope="session")
+def standalone_spark():
+    """One Spark standalone cluster (a master and a worker, from pyspark's distribution) for every test that submits
+    to one: worker_groups puts them on one worker, so its two daemons start once. The executors' Python workers
+    import this checkout: the daemons pass their environment on, so ``PYTHONPATH`` names it while they start. At the
+    end, no daemon may be left behind."""
+    pytest.importorskip("pyspark")
+    import os
+    from pathlib import Path
+
+    import conformance
+    from conformance.analysis.cluster import StandaloneCluster
+
+    root = str(Path(conformance.__file__).resolve().parents[1])
+    cluster = StandaloneCluster(cores=1, memory="1g")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+        cluster.start()
+    daemons = list(cluster.processes)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+    assert all(process.poll() is not None for process in daemons), "a Spark daemon outlived StandaloneCluster.stop()"
+
+
 def _cpu_seconds() -> float:
     import resource
 

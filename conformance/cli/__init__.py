@@ -26,6 +26,7 @@ import sys
 import threading
 from typing import NoReturn
 
+from .. import code_cache
 from . import (analyze, certify, decode, diff, documents, explore, flaky, gate, lint, listing, releases, report, run,
                semantic, show, targets)
 
@@ -70,6 +71,7 @@ def command_line() -> NoReturn:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``conformance`` with ``argv`` (the process's arguments when None) and return its exit status."""
+    code_cache.install()
     try:
         return dispatch(argv)
     except BrokenPipeError:  # `conformance list | head` closed the pipe: not an error

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import primitives
-from .codegen_common import FIXED_CODES, UNKNOWN_TAGGED, SpecView, default_value, fixed_groups
+from .codegen_common import FIXED_CODES, UNKNOWN_TAGGED, SpecView, compile_source, default_value, fixed_groups
 from .exceptions import DecodeError, EncodeError
 from .schema import FieldSpec, MessageSpec
 
@@ -275,7 +275,7 @@ class CarefulGenerator(SpecView):
         encoder = self.encode_struct(self.message.fields, self.message.name)
         decoder = self.decode_struct(self.message.fields, self.message.name)
         source = "\n".join(self.lines)
-        exec(compile(source, f"<careful codec {self.message.name} v{self.version}>", "exec"),  # noqa: S102 - from specs
+        exec(compile_source(source, f"<careful codec {self.message.name} v{self.version}>"),  # noqa: S102 - from specs
              self.namespace)
         for constant, struct_encoder in self.post_exec:
             out: list[bytes] = []

@@ -9,6 +9,7 @@ are tagged, how lengths are written and what a missing field defaults to.
 from __future__ import annotations
 
 import struct
+from types import CodeType
 from typing import Any, Callable, Iterator
 
 from . import primitives
@@ -21,6 +22,26 @@ FIXED_CODES = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "
                "uint32": "I", "int64": "q", "float64": "d", "uuid": "16s"}
 INTEGER_TYPES = {"int8", "int16", "uint16", "int32", "uint32", "int64"}
 MAXIMUM_UNSIZED_ITEMS = 1_000_000  # arrays whose items may take no bytes: a sanity limit
+
+SourceCompiler = Callable[[str, str], CodeType]  # (source, file name) -> the code compile() makes of it
+
+
+def _compile(source: str, filename: str) -> CodeType:
+    return compile(source, filename, "exec")
+
+
+_compiler: SourceCompiler = _compile
+
+
+def use_compiler(compiler: SourceCompiler | None) -> None:
+    """How generated source becomes code in this process: ``compiler`` (an entry point's cache of code objects,
+    :mod:`conformance.code_cache`), or compile() itself with None. This package reads and writes no file."""
+    global _compiler
+    _compiler = compiler or _compile
+
+
+def compile_source(source: str, filename: str) -> CodeType:
+    return _compiler(source, filename)
 
 
 def default_value(field: FieldSpec, version: int) -> Any:

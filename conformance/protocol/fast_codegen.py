@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import primitives
-from .codegen_common import FIXED_CODES, MAXIMUM_UNSIZED_ITEMS, UNKNOWN_TAGGED, SpecView, default_value, fixed_groups
+from .codegen_common import (FIXED_CODES, MAXIMUM_UNSIZED_ITEMS, UNKNOWN_TAGGED, SpecView, compile_source, default_value,
+                             fixed_groups)
 from .exceptions import SpecError
 from .schema import FieldSpec, MessageSpec
 
@@ -379,7 +380,7 @@ class FastGenerator(SpecView):
         for extra in self.extra_functions:
             lines += ["", *extra]
         source = "\n".join(lines)
-        code = compile(source, f"<fast codec {self.message.name} v{self.version}>", "exec")
+        code = compile_source(source, f"<fast codec {self.message.name} v{self.version}>")
         exec(code, self.namespace)  # noqa: S102 - source generated from specs
         for constant, function in self.after_exec:
             self.namespace[constant] = self.namespace[function]()

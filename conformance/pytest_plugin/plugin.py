@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .. import code_cache
 from ..defaults import DEFAULT_CAPTURES, DEFAULT_RESULTS, DEFAULT_TARGET
 from ..results.store import new_run_id
 from ..targets.pool import TargetPool, TargetStartFailed
@@ -121,6 +122,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    code_cache.install()  # each worker and each rerun builds the codecs the others built: compiled once
     for signature, description in FIXED_MARKERS.items():
         config.addinivalue_line("markers", f"{signature}: {description}")
     targets = _requested_targets(config)

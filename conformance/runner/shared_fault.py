@@ -7,8 +7,9 @@ leadership moved), one action serves all of them, as :mod:`.shared_restart` does
 
 - the versions run at once; an item's fault step waits until every other item of the group is at a fault step or
   has ended, so nothing is done to the cluster while one of them is between its own steps;
-- then each waiting item's fault is resolved to what it would do now (which node ``coordinator: ID`` names, which
-  partition a ``move_leader`` moves, which follower a ``block_coordinator_log`` stops). The items whose faults come
+- then each waiting item's fault is resolved to what it could do now (which node ``coordinator: ID`` names, which
+  partition a ``move_leader`` moves; which nodes ``follower:`` may mean and which followers a ``block_coordinator_log``
+  may stop: any, so the round takes the one most items can). The items whose faults come
   to one action (a node fault on the same node; any leadership moves, each partition moved once: a move of another
   item's partition is not seen by this one; coordinators' logs blocked by stopping the same follower, each item then
   waiting until its own coordinator serves with the blocked log) go on after it is made once; the others leave the round (:class:`Regroup`) and run again from their first step
@@ -52,7 +53,8 @@ def shares_faults(case) -> bool:
 class _Waiting:
     name: str
     arguments: dict
-    action: tuple = ()  # what the fault comes to now (see _resolve)
+    choices: tuple = ()  # what the fault may come to now, what it does alone first (see _choices)
+    action: tuple = ()  # the one of them the round makes
     error: BaseException | None = None  # why it could not be resolved: the item's own
     go: bool = False
     regroup: bool = False
@@ -99,14 +101,17 @@ class SharedFault:
         waiting, self._waiting = self._waiting, []
         for item in waiting:
             try:
-                item.action = self._resolve(item.name, item.arguments)
+                item.choices = tuple(self._choices(item.name, item.arguments))
             except Exception as error:  # noqa: BLE001 - the item's own fault error, raised in its step
                 item.error = error
         resolved = [item for item in waiting if item.error is None]
-        classes: dict[tuple, list[_Waiting]] = {}
+        # the action most items can take, the earliest item's own first where several tie
+        preferred = [_kind(action) for item in resolved for action in item.choices]
+        best = max(preferred, key=lambda kind: sum(any(_kind(action) == kind for action in item.choices)
+                                                    for item in resolved), default=None)
         for item in resolved:
-            classes.setdefault(item.action[:1] if item.action[0] == "move" else item.action, []).append(item)
-        kept = max(classes.values(), key=len) if classes else []
+            item.action = next((action for action in item.choices if _kind(action) == best), item.choices[0])
+        kept = [item for item in resolved if _kind(item.action) == best]
         if kept and kept[0].action[0] == "move":  # one move per partition: a second would move another item's again
             first: dict[str, tuple] = {}
             kept = [item for item in kept if first.setdefault(_moved(item.action), item.action) == item.action]
@@ -128,18 +133,20 @@ class SharedFault:
                 item.regroup = True
         self._changed.notify_all()
 
-    def _resolve(self, name: str, arguments: dict) -> tuple:
+    def _choices(self, name: str, arguments: dict) -> list[tuple]:
         if not self.target.offers_fault(name):  # the step skips the case, as when alone
             raise CapabilityMissing(f"target {self.target.spec!r} has no fault {name!r}")
         if name == "start_stopped_nodes":
-            return ("heal",)
+            return [("heal",)]
         if name == "move_leader":
-            return ("move", *sorted((key, repr(value)) for key, value in self._partition(arguments).items()))
+            return [("move", *sorted((key, repr(value)) for key, value in self._partition(arguments).items()))]
         if name == "block_coordinator_log":  # one follower stopped blocks every coordinator whose partition it follows
             named = {key: value for key, value in arguments.items() if key in ("coordinator", "group_coordinator")}
-            return ("block", *self._nodes().blocking_follower(**named))
+            topic, followers = self._nodes().blocking_followers(**named)
+            return [("block", topic, follower) for follower in followers]
         named = {key: value for key, value in arguments.items() if key != "settle"}
-        return ("node", name, self._nodes().node(**named).node_id, bool(arguments.get("settle", True)))
+        settle = bool(arguments.get("settle", True))
+        return [("node", name, node, settle) for node in self._nodes().candidates(**named)]
 
     def _nodes(self):
         """Who finds the nodes by role: the target, or the cluster an attached target's node control drives."""
@@ -163,6 +170,11 @@ class SharedFault:
             self.target.fault(item.name, **item.arguments, follower=item.action[2])
         else:
             self.target.fault(item.name, **item.arguments)
+
+
+def _kind(action: tuple) -> tuple:
+    """What items must share to go on together: the action itself, or for leadership moves, moving at all."""
+    return action[:1] if action[0] == "move" else action
 
 
 def _moved(action: tuple) -> str:

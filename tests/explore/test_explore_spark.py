@@ -13,7 +13,6 @@ import pytest
 pytest.importorskip("pyspark")
 
 import conformance  # noqa: E402
-from conformance.analysis.cluster import StandaloneCluster  # noqa: E402
 from conformance.cli import main  # noqa: E402
 from conformance.results.store import read_lines as read_results  # noqa: E402
 from conformance.targets.kafka.jars import cached_libs  # noqa: E402
@@ -30,24 +29,22 @@ def departures(results: Path) -> set[str]:
     return {Path(row["artifacts"]["case"]).name for row in read_results(results) if row["outcome"] == "failed"}
 
 
-def test_spark_tasks_on_a_standalone_cluster_find_what_local_workers_find(tmp_path, monkeypatch):
+def test_spark_tasks_on_a_standalone_cluster_find_what_local_workers_find(tmp_path, standalone_spark):
     if not cached_libs("3.5.2").is_dir():
         pytest.skip("Kafka 3.5.2 jars are not cached: python -m conformance.targets.kafka.jars 3.5.2")
     local = tmp_path / "local.jsonl"
     assert main(["explore", *EXPLORATION, "--cases", str(tmp_path / "local"), "--results", str(local)]) == 1
     # The command in a child process, as a user types it: one JVM holds one Spark context, and the executors
-    # import this checkout of the package.
-    # The daemons pass their environment on to the executors' Python workers: set before the cluster starts.
+    # import this checkout of the package (the shared cluster's daemons were started with it on PYTHONPATH).
     root = str(Path(conformance.__file__).resolve().parents[1])
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    environment = dict(os.environ)
-    cluster = StandaloneCluster(cores=1, memory="1g")
-    with cluster:
-        completed = subprocess.run(
-            [sys.executable, "-m", "conformance.cli", "explore", *EXPLORATION, "--spark", cluster.url,
-             "--cases", str(tmp_path / "spark"), "--results", str(tmp_path / "spark.jsonl")],
-            capture_output=True, text=True, timeout=900, env=environment, cwd=root)
-        applications = cluster.state().get("completedapps", [])
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    cluster = standalone_spark  # shared with the other tests that submit to one (tests/conftest.py)
+    before = {app["id"] for app in cluster.state().get("completedapps", [])}
+    completed = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "explore", *EXPLORATION, "--spark", cluster.url,
+         "--cases", str(tmp_path / "spark"), "--results", str(tmp_path / "spark.jsonl")],
+        capture_output=True, text=True, timeout=900, env=environment, cwd=root)
+    applications = [app for app in cluster.state().get("completedapps", []) if app["id"] not in before]
     assert completed.returncode == 1, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert [(app["name"], app["state"]) for app in applications] == [("conformance-explore", "FINISHED")]
     found = departures(local)

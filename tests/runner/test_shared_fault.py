@@ -13,29 +13,26 @@ from conformance.runner.shared_fault import Regroup, SharedFault, shares_faults
 from conformance.targets.base import Capability
 
 
-class Node:
-    def __init__(self, node_id: int):
-        self.node_id = node_id
-
-
 class Cluster:
-    """A cluster that resolves ``follower: {topic}`` through ``followers`` and notes each fault made."""
+    """A cluster that resolves ``follower: {topic}`` through ``followers`` (a node, or the nodes that follow it, the
+    first what a fault alone takes) and notes each fault made."""
 
     spec = "kafka,nodes=3"
     capabilities = frozenset({Capability.NODES})
 
-    def __init__(self, followers: dict[str, int], partitions: dict[str, int] | None = None):
-        self.followers, self.partitions = followers, partitions or {}
+    def __init__(self, followers: dict[str, int | list[int]], partitions: dict[str, int] | None = None):
+        self.followers = {key: [value] if isinstance(value, int) else value for key, value in followers.items()}
+        self.partitions = partitions or {}
         self.made: list[tuple] = []
         self.heals = 0
 
     def offers_fault(self, name: str) -> bool:
         return name != "fail_log_dir"
 
-    def node(self, *, follower: dict | None = None, node: int | None = None, **_) -> Node:
-        return Node(node if node is not None else self.followers[follower["topic"]])
+    def candidates(self, *, follower: dict | None = None, node: int | None = None, **_) -> list[int]:
+        return [node] if node is not None else self.followers[follower["topic"]]
 
-    def blocking_follower(self, *, coordinator: str) -> tuple[str, int]:
+    def blocking_followers(self, *, coordinator: str) -> tuple[str, list[int]]:
         return "__transaction_state", self.followers[coordinator]
 
     def coordinating_partition(self, key: str, kind: str = "transaction") -> tuple[str, int]:
@@ -94,6 +91,30 @@ def test_versions_whose_faults_stop_one_node_share_one_stop_and_the_others_run_a
     assert cluster.made == [("stop_node", {"node": 2, "settle": True}), ("start_stopped_nodes", {})]
     assert ("v3", "regroup") in log and ("v1", "ended") in log and ("v2", "ended") in log
     assert (shared.asked, shared.actions) == (4, 2)
+
+
+def test_a_follower_most_items_can_stop_is_stopped_for_all_of_them_though_alone_each_would_stop_another():
+    # alone, v1 stops node 2 and v2 node 3; both partitions are followed by node 3 too
+    cluster = Cluster({"t1": [2, 3], "t2": [3, 1], "t3": [1, 3]})
+    shared = SharedFault(cluster, 3)
+    log = run_all(shared, {name: [stop(topic), ("start_stopped_nodes", {})] for name, topic in
+                           (("v1", "t1"), ("v2", "t2"), ("v3", "t3"))})
+    assert cluster.made == [("stop_node", {"node": 3, "settle": True}), ("start_stopped_nodes", {})]
+    assert sorted(entry for entry in log if entry[1] == "ended") == [("v1", "ended"), ("v2", "ended"), ("v3", "ended")]
+    # where no follower is common to all, the one most can stop: ties go to the first item's own
+    cluster = Cluster({"t1": [2, 3], "t2": [1, 2], "t3": [1, 3]})
+    shared = SharedFault(cluster, 3)
+    log = run_all(shared, {name: [stop(topic)] for name, topic in (("v1", "t1"), ("v2", "t2"), ("v3", "t3"))},
+                  delays={"v2": 0.05, "v3": 0.1})
+    assert cluster.made == [("stop_node", {"node": 2, "settle": True})] and ("v3", "regroup") in log
+
+
+def test_coordinator_logs_blocked_by_any_in_sync_follower_share_the_one_most_can_stop():
+    cluster = Cluster({"a": [1, 3], "b": [3, 2]})
+    shared = SharedFault(cluster, 2)
+    run_all(shared, {name: [("block_coordinator_log", {"coordinator": name})] for name in ("a", "b")})
+    assert sorted(cluster.made, key=str) == [("block_coordinator_log", {"coordinator": "a", "follower": 3}),
+                                            ("block_coordinator_log", {"coordinator": "b", "follower": 3})]
 
 
 def test_leadership_moves_of_other_partitions_are_each_made_once_and_a_partition_is_moved_once():

@@ -8,7 +8,8 @@ take the groups in the order this file sorts them. The groups:
   stay together: one group per module, and per value of a parametrized module fixture (each secured listener
   of ``test_secured_kafka`` starts its own broker, so each is a group of its own and they run side by side).
 - Tests marked ``spark`` (they start a local Spark session) share one group, so one worker's JVM serves them
-  all instead of each module starting one.
+  all instead of each module starting one; so do the tests of any module that use a session fixture of a
+  conftest.py (``standalone_spark``: one Spark standalone cluster), named after it.
 - The other tests of a module that starts brokers are groups of one: each starts what it needs, and the
   minutes-long ones spread over the workers instead of queueing behind each other in one file.
 
@@ -30,9 +31,8 @@ LONGEST_FIRST = (
     "tests/targets/test_target_kafka_cluster.py",
     "tests/targets/test_secured_kafka.py",
     "tests/bundled_suites/test_suites_on_brokers.py",
-    "tests/analysis/test_analysis_cluster.py",
+    "standalone_spark",
     "tests/semantic/test_semantic_live.py",
-    "tests/explore/test_explore_spark.py",
     "tests/ledger/test_ledger_releases.py",
 )
 SPARK_GROUP = "spark"
@@ -47,10 +47,23 @@ def _shared_fixtures(item: pytest.Item) -> list[str]:
             if definitions and definitions[-1].scope != "function" and definitions[-1].baseid]
 
 
+def _across_modules(item: pytest.Item) -> list[str]:
+    """Session fixtures a conftest.py defines (``standalone_spark``): the tests of every module using one share it."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    return [name for name, definitions in info.name2fixturedefs.items()
+            if definitions and definitions[-1].scope == "session" and definitions[-1].baseid
+            and not definitions[-1].baseid.endswith(".py")]
+
+
 def group_of(item: pytest.Item) -> str:
     module = item.nodeid.split("::", 1)[0]
     if item.get_closest_marker("spark") is not None:
         return SPARK_GROUP
+    across = _across_modules(item)
+    if across:
+        return across[0]
     shared = _shared_fixtures(item)
     if shared:
         params = getattr(getattr(item, "callspec", None), "params", {})

@@ -213,36 +213,51 @@ class NodeFaults:
              other_than: list[dict] | None = None) -> KafkaTarget:
         """The node a fault names: by id, or as the coordinator, leader or a follower of something right now, or
         (``other_than``: a list of such names) the first running node that is none of them."""
+        return self._node_by_id(self.candidates(node=node, coordinator=coordinator, group_coordinator=group_coordinator,
+                                                leader=leader, follower=follower, other_than=other_than)[0])
+
+    def candidates(self, *, node: int | None = None, coordinator: str | None = None, group_coordinator: str | None = None,
+                   leader: dict | None = None, follower: dict | None = None,
+                   other_than: list[dict] | None = None) -> list[int]:
+        """Every node a fault's name could mean right now, the one :meth:`node` takes first: ``follower:`` is any
+        replica that does not lead, ``other_than:`` any running node none of those names is; the other names
+        mean one node. Items sharing a fault (:mod:`conformance.runner.shared_fault`) take one that most can."""
         if other_than is not None:
             taken = {self.node(**named).node_id for named in other_than}
-            free = [candidate for candidate in self.nodes if candidate.node_id not in taken and candidate.running]
+            free = [candidate.node_id for candidate in self.nodes if candidate.node_id not in taken and candidate.running]
             if not free:
                 raise ValueError(f"no running node of {self.spec} is other than nodes {sorted(taken)}")
-            return free[0]
-        if node is None:
-            node = self._look_up(coordinator, group_coordinator, leader, follower)
+            return free
+        if node is not None:
+            return [self._node_by_id(int(node)).node_id]
+        return self._look_up(coordinator, group_coordinator, leader, follower)
+
+    def _node_by_id(self, node: int) -> KafkaTarget:
         for candidate in self.nodes:
-            if candidate.node_id == int(node):
+            if candidate.node_id == node:
                 return candidate
         raise ValueError(f"no node {node} in {self.spec} (nodes 1-{len(self.nodes)})")
 
-    def _look_up(self, coordinator, group_coordinator, leader, follower) -> int:
+    def _look_up(self, coordinator, group_coordinator, leader, follower) -> list[int]:
         cluster = self._admin(10.0)
         try:
             cluster.api_versions()
             if coordinator is not None:
-                return cluster.coordinator(str(coordinator), "transaction")
+                return [cluster.coordinator(str(coordinator), "transaction")]
             if group_coordinator is not None:
-                return cluster.coordinator(str(group_coordinator), "group")
+                return [cluster.coordinator(str(group_coordinator), "group")]
             if leader is not None:
-                return cluster.leader(leader["topic"], int(leader.get("partition", 0)))
+                return [cluster.leader(leader["topic"], int(leader.get("partition", 0)))]
             if follower is not None:
                 topic, partition = follower["topic"], int(follower.get("partition", 0))
                 lead = cluster.leader(topic, partition)
                 metadata = cluster.metadata([topic])
                 replicas = next(entry["replica_nodes"] for entry in metadata["topics"][0]["partitions"]
                                 if entry["partition_index"] == partition)
-                return next(replica for replica in replicas if replica != lead)
+                followers = [replica for replica in replicas if replica != lead]
+                if not followers:
+                    raise ValueError(f"{topic}-{partition} has no follower (replicas {replicas}, leader {lead})")
+                return followers
         finally:
             cluster.close()
         raise ValueError("a node fault names node:, coordinator:, group_coordinator:, leader: or follower:")
@@ -264,21 +279,23 @@ class NodeFaults:
         finally:
             cluster.close()
 
-    def blocking_follower(self, *, coordinator: str | None = None, group_coordinator: str | None = None) -> tuple[str, int]:
-        """The internal topic and the follower ``block_coordinator_log`` would stop for this coordinator now."""
+    def blocking_followers(self, *, coordinator: str | None = None,
+                           group_coordinator: str | None = None) -> tuple[str, list[int]]:
+        """The internal topic and the followers ``block_coordinator_log`` may stop for this coordinator now (every
+        in-sync follower of its partition; alone, it stops the first)."""
         kind, key, topic = _blocked(coordinator, group_coordinator)
         cluster = self._admin(10.0)
         try:
             cluster.api_versions()
             partition = _coordinating_partition(cluster, str(key), kind)
-            return topic, _in_sync_follower(*_partition_state(cluster, topic, partition), f"{topic}-{partition}")
+            return topic, _in_sync_followers(*_partition_state(cluster, topic, partition), f"{topic}-{partition}")
         finally:
             cluster.close()
 
     def block_coordinator_log(self, *, coordinator: str | None = None, group_coordinator: str | None = None,
                               follower: int | None = None, timeout_s: float = 30.0) -> int:
         """The coordinator can no longer write its log (see the module docstring); returns the stopped follower.
-        ``follower``: the follower to stop, one :meth:`blocking_follower` named (several coordinators whose
+        ``follower``: the follower to stop, one :meth:`blocking_followers` named (several coordinators whose
         partitions it follows are blocked by one stop: it may be down already)."""
         kind, key, topic = _blocked(coordinator, group_coordinator)
         cluster = self._admin(10.0)
@@ -287,7 +304,7 @@ class NodeFaults:
             partition = _coordinating_partition(cluster, str(key), kind)
             leader, replicas, isr = _partition_state(cluster, topic, partition)
             if follower is None:
-                follower = _in_sync_follower(leader, replicas, isr, f"{topic}-{partition}")
+                follower = _in_sync_followers(leader, replicas, isr, f"{topic}-{partition}")[0]
             elif follower == leader or follower not in replicas:
                 raise ValueError(f"block_coordinator_log: node {follower} does not follow {topic}-{partition} "
                                  f"(leader {leader}, replicas {replicas})")
@@ -407,12 +424,12 @@ def _blocked(coordinator: str | None, group_coordinator: str | None) -> tuple[st
     return "group", str(group_coordinator), GROUP_TOPIC
 
 
-def _in_sync_follower(leader: int, replicas: list, isr: list, where: str) -> int:
+def _in_sync_followers(leader: int, replicas: list, isr: list, where: str) -> list[int]:
     followers = [node for node in isr if node != leader]
     if not followers:
         raise ValueError(f"block_coordinator_log: {where} has no in-sync follower to stop "
                          f"(replicas {replicas}, in sync {isr})")
-    return followers[0]
+    return followers
 
 
 def _request(cluster: Cluster, destination, api: str, body: dict) -> dict:

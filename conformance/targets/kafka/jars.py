@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from ...defaults import cache_root
 from ...resources import UPSTREAM_KAFKA
 from ..base import TargetUnavailable
 
@@ -36,10 +37,6 @@ DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 RELOAD4J_VERSION = "1.2.25"  # the version Kafka 3.x distributions ship
 DOWNLOAD_TIMEOUT_SECONDS = 900
 LOCK_TIMEOUT_SECONDS = 1200
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("CONFORMANCE_CACHE") or Path.home() / ".cache" / "kafka-conformance")
 
 
 def cached_libs(version: str) -> Path:
