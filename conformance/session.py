@@ -59,6 +59,7 @@ class RunSession:
         self.recorded: set[str] = set()  # node ids with a result line from this process
         self.pool: TargetPool | None = None  # the run's targets, once :meth:`targets` made them
         self._components: Components | None = None
+        self._read_back: tuple[tuple[int, int], list[ResultRecord]] | None = None  # (file size and time, records)
 
     # ------------------------------------------------------------------------------ what the plugins give
     @property
@@ -99,8 +100,17 @@ class RunSession:
         return line
 
     def records(self) -> list[ResultRecord]:
-        """This run's records, read back from its results file (every process's, under pytest-xdist)."""
-        return read_records(self.results_path, run_id=self.run_id)
+        """This run's records, read back from its results file (every process's, under pytest-xdist). Read once for
+        as long as the file stays as it is: a run's end asks three or four times (summary, environment, console),
+        and with ``--transcripts all`` the lines are long."""
+        try:
+            stat = self.results_path.stat()
+        except OSError:
+            return []
+        version = (stat.st_size, stat.st_mtime_ns)
+        if self._read_back is None or self._read_back[0] != version:
+            self._read_back = (version, read_records(self.results_path, run_id=self.run_id))
+        return self._read_back[1]
 
     def summary(self) -> dict[str, Counter[str]]:
         """How many items of each outcome each target had in this run: target spec -> outcome -> count."""
