@@ -23,9 +23,9 @@ from __future__ import annotations
 import pytest
 
 # Groups whose tests take the longest in a full run, longest first (seconds of wall time summed over their tests in a
-# run of four workers on the 2-core machine, 0dd7ef2: the Spark tests together 507, three nodes 380, secured listeners
-# 678 in five groups, the whole suite on brokers 309 in several, a standalone Spark cluster 170, exactly-once 244,
-# Spark's explorer on a standalone cluster 126, releases 161). The Spark group goes first: it is a worker's first half.
+# run of four workers on the 2-core machine, 6df2736: the Spark tests together 540, three nodes 322, secured listeners
+# 649 in five groups, the whole suite on brokers 346 in several, the two tests on one standalone Spark cluster 254,
+# exactly-once 242, releases 126). The Spark group goes first: it is a worker's first half.
 LONGEST_FIRST = (
     "spark",
     "tests/targets/test_target_kafka_cluster.py",
