@@ -153,6 +153,7 @@ def test_report_of_two_real_runs_renders_with_categories_trend_and_attachment(tm
         assert colour_count(shot) > 50
     finally:
         server.shutdown()
+        server.server_close()  # its listening socket too
 
 
 def _rendered(dump_dom, url: str, needle: str, attempts: int = 3) -> str:
