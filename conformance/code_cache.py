@@ -23,6 +23,7 @@ from pathlib import Path
 from types import CodeType
 
 from .defaults import cache_root
+from .protocol.codegen_common import use_compiler
 
 
 def folder() -> Path:
@@ -52,6 +53,4 @@ def compile_cached(source: str, filename: str) -> CodeType:
 
 def install() -> None:
     """This process's codecs compile through the cache, unless ``CONFORMANCE_CODE_CACHE=off``."""
-    from .protocol.codegen_common import use_compiler
-
     use_compiler(compile_cached if os.environ.get("CONFORMANCE_CODE_CACHE", "on").lower() != "off" else None)

@@ -101,8 +101,8 @@ class RunSession:
 
     def records(self) -> list[ResultRecord]:
         """This run's records, read back from its results file (every process's, under pytest-xdist). Read once for
-        as long as the file stays as it is: a run's end asks three or four times (summary, environment, console),
-        and with ``--transcripts all`` the lines are long."""
+        as long as the file stays as it is: a run's end asks for its summary and its environment, and with
+        ``--transcripts all`` the lines are long."""
         try:
             stat = self.results_path.stat()
         except OSError:

@@ -34,3 +34,10 @@ def test_spark_tests_share_one_group_and_a_module_fixture_keeps_its_module_toget
         == "tests/targets/test_x.py[a]"
     assert group_of(Item("tests/targets/test_x.py::u", "broker")) == "tests/targets/test_x.py::u"
     assert group_of(Item("tests/report/test_y.py::v")) == "tests/report/test_y.py"
+    # a session fixture of a conftest.py (its baseid a folder) ties the tests of every module using it together
+    conftest_session = [type("Def", (), {"scope": "session", "baseid": "tests"})()]
+    assert group_of(Item("tests/analysis/test_z.py::w", "broker", {"standalone_spark": conftest_session})) \
+        == group_of(Item("tests/explore/test_w.py::x", "broker", {"standalone_spark": conftest_session})) \
+        == "standalone_spark"
+    module_session = [type("Def", (), {"scope": "session", "baseid": "tests/analysis/test_z.py"})()]
+    assert group_of(Item("tests/analysis/test_z.py::y", None, {"history": module_session})) == "tests/analysis/test_z.py"

@@ -38,33 +38,24 @@ LONGEST_FIRST = (
 SPARK_GROUP = "spark"
 
 
-def _shared_fixtures(item: pytest.Item) -> list[str]:
-    """Fixtures of this project (not pytest's own) that outlive one test: what ties a test to its module."""
+def _shared_fixtures(item: pytest.Item) -> dict:
+    """Fixtures of this project (not pytest's own) that outlive one test, by name, each with its definition: what ties
+    a test to its module, or (a session fixture of a conftest.py, whose ``baseid`` is a folder) to every module."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
-        return []
-    return [name for name, definitions in info.name2fixturedefs.items()
-            if definitions and definitions[-1].scope != "function" and definitions[-1].baseid]
-
-
-def _across_modules(item: pytest.Item) -> list[str]:
-    """Session fixtures a conftest.py defines (``standalone_spark``): the tests of every module using one share it."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return []
-    return [name for name, definitions in info.name2fixturedefs.items()
-            if definitions and definitions[-1].scope == "session" and definitions[-1].baseid
-            and not definitions[-1].baseid.endswith(".py")]
+        return {}
+    return {name: definitions[-1] for name, definitions in info.name2fixturedefs.items()
+            if definitions and definitions[-1].scope != "function" and definitions[-1].baseid}
 
 
 def group_of(item: pytest.Item) -> str:
     module = item.nodeid.split("::", 1)[0]
     if item.get_closest_marker("spark") is not None:
         return SPARK_GROUP
-    across = _across_modules(item)
-    if across:
-        return across[0]
     shared = _shared_fixtures(item)
+    across = [name for name, fixture in shared.items() if fixture.scope == "session" and not fixture.baseid.endswith(".py")]
+    if across:  # standalone_spark
+        return across[0]
     if shared:
         params = getattr(getattr(item, "callspec", None), "params", {})
         values = [str(params[name]) for name in shared if name in params]
