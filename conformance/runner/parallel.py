@@ -2,8 +2,9 @@
 
 Every item has its own connections and uniquely named topics, transactional ids and groups, so
 items do not see each other; cases marked ``serial`` (broker restarts, expiry waits that count on
-quiet housekeeping) run alone: after the others, or beside them on a twin of the target, where those
-marked ``serial: restart`` run together and share their restarts (:mod:`.shared_restart`).
+quiet housekeeping) run alone: after the others, or beside them on a twin of the target. Those marked
+``serial: restart`` run together and share their restarts (:mod:`.shared_restart`), on the twin or, without
+one, on the target once the others are done.
 
 A crash must cost one item, never the run. Items that send what a broker may not survive (``Case.hazardous``:
 malformed frames, raw bytes, expected disconnects) run after every other item of the target, one at a time,
@@ -67,9 +68,9 @@ class RunAhead:
     quiet broker) run one at a time: given ``twin`` (which starts another target of the same spec and
     returns its runner and how to stop it), on that twin from the start, beside the others, those that
     share restarts first and together; without one, or if it cannot start, on the target itself once every
-    concurrent item has finished, as in a serial run. Then, on the target, alone and one at a time: the items
-    a crash left without a verdict, and last the hazardous ones (see the module). Items never asked for (the
-    run stopped) are cancelled by :meth:`close`.
+    concurrent item has finished, as in a serial run (those that share restarts together there). Then, on the
+    target, alone and one at a time: the items a crash left without a verdict, and last the hazardous ones (see
+    the module). Items never asked for (the run stopped) are cancelled by :meth:`close`.
     """
 
     def __init__(self, runner: Runner, items: list[tuple[Case, int | None]], workers: int,
@@ -120,6 +121,13 @@ class RunAhead:
         else:
             self._twin_known.set()
             grouped = self._sharing_faults(serial)
+            together = [(case, version) for case, version in serial if case.shares_restart]
+            if together:
+                futures = [Future() for _ in together]
+                self._futures.update(((id(case), version), future)
+                                     for (case, version), future in zip(together, futures))
+                self._after.submit(self._restarting_together_on_target, together, futures)
+                serial = [(case, version) for case, version in serial if not case.shares_restart]
             for case, version in serial:
                 group = grouped.get(id(case))
                 if group is None:
@@ -256,25 +264,23 @@ class RunAhead:
             return self.runner.run(case, version)
 
     def _run_together(self, twin, items: list[tuple[Case, int | None]]) -> None:
-        """The items that share restarts, at once on the twin (one at a time on the target without one)."""
+        """The items that share restarts, at once on the twin (on the target after the others without one)."""
         runner = self._on_twin(twin)
         if runner is None:
-            for (case, version), future in zip(items, self._together):
-                with self._lock:
+            self._restarting_together_on_target(items, self._together)
+        else:
+            _share_restarts(runner, items, self._together)
+
+    def _restarting_together_on_target(self, items: list[tuple[Case, int | None]], futures: list[Future]) -> None:
+        """The items that share restarts, at once on the target once every concurrent item has ended, and alone
+        there: one restart for all of them, as on a twin."""
+        wait(self._concurrent)
+        with self._lock:
+            if Capability.RESTART in self.runner.target.capabilities:
+                _share_restarts(self.runner, items, futures)
+            else:  # each item meets what its restart step meets on such a target, as in a serial run
+                for (case, version), future in zip(items, futures):
                     _settle(future, self.runner.run, case, version)
-            return
-        shared = SharedRestart(runner.target.restart, len(items))
-
-        def run(case: Case, version: int | None, future: Future) -> None:
-            try:
-                _settle(future, runner.run, case, version, shared)
-            finally:
-                shared.leave()
-
-        # A thread each: one waiting at its restart step holds its thread until every other item gets there.
-        with ThreadPoolExecutor(max_workers=len(items), thread_name_prefix="together") as pool:
-            for (case, version), future in zip(items, self._together):
-                pool.submit(run, case, version, future)
 
     def _retire_twin(self) -> None:
         """On the serial items' thread after the last of them, or from :meth:`close` once that thread is done."""
@@ -296,6 +302,22 @@ class RunAhead:
             for _, _, later in self._spoiled:
                 later.cancel()  # never run again: the run stopped first
         self._retire_twin()
+
+
+def _share_restarts(runner: Runner, items: list[tuple[Case, int | None]], futures: list[Future]) -> None:
+    """``items`` all at once on ``runner``'s target, sharing its restarts (:mod:`.shared_restart`): a thread each,
+    since one waiting at its restart step holds its thread until every other item gets there."""
+    shared = SharedRestart(runner.target.restart, len(items))
+
+    def run(case: Case, version: int | None, future: Future) -> None:
+        try:
+            _settle(future, runner.run, case, version, shared)
+        finally:
+            shared.leave()
+
+    with ThreadPoolExecutor(max_workers=len(items), thread_name_prefix="together") as pool:
+        for (case, version), future in zip(items, futures):
+            pool.submit(run, case, version, future)
 
 
 def _settle(future: Future, work: Callable, *arguments) -> None:

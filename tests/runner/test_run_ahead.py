@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from conformance.runner.parallel import RunAhead
+from conformance.targets.base import Capability
 
 
 class Recorder:
@@ -17,7 +18,7 @@ class Recorder:
 
     def __init__(self, name: str, log: list, pause_s: float = 0.05):
         self.name, self.log, self.pause_s = name, log, pause_s
-        self.target = SimpleNamespace(spec="fake")
+        self.target = SimpleNamespace(spec="fake", capabilities=frozenset())
         self.closed = False
 
     def run(self, case, version, rerun_alone=False):
@@ -187,21 +188,22 @@ def test_a_twin_that_cannot_start_hands_its_error_to_whoever_takes_it():
 
 
 class Restarting(Recorder):
-    """A twin whose items restart its broker halfway (through the group they share, when given one)."""
+    """A target whose serial items restart its broker halfway (through the group they share, when given one)."""
 
-    def __init__(self, log: list):
-        super().__init__("twin", log, pause_s=0.1)
+    def __init__(self, log: list, name: str = "twin"):
+        super().__init__(name, log, pause_s=0.1)
         self.restarts = 0
-        self.target = SimpleNamespace(spec="fake", restart=self._restart)
+        self.target = SimpleNamespace(spec="fake", restart=self._restart, capabilities=frozenset({Capability.RESTART}))
 
     def _restart(self):
         self.log.append(("restart", None, time.monotonic(), time.monotonic(), ""))
         self.restarts += 1
 
-    def run(self, case, version, shared_restart=None):  # the steps: work, restart, work
+    def run(self, case, version, shared_restart=None, rerun_alone=False):  # the steps: work, restart, work
         began = time.monotonic()
         time.sleep(self.pause_s)
-        (shared_restart.restart if shared_restart is not None else self.target.restart)()
+        if case.serial:
+            (shared_restart.restart if shared_restart is not None else self.target.restart)()
         time.sleep(self.pause_s)
         self.log.append((self.name, case.id, began, time.monotonic(), threading.current_thread().name))
         return f"{self.name}:{case.id}"
@@ -224,7 +226,7 @@ def test_items_that_share_restarts_run_together_on_the_twin_with_one_restart_the
     assert spans["c2"][0] >= max(end for _, end in together)  # the serial item alone, after them
 
 
-def test_without_a_twin_items_that_share_restarts_run_one_at_a_time_after_the_others():
+def test_without_a_twin_items_that_share_restarts_on_a_target_that_cannot_restart_run_one_at_a_time_after_the_others():
     log = []
     cases = [fake_case(0), fake_case(1, shares_restart=True), fake_case(2, shares_restart=True)]
     work = [(case, None) for case in cases]
@@ -235,6 +237,23 @@ def test_without_a_twin_items_that_share_restarts_run_one_at_a_time_after_the_ot
     spans = {case: (began, end) for _, case, began, end, _ in log}
     assert spans["c1"][0] >= spans["c0"][1] and spans["c2"][0] >= spans["c1"][1]
 
+
+@pytest.mark.parametrize("twin", [None, lambda: (_ for _ in ()).throw(RuntimeError("no room"))],
+                         ids=["no twin", "the twin cannot start"])
+def test_without_a_twin_items_that_share_restarts_share_one_restart_of_the_target_after_the_others(twin):
+    """As on a twin: at once, one restart for them all; on the target, once every concurrent item has ended."""
+    log = []
+    runner = Restarting(log, name="main")
+    cases = [fake_case(0), *[fake_case(n, shares_restart=True) for n in (1, 2, 3)]]
+    work = [(case, None) for case in cases]
+    ahead = RunAhead(runner, work, 4, twin=twin)
+    results = [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    assert results == [f"main:c{n}" for n in range(4)] and runner.restarts == 1
+    spans = {case: (began, end) for name, case, began, end, _ in log if name == "main"}
+    together = [spans[case] for case in ("c1", "c2", "c3")]
+    assert max(began for began, _ in together) < min(end for _, end in together)  # at once
+    assert min(began for began, _ in together) >= spans["c0"][1]  # after the concurrent item
 
 
 def test_hazardous_items_run_after_every_other_item_of_the_target_one_at_a_time():
