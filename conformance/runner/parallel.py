@@ -123,10 +123,10 @@ class RunAhead:
             grouped = self._sharing_faults(serial)
             together = [(case, version) for case, version in serial if case.shares_restart]
             if together:
-                futures = [Future() for _ in together]
+                restarting: list[Future] = [Future() for _ in together]
                 self._futures.update(((id(case), version), future)
-                                     for (case, version), future in zip(together, futures))
-                self._after.submit(self._restarting_together_on_target, together, futures)
+                                     for (case, version), future in zip(together, restarting))
+                self._after.submit(self._restarting_together_on_target, together, restarting)
                 serial = [(case, version) for case, version in serial if not case.shares_restart]
             for case, version in serial:
                 group = grouped.get(id(case))

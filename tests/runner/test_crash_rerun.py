@@ -127,7 +127,8 @@ def run_all(cases, *, parallel: bool, bring_back: bool) -> tuple[list, CrashingB
 def test_the_item_that_takes_the_target_down_beside_others_fails_and_the_others_get_the_verdicts_of_a_serial_run(cases):
     serial, _, _ = run_all(cases, parallel=False, bring_back=True)
     parallel, broker, _ = run_all(cases, parallel=True, bring_back=True)
-    assert [(r.case_id, r.version, r.outcome) for r in parallel] == [(r.case_id, r.version, r.outcome) for r in serial]
+    assert [(r.case_id, r.version, r.outcome) for r in parallel] == [(r.case_id, r.version, r.outcome) for r in serial], \
+        [f"{r.case_id} v{r.version}: {r.outcome.value}: {r.message}" for r in parallel]
     crasher, *others = parallel
     assert crasher.outcome is Outcome.FAILED
     assert crasher.message.startswith(f"{STOPPED_ANSWERING}: it took the target down")

@@ -20,7 +20,6 @@ running when Python exits are stopped by an ``atexit`` hook.
 from __future__ import annotations
 
 import atexit
-import base64
 import os
 import re
 import shutil
@@ -29,7 +28,6 @@ import socket
 import subprocess
 import tempfile
 import time
-import uuid
 import warnings
 from pathlib import Path
 from typing import NoReturn
@@ -51,6 +49,7 @@ from .config import (
 )
 from .jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
 from . import cds as kafka_cds
+from . import storage as kafka_storage
 from . import known_issues as kafka_known_issues
 from .preview import PREVIEW_OPTIONS, preview_settings
 from .security import SECURITY_OPTIONS, SecuredListener
@@ -126,11 +125,8 @@ def is_single_node_spec(spec: str) -> bool:
 
 
 def random_cluster_id() -> str:
-    """A random UUID as Kafka writes it: 22 characters of unpadded base64url."""
-    while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        if not text.startswith("-"):  # the storage tool would read it as an option
-            return text
+    """A random cluster id, as Kafka writes one."""
+    return kafka_storage.random_id()
 
 
 def java_executable() -> str | None:
@@ -406,10 +402,26 @@ class KafkaTarget(Target):
                 *arguments]
 
     def _format_storage(self) -> None:
+        """The storage tool's work, or a copy of what it wrote for a broker of the same kind (:mod:`.storage`)."""
+        data = self.data
+        assert self._directory is not None and data is not None and self._libs is not None
+        cluster_id = self.cluster_id or random_cluster_id()
+        features = [f"{name}={level}" for name, level in self.features.items()]
+        kind = None
+        if self.secured is None and kafka_storage.enabled():  # a secured format writes credentials: never kept
+            settings = (self._directory / "server.properties").read_text()
+            kind = kafka_storage.kind_of(self._version, self._libs, features, settings, self._directory)
+            if kafka_storage.copy(kind, self._directory, cluster_id, self.node_id):
+                return
+        self._run_storage_tool(cluster_id, features)
+        if kind is not None:
+            kafka_storage.keep(kind, self._directory, data)
+
+    def _run_storage_tool(self, cluster_id: str, features: list[str]) -> None:
         assert self._directory is not None
-        arguments = ["format", "-t", self.cluster_id or random_cluster_id(), "-c", str(self._directory / "server.properties")]
-        for name, level in self.features.items():
-            arguments += ["--feature", f"{name}={level}"]
+        arguments = ["format", "-t", cluster_id, "-c", str(self._directory / "server.properties")]
+        for feature in features:
+            arguments += ["--feature", feature]
         if self.secured is not None:
             arguments += self.secured.format_arguments()
         command = self._java_command("kafka.tools.StorageTool", *arguments)
