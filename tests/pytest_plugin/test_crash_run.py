@@ -74,7 +74,7 @@ class Supervised:
     brings a new one up on the same port (``--restart-command`` connects to it)."""
 
     def __init__(self):
-        self.fake = FakeKafka(on_unknown_key=DIE)
+        self.fake = FakeKafka(on_unknown_key=DIE, revivable=True)
         self.restarts = 0
         self._control = socket.create_server(("127.0.0.1", 0))
         threading.Thread(target=self._supervise, daemon=True).start()

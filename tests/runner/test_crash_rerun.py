@@ -64,7 +64,7 @@ class CrashingBroker:
         self._others = 0
         self._three_under_way = threading.Event()
         self._crashed = threading.Event()
-        self.fake = FakeKafka(self.handler)
+        self.fake = FakeKafka(self.handler, revivable=True)
 
     def handler(self, api, version, body):
         life = self.lives

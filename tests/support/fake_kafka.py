@@ -9,7 +9,9 @@ whole server misbehave: ``hang`` (accepts, never answers), ``http`` (answers lik
 
 ``on_unknown_key`` is what it does with a request whose API key it does not know: ``CLOSE`` (Kafka's
 answer) or ``DIE`` (a broker that crashes on it). ``port`` listens on a given port: a test brings a dead
-fake back where the harness expects it (:meth:`FakeKafka.revived`).
+fake back where the harness expects it (:meth:`FakeKafka.revived`). A fake to be brought back is made
+``revivable``: its port is then outside the range the kernel hands out to outgoing connections, so that while it
+is dead no connection of another process (a full run has thousands) takes its port and the revival's bind fails.
 
 ``tls`` (a server ``ssl.SSLContext``) makes it a TLS listener; ``sasl`` (a :class:`Sasl`) makes it
 require SASL as Kafka does: before authenticating only ApiVersions and the SASL requests are
@@ -19,6 +21,8 @@ with a session lifetime (KIP-368) a request after the session ended closes the c
 
 from __future__ import annotations
 
+import errno
+import random
 import socket
 import ssl
 import threading
@@ -54,10 +58,33 @@ class Sasl:
 PRE_AUTHENTICATION = ("ApiVersions", "SaslHandshake", "SaslAuthenticate")
 
 
+def _listen(port: int, revivable: bool) -> socket.socket:
+    """A listening socket on loopback: on ``port`` (retried a moment while the dead fake's connections close), else
+    on a free port, below the kernel's range for outgoing connections if ``revivable``."""
+    if port:
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                return socket.create_server(("127.0.0.1", port))
+            except OSError as error:
+                if error.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+    if revivable:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
+            lowest_outgoing = int(ports.read().split()[0])
+        for candidate in random.sample(range(10_000, lowest_outgoing), 50):
+            try:
+                return socket.create_server(("127.0.0.1", candidate))
+            except OSError:
+                continue
+    return socket.create_server(("127.0.0.1", 0))
+
+
 class FakeKafka:
     def __init__(self, handler=None, *, mode: str = "answer", apis: dict[str, tuple[int, int]] | None = None,
                  tls: ssl.SSLContext | None = None, sasl: Sasl | None = None, on_unknown_key: str = CLOSE,
-                 port: int = 0):
+                 port: int = 0, revivable: bool = False):
         self.handler = handler or (lambda api, version, body: None)
         self.on_unknown_key = on_unknown_key
         self.mode = mode
@@ -66,7 +93,7 @@ class FakeKafka:
         self.sasl = sasl
         self.connections = 0
         self.requests: list[tuple[str, int]] = []
-        self.server = socket.create_server(("127.0.0.1", port))
+        self.server = _listen(port, revivable)
         self.port = self.server.getsockname()[1]
         self.alive = True
         self._clients: list[socket.socket] = []
@@ -80,7 +107,7 @@ class FakeKafka:
     def revived(self) -> "FakeKafka":
         """A new fake like this one on the same port, as a supervisor restarts a crashed broker."""
         return FakeKafka(self.handler, mode=self.mode, apis=self.apis, tls=self.tls, sasl=self.sasl,
-                         on_unknown_key=self.on_unknown_key, port=self.port)
+                         on_unknown_key=self.on_unknown_key, port=self.port, revivable=True)
 
     def stop(self) -> None:
         """Stop listening and drop every connection: from the client's side, the broker died."""
