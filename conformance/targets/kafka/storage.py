@@ -30,7 +30,8 @@ NOT_WRITTEN = ("node.id", "listeners", "advertised.listeners", "controller.quoru
 
 
 def enabled() -> bool:
-    return os.environ.get("CONFORMANCE_FORMAT_CACHE", "").lower() not in ("off", "0", "false", "no")
+    """Whether formats are kept and copied: unless ``CONFORMANCE_FORMAT_CACHE=off`` (as the class archive's switch)."""
+    return os.environ.get("CONFORMANCE_FORMAT_CACHE", "on").lower() != "off"
 
 
 def kind_of(version: str, libs: Path, arguments: list[str], settings_text: str, directory: Path) -> str:
@@ -50,8 +51,8 @@ def kept(kind: str) -> Path:
 
 
 def keep(kind: str, directory: Path, data: Path) -> None:
-    """Keeps what the tool wrote under ``data`` (``meta.properties`` as the names of its keys only). Never fails
-    the broker: a cache that cannot be written is only not written."""
+    """Keeps what the tool wrote under ``data``, each ``meta.properties`` as a template whose ids each copy writes
+    anew. Never fails the broker: a cache that cannot be written is only not written."""
     target = kept(kind)
     if target.exists():
         return
