@@ -165,7 +165,7 @@ class RunAhead:
 
     def _sharing_faults(self, serial: list[tuple[Case, int | None]]) -> dict[int, list[tuple[Case, int | None]]]:
         """The serial items of a cluster whose versions share their faults (:mod:`.shared_fault`), by case."""
-        if Capability.NODES not in getattr(getattr(self.runner, "target", None), "capabilities", ()):
+        if Capability.NODES not in self.runner.target.capabilities:
             return {}
         by_case: dict[int, list[tuple[Case, int | None]]] = {}
         for case, version in serial:

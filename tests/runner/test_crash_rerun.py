@@ -204,3 +204,19 @@ def test_a_crash_on_a_set_up_request_blocks_the_item_and_names_that_api_not_the_
     assert result.message.startswith(f"{STOPPED_ANSWERING}: its set-up request took the target down")
     assert "the crash is InitProducerId's finding, so there is no verdict on EndTxn" in result.message
     assert "the request that did it: InitProducerId v" in result.message
+
+
+def test_a_revivable_fake_listens_below_the_ports_the_kernel_gives_outgoing_connections():
+    """So that while it is dead no other process's connection or free port takes its place (see fake_kafka)."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
+        lowest_outgoing = int(ports.read().split()[0])
+    fake = FakeKafka(revivable=True)
+    try:
+        assert fake.port < lowest_outgoing
+        fake.stop()
+        revived = fake.revived()
+        assert revived.alive and revived.port == fake.port
+        fake = revived
+    finally:
+        fake.stop()
+
