@@ -161,7 +161,15 @@ class RunAhead:
     def _alone_on_target(self, case: Case, version: int | None) -> CaseResult:
         wait(self._concurrent)
         with self._lock:
+            if case.serial:
+                self._clear_for_serial()
             return self.runner.run(case, version)
+
+    def _clear_for_serial(self) -> None:
+        """On the target, before serial items run there (nothing else runs on it then): the topics of the items done
+        so far are deleted, as at the run's end. A serial item stops, kills or restarts brokers, and a broker that
+        comes back loads and replicates again every partition it holds: on a cluster, hundreds left by the others."""
+        self.runner.delete_finished_topics(until_gone=True)
 
     def _sharing_faults(self, serial: list[tuple[Case, int | None]]) -> dict[int, list[tuple[Case, int | None]]]:
         """The serial items of a cluster whose versions share their faults (:mod:`.shared_fault`), by case."""
@@ -180,6 +188,7 @@ class RunAhead:
         wait(self._concurrent)
         pending = list(zip(items, futures))
         with self._lock:
+            self._clear_for_serial()
             while pending:
                 if len(pending) == 1:  # alone: as any serial item (the runner heals after it)
                     (case, version), future = pending[0]
@@ -261,6 +270,7 @@ class RunAhead:
         if runner is not None:
             return runner.run(case, version)
         with self._lock:
+            self._clear_for_serial()
             return self.runner.run(case, version)
 
     def _run_together(self, twin, items: list[tuple[Case, int | None]]) -> None:
@@ -276,6 +286,7 @@ class RunAhead:
         there: one restart for all of them, as on a twin."""
         wait(self._concurrent)
         with self._lock:
+            self._clear_for_serial()
             if Capability.RESTART in self.runner.target.capabilities:
                 _share_restarts(self.runner, items, futures)
             else:  # each item meets what its restart step meets on such a target, as in a serial run

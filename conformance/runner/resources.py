@@ -10,6 +10,7 @@ from ..protocol.errors import error_name
 from ..suite.model import Case
 
 TOPIC_ALREADY_EXISTS = 36
+UNKNOWN_TOPIC_OR_PARTITION = 3
 DELETE_PER_REQUEST = 100
 
 
@@ -185,4 +186,18 @@ def delete_topics(cluster: Cluster, names: list[str], per_request: int = DELETE_
             body = {"topic_names": chunk, "topics": [{"name": name} for name in chunk], "timeout_ms": 5000}
             cluster.connection().request("DeleteTopics", version, body, step="cleanup", timeout=6)
     except Exception:  # noqa: BLE001 - cleanup never turns a verdict into an error
+        pass
+
+
+def wait_until_gone(cluster: Cluster, names: list[str], timeout: float = 5.0) -> None:
+    """Best effort: until the broker's Metadata names none of ``names`` (it has applied their deletion), for at
+    most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            topics = cluster.metadata(names)["topics"]
+            if all(topic["error_code"] == UNKNOWN_TOPIC_OR_PARTITION for topic in topics):
+                return
+            time.sleep(0.1)
+    except Exception:  # noqa: BLE001 - as delete_topics: the wait never turns a verdict into an error
         pass

@@ -23,7 +23,8 @@ from ..results.record import STOPPED_ANSWERING, Outcome, Requirement, StepRole
 from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
-from .resources import Resources, TooFewBrokers, UnknownSetting, delete_topics, replicas_needed, too_few_brokers
+from .resources import (Resources, TooFewBrokers, UnknownSetting, delete_topics, replicas_needed, too_few_brokers,
+                        wait_until_gone)
 from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
 from .steps import bundled
@@ -116,12 +117,24 @@ class Runner:
         target about to be discarded with them)."""
         if self._probe is not None:
             self._probe.close()
+        if keep_topics:
+            with self._leftover_lock:
+                self._leftover_topics = []
+        else:
+            self.delete_finished_topics()
+
+    def delete_finished_topics(self, *, until_gone: bool = False) -> None:
+        """Deletes the topics of the items done so far (best effort, as at the run's end); ``until_gone``: and
+        waits until the broker's metadata has them no more, so the next item meets none of the deletion's effects
+        (on Kafka 3.9 a deletion ends the classic groups in the middle of a join: docs/explanation/verdicts.md)."""
         with self._leftover_lock:
             leftover, self._leftover_topics = self._leftover_topics, []
-        if leftover and not keep_topics:
+        if leftover:
             cluster = self._untraced_cluster()
             try:
                 delete_topics(cluster, leftover)
+                if until_gone:
+                    wait_until_gone(cluster, leftover)
             finally:
                 cluster.close()
 

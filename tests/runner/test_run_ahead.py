@@ -20,6 +20,7 @@ class Recorder:
         self.name, self.log, self.pause_s = name, log, pause_s
         self.target = SimpleNamespace(spec="fake", capabilities=frozenset())
         self.closed = False
+        self.deleted: list[float] = []  # when the topics of the items done so far were deleted
 
     def run(self, case, version, rerun_alone=False):
         began = time.monotonic()
@@ -29,6 +30,10 @@ class Recorder:
 
     def advertised(self, api):
         return None
+
+    def delete_finished_topics(self, until_gone=False):
+        self.deleted.append(time.monotonic())
+        assert until_gone  # the serial items start once the broker has applied the deletion
 
     def close(self, keep_topics=False):
         self.closed = True
@@ -58,6 +63,35 @@ def test_serial_items_wait_for_every_concurrent_one_without_a_twin():
     assert all(began >= concurrent_end for began, _ in serial)
     (first_began, first_end), (second_began, _) = sorted(serial)
     assert second_began >= first_end  # and one at a time
+
+
+@pytest.mark.parametrize("twin", [None, lambda: (_ for _ in ()).throw(RuntimeError("no room"))],
+                         ids=["no twin", "the twin cannot start"])
+def test_the_topics_of_the_items_done_go_before_the_serial_items_run_on_the_target(twin):
+    """A broker a serial item restarts comes back with only what is still needed; hazardous items delete nothing."""
+    log = []
+    runner = Recorder("main", log)
+    cases = [fake_case(0), fake_case(1, serial=True), fake_case(2), fake_case(3, serial=True),
+             fake_case(4, hazardous=True)]
+    work = [(case, None) for case in cases]
+    ahead = RunAhead(runner, work, 4, twin=twin)
+    [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    spans = {case: (began, end) for _, case, began, end, _ in log}
+    assert len(runner.deleted) == 2  # before each serial item: the second deletes the first one's topics
+    first, second = sorted(runner.deleted)
+    assert max(spans["c0"][1], spans["c2"][1]) <= first <= min(spans["c1"][0], spans["c3"][0])
+    assert second >= min(spans["c1"][1], spans["c3"][1]) and second <= max(spans["c1"][0], spans["c3"][0])
+
+
+def test_a_twin_runs_the_serial_items_and_the_targets_topics_stay_until_the_end():
+    log = []
+    runner, twin_runner = Recorder("main", log), Recorder("twin", log)
+    work = items()
+    ahead = RunAhead(runner, work, 4, twin=lambda: (twin_runner, lambda: None))
+    [ahead.result(case, version) for case, version in work]
+    ahead.close()
+    assert runner.deleted == [] and twin_runner.deleted == []  # the twin goes with its topics
 
 
 def test_serial_items_run_on_the_twin_beside_the_others_and_the_twin_is_stopped():

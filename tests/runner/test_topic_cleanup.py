@@ -3,7 +3,8 @@
 A deletion in the middle of a run disturbs the items beside it on some brokers: Kafka 3.9's group
 coordinator forgets every group whose only member is one it just asked to rejoin (MEMBER_ID_REQUIRED)
 whenever any partition is deleted, so a concurrent run blocked items a serial run passed. Deleting at the
-end keeps each item's outcome its own; a provisioned target discarded with its data skips the deletion.
+end keeps each item's outcome its own; a provisioned target discarded with its data skips the deletion. The
+one other deletion is before the serial items run alone on the target, with nothing beside them.
 """
 
 from __future__ import annotations
@@ -70,3 +71,39 @@ def test_the_topics_are_deleted_together_when_the_runner_closes(tmp_path):
 def test_a_target_discarded_with_its_data_keeps_them(tmp_path):
     _, _, deleted = run_twice(tmp_path, keep_topics=True)
     assert deleted == []
+
+
+def test_before_serial_items_the_topics_go_and_the_runner_waits_until_the_broker_has_applied_it(tmp_path):
+    """RunAhead deletes the finished items' topics before the serial ones run alone (a broker they restart then
+    reloads none of them); it waits until Metadata no longer names them, so the deletion's effects are over."""
+    path = tmp_path / "suite.yaml"
+    path.write_text(SUITE)
+    suite, errors = load_suite_file(path, components=bundled())
+    assert not errors, errors
+    deleted: set[str] = set()
+    asked_after: list[list[str]] = []  # the names each Metadata request asked for once the deletion was sent
+    polls_until_applied = 3
+
+    def answer(api, version, body):
+        if api == "DeleteTopics":
+            deleted.update(topic["name"] for topic in body["topics"])
+        if api == "Metadata" and deleted and body.get("topics"):
+            names = [topic["name"] for topic in body["topics"]]
+            asked_after.append(names)
+            if len(asked_after) >= polls_until_applied:
+                return {"brokers": [], "topics": [{"name": name, "error_code": 3, "partitions": []} for name in names]}
+        return None
+
+    broker = FakeKafka(answer)
+    target = HostPortTarget(broker.address)
+    target.start()
+    runner = Runner(target, run_id="cleanup", timeout=5.0)
+    try:
+        runner.run(suite.cases[0], 12)
+        runner.delete_finished_topics(until_gone=True)
+        assert len(deleted) == 1 and len(asked_after) == polls_until_applied
+        assert all(names == sorted(deleted) for names in asked_after)
+        runner.close()  # nothing left to delete
+        assert len(asked_after) == polls_until_applied
+    finally:
+        broker.stop()
