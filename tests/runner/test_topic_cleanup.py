@@ -9,6 +9,8 @@ one other deletion is before the serial items run alone on the target, with noth
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from conformance.runner.runner import Runner
 from conformance.runner.steps import bundled
 from conformance.suite.loader import load_suite_file
@@ -35,11 +37,23 @@ cases:
 """
 
 
-def run_twice(tmp_path, keep_topics: bool):
+@contextmanager
+def runner_on_a_fake(tmp_path, answer):
+    """A runner on a fake broker that hands every request to ``answer`` first, and the suite's one case."""
     path = tmp_path / "suite.yaml"
     path.write_text(SUITE)
     suite, errors = load_suite_file(path, components=bundled())
     assert not errors, errors
+    broker = FakeKafka(answer)
+    target = HostPortTarget(broker.address)
+    target.start()
+    try:
+        yield Runner(target, run_id="cleanup", timeout=5.0), suite.cases[0]
+    finally:
+        broker.stop()
+
+
+def run_twice(tmp_path, keep_topics: bool):
     deleted: list[list[str]] = []
 
     def answer(api, version, body):
@@ -47,17 +61,11 @@ def run_twice(tmp_path, keep_topics: bool):
             deleted.append([topic["name"] for topic in body["topics"]])
         return None
 
-    broker = FakeKafka(answer)
-    target = HostPortTarget(broker.address)
-    target.start()
-    runner = Runner(target, run_id="cleanup", timeout=5.0)
-    try:
-        results = [runner.run(suite.cases[0], 12) for _ in range(2)]
+    with runner_on_a_fake(tmp_path, answer) as (runner, case):
+        results = [runner.run(case, 12) for _ in range(2)]
         during = list(deleted)
         runner.close(keep_topics=keep_topics)
         return results, during, deleted
-    finally:
-        broker.stop()
 
 
 def test_the_topics_are_deleted_together_when_the_runner_closes(tmp_path):
@@ -76,10 +84,6 @@ def test_a_target_discarded_with_its_data_keeps_them(tmp_path):
 def test_before_serial_items_the_topics_go_and_the_runner_waits_until_the_broker_has_applied_it(tmp_path):
     """RunAhead deletes the finished items' topics before the serial ones run alone (a broker they restart then
     reloads none of them); it waits until Metadata no longer names them, so the deletion's effects are over."""
-    path = tmp_path / "suite.yaml"
-    path.write_text(SUITE)
-    suite, errors = load_suite_file(path, components=bundled())
-    assert not errors, errors
     deleted: set[str] = set()
     asked_after: list[list[str]] = []  # the names each Metadata request asked for once the deletion was sent
     polls_until_applied = 3
@@ -94,16 +98,10 @@ def test_before_serial_items_the_topics_go_and_the_runner_waits_until_the_broker
                 return {"brokers": [], "topics": [{"name": name, "error_code": 3, "partitions": []} for name in names]}
         return None
 
-    broker = FakeKafka(answer)
-    target = HostPortTarget(broker.address)
-    target.start()
-    runner = Runner(target, run_id="cleanup", timeout=5.0)
-    try:
-        runner.run(suite.cases[0], 12)
+    with runner_on_a_fake(tmp_path, answer) as (runner, case):
+        runner.run(case, 12)
         runner.delete_finished_topics(until_gone=True)
         assert len(deleted) == 1 and len(asked_after) == polls_until_applied
         assert all(names == sorted(deleted) for names in asked_after)
         runner.close()  # nothing left to delete
         assert len(asked_after) == polls_until_applied
-    finally:
-        broker.stop()
