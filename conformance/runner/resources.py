@@ -176,17 +176,21 @@ class Resources:
         return True
 
 
-def delete_topics(cluster: Cluster, names: list[str], per_request: int = DELETE_PER_REQUEST) -> None:
+def delete_topics(cluster: Cluster, names: list[str], per_request: int = DELETE_PER_REQUEST) -> list[str]:
     """Best effort, a few requests for many topics: a target that cannot delete keeps them (names never
-    collide anyway), and the first failure ends the attempt rather than waiting on every request."""
+    collide anyway), and the first failure ends the attempt rather than waiting on every request. Returns the
+    names the target said it deleted."""
+    deleted: list[str] = []
     try:
         version = cluster.best_version("DeleteTopics")
         for start in range(0, len(names), per_request):
             chunk = names[start:start + per_request]
             body = {"topic_names": chunk, "topics": [{"name": name} for name in chunk], "timeout_ms": 5000}
-            cluster.connection().request("DeleteTopics", version, body, step="cleanup", timeout=6)
+            response = cluster.connection().request("DeleteTopics", version, body, step="cleanup", timeout=6).response
+            deleted += [answer["name"] for answer in (response or {}).get("responses", []) if answer["error_code"] == 0]
     except Exception:  # noqa: BLE001 - cleanup never turns a verdict into an error
         pass
+    return deleted
 
 
 def wait_until_gone(cluster: Cluster, names: list[str], timeout: float = 5.0) -> None:

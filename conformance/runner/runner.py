@@ -132,9 +132,9 @@ class Runner:
         if leftover:
             cluster = self._untraced_cluster()
             try:
-                delete_topics(cluster, leftover)
-                if until_gone:
-                    wait_until_gone(cluster, leftover)
+                deleted = delete_topics(cluster, leftover)
+                if until_gone and deleted:  # those it refused to delete (no right to) stay: no waiting for them
+                    wait_until_gone(cluster, deleted)
             finally:
                 cluster.close()
 

@@ -47,9 +47,11 @@ def runner_on_a_fake(tmp_path, answer):
     broker = FakeKafka(answer)
     target = HostPortTarget(broker.address)
     target.start()
+    runner = Runner(target, run_id="cleanup", timeout=5.0)
     try:
-        yield Runner(target, run_id="cleanup", timeout=5.0), suite.cases[0]
+        yield runner, suite.cases[0]
     finally:
+        runner.close(keep_topics=True)  # its connections, where the test has not closed it
         broker.stop()
 
 
@@ -91,6 +93,7 @@ def test_before_serial_items_the_topics_go_and_the_runner_waits_until_the_broker
     def answer(api, version, body):
         if api == "DeleteTopics":
             deleted.update(topic["name"] for topic in body["topics"])
+            return {"responses": [{"name": topic["name"], "error_code": 0} for topic in body["topics"]]}
         if api == "Metadata" and deleted and body.get("topics"):
             names = [topic["name"] for topic in body["topics"]]
             asked_after.append(names)
@@ -105,3 +108,20 @@ def test_before_serial_items_the_topics_go_and_the_runner_waits_until_the_broker
         assert all(names == sorted(deleted) for names in asked_after)
         runner.close()  # nothing left to delete
         assert len(asked_after) == polls_until_applied
+
+
+def test_topics_the_broker_refuses_to_delete_are_not_waited_for(tmp_path):
+    """A user without the right to delete (an attached broker's ACLs) keeps them: the serial items start at once."""
+    asked: list[str] = []
+
+    def answer(api, version, body):
+        asked.append(api)
+        if api == "DeleteTopics":
+            return {"responses": [{"name": topic["name"], "error_code": 29} for topic in body["topics"]]}
+        return None
+
+    with runner_on_a_fake(tmp_path, answer) as (runner, case):
+        runner.run(case, 12)
+        del asked[:]
+        runner.delete_finished_topics(until_gone=True)
+        assert "DeleteTopics" in asked and "Metadata" not in asked
