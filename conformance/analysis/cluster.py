@@ -20,7 +20,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ..targets.base import free_port, stop_process
+from ..targets.base import stop_process
+from ..targets.ports import free_port
 from .session import prepare_environment, quiet_log4j_file
 
 HOST = "127.0.0.1"

@@ -189,13 +189,6 @@ class Target:
         self.stop()
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
 def wait_for_port(host: str, port: int, timeout: float) -> bool:
     """True once something accepts TCP connections on host:port, False after ``timeout`` seconds."""
     import time

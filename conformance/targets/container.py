@@ -10,7 +10,8 @@ import os
 import socket
 import uuid
 
-from .base import Capability, Target, TargetInfo, TargetUnavailable, free_port
+from .base import Capability, Target, TargetInfo, TargetUnavailable
+from .ports import free_port
 from .readiness import wait_for_metadata
 from .registry import TargetKind
 

@@ -17,7 +17,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from .base import Capability, Target, TargetInfo, TargetUnavailable, free_port, stop_process
+from .base import Capability, Target, TargetInfo, TargetUnavailable, stop_process
+from .ports import free_port
 from .readiness import wait_for_metadata
 from .registry import TargetKind
 

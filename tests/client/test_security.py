@@ -12,7 +12,7 @@ from conformance.client.security import Security, SecurityConfigError
 from conformance.suite.loader import load_suites
 from conformance.results.record import Outcome
 from conformance.runner.runner import Runner
-from conformance.targets.base import free_port
+from conformance.targets.ports import free_port
 from conformance.targets.hostport import HostPortTarget
 from conformance.targets.kafka.broker import KafkaTarget
 from conformance.runner.steps import bundled

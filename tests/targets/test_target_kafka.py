@@ -293,3 +293,30 @@ def test_a_broker_that_does_not_come_back_keeps_its_data_a_first_start_does_not(
     assert (tmp_path / "node" / "data").is_dir() is folder_kept
     assert (target._directory is not None) is folder_kept
     target.stop()
+
+
+def test_a_broker_that_dies_starting_names_this_launchs_first_error_before_its_shutdown_lines(tmp_path):
+    """A broker that dies logs dozens of shutdown lines after the cause (a CI run showed only "... 18 more" and
+    the shutdown), so the reason leads with the first ERROR of this launch and the exception under it."""
+    target = KafkaTarget("kafka")
+    target._directory = tmp_path / "node"
+    target._directory.mkdir()
+    (target._directory / "broker.log").write_text(
+        "--- conformance: starting Kafka 4.4.0 at Sun Nov 29 06:00:00 2026 ---\n"
+        "[2026-11-29 06:00:01,000] ERROR an earlier launch's trouble (kafka.Old)\n"
+        "--- conformance: starting Kafka 4.4.0 at Sun Nov 29 06:01:00 2026 ---\n"
+        "[2026-11-29 06:01:01,000] INFO starting (kafka.server.KafkaRaftServer)\n"
+        "[2026-11-29 06:01:02,000] ERROR Unable to start acceptor for CONTROLLER (kafka.network.DataPlaneAcceptor)\n"
+        "org.apache.kafka.common.KafkaException: Socket server failed to bind to 127.0.0.1:42339: Address already in use.\n"
+        "\tat kafka.network.Acceptor.openServerSocket(SocketServer.scala:1)\n"
+        "[2026-11-29 06:01:02,100] ERROR Encountered fatal fault: caught exception (org.apache.kafka.Fault)\n"
+        + "".join(f"[2026-11-29 06:01:03,000] INFO shutting down part {n} (kafka.server.ControllerServer)\n"
+                  for n in range(80))
+    )
+    with pytest.raises(BrokerStartFailed) as failure:
+        target._fail("Kafka 4.4.0 exited with status 1 while starting")
+    first_line = str(failure.value).splitlines()[0]
+    assert first_line == ("Kafka 4.4.0 exited with status 1 while starting: Unable to start acceptor for CONTROLLER "
+                          "(kafka.network.DataPlaneAcceptor): org.apache.kafka.common.KafkaException: Socket server "
+                          "failed to bind to 127.0.0.1:42339: Address already in use.; last lines of its log:")
+    assert "earlier launch" not in str(failure.value)

@@ -14,7 +14,7 @@ from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from conformance.targets import CapabilityMissing, TargetUnavailable, resolve
-from conformance.targets.base import free_port
+from conformance.targets.ports import free_port
 from conformance.targets.container import ContainerTarget, container_target_kind
 from conformance.targets.hostport import HostPortTarget
 from conformance.targets.fault_arguments import api_key, error_code

@@ -34,7 +34,8 @@ from typing import NoReturn
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from ..base import Capability, Target, TargetInfo, TargetUnavailable, free_port, stop_process
+from ..base import Capability, Target, TargetInfo, TargetUnavailable, stop_process
+from ..ports import free_port
 from ...client.security import Security
 from .config import (
     DEFAULT_PROFILE,
@@ -72,6 +73,7 @@ MEMORY_FOLDER_MIN_FREE = 2 << 30  # a run's brokers use tens of MiB there; the r
 STARTUP_TIMEOUT_SECONDS = 60.0
 STARTUP_GRACE_SECONDS = 20.0  # more time for a broker whose log still grows at the timeout
 STARTUP_PATIENCE = 4  # ... up to this many times the timeout in all
+_LAUNCH_MARK = "--- conformance: starting Kafka "  # the line each launch writes first in the log
 STOP_GRACE_SECONDS = 15.0
 LOG_TAIL_BYTES = 1 << 20
 READINESS_PROBE_TOPIC = "conformance-readiness-probe"
@@ -439,7 +441,7 @@ class KafkaTarget(Target):
         command = self._java_command("kafka.Kafka", str(self._directory / "server.properties"),
                                      archive_flags=archive_flags)
         with open(self._directory / "broker.log", "ab") as log:
-            log.write(f"--- conformance: starting Kafka {self._version} at {time.ctime()} ---\n".encode())
+            log.write(f"{_LAUNCH_MARK}{self._version} at {time.ctime()} ---\n".encode())
             log.flush()
             self._process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self._directory
@@ -480,7 +482,11 @@ class KafkaTarget(Target):
             return 0
 
     def _fail(self, reason: str) -> NoReturn:
-        tail = _last_lines(self.logs() or "", 60)  # taken before stop() appends the shutdown lines
+        log = (self.logs() or "").rpartition(_LAUNCH_MARK)[2]  # this launch's lines, before stop() adds more
+        tail = _last_lines(log, 60)
+        first_error = _first_error(log)
+        if first_error:  # a broker that dies logs its shutdown after the cause: the tail alone hides it
+            reason = f"{reason}: {first_error}"
         if self.startup_seconds is None:
             self.stop()  # a first start: the half-made folder is of no use to anyone
         else:
@@ -565,6 +571,19 @@ def _controller_answers(bootstrap: str, seconds_left: float, replicas: int = 1) 
 
 def _last_lines(text: str, count: int) -> str:
     return "\n".join(text.splitlines()[-count:])
+
+
+def _first_error(log: str) -> str | None:
+    """The log's first ERROR line and the exception line under it, as one line; None if it has none."""
+    lines = log.splitlines()
+    for number, line in enumerate(lines):
+        if "] ERROR " in line:
+            message = line.split("] ERROR ", 1)[1]
+            following = lines[number + 1].strip() if number + 1 < len(lines) else ""
+            if following and not following.startswith("["):  # the exception, printed under the message
+                message = f"{message}: {following}"
+            return message
+    return None
 
 
 @atexit.register
