@@ -25,6 +25,10 @@ LOWEST_PORT = 20000
 RESERVED_SECONDS = 600.0
 """How long a picked port is kept from other pickers: longer than any child takes to bind it."""
 
+RESERVATIONS_FOLDER = Path("/tmp") if Path("/tmp").is_dir() else Path(tempfile.gettempdir())
+"""Where the reservations are kept: one place for the whole machine, as its ports are. Not TMPDIR, which differs
+between processes (a test gives the run it starts one of its own)."""
+
 _EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 _MIN_POOL = 2000  # fewer ports than this below the ephemeral range: let the OS pick, as before
 
@@ -80,7 +84,7 @@ class _Reservations:
     an exclusive lock, with expired entries dropped on each write."""
 
     def __init__(self) -> None:
-        self.path = Path(tempfile.gettempdir()) / f"conformance-ports-{os.getuid()}.json"
+        self.path = RESERVATIONS_FOLDER / f"conformance-ports-{os.getuid()}.json"
         self._ports: dict[int, float] = {}
 
     def __enter__(self) -> _Reservations:

@@ -15,7 +15,7 @@ from conformance.targets import ports
 @pytest.fixture
 def own_reservations(tmp_path, monkeypatch):
     """A reservations file of the test's own, so the run's workers and the test do not see each other's."""
-    monkeypatch.setattr(ports.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(ports, "RESERVATIONS_FOLDER", tmp_path)
     return tmp_path
 
 
