@@ -286,7 +286,10 @@ class Model:
                 # the text ties AddOffsetsToTxn to a group but says nothing of another group's offsets in the same
                 # transaction (Kafka checks the offsets partition, which two groups may share): either answer
                 holds.add("group_not_added")
-        if op.kind == "EndTxn" and open_ is None:
+        if op.kind == "EndTxn" and (open_ is None or not (open_.partitions or open_.groups)):
+            # Nor one the model opened only to carry the offsets of a TxnOffsetCommit accepted without
+            # AddOffsetsToTxn: that went to the group coordinator, and the transaction coordinator added nothing
+            # (Kafka 3.5.2 then answers INVALID_TXN_STATE, as it does with no transaction at all)
             holds.add("no_open_transaction")
         if op.txn is not None and producer is not None and not op.stale and (
                 producer.uncertain or (open_ is not None and self._timed_out(open_))

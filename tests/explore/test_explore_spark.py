@@ -22,6 +22,11 @@ pytestmark = pytest.mark.broker
 # second seed's histories went on past retriable answers that came in one run and not the other, and the two runs
 # shrank different departures (a live broker's timing, not the fan-out). What is compared is what must agree.
 EXPLORATION = ["--target", "kafka:3.5.2", "--budget", "30", "--seed", "7", "--workers", "1"]
+# Its case. Shrinking it replays variants of the history on the live broker, and a variant with a burst (requests
+# in flight at once) may depart from another rule in one run and not the other, as the broker served the burst
+# (a full run here: the local run also found read.known-records and end-txn.accepted, the Spark run fenced.refused): so
+# the departures beyond the first are each run's own, and only the first is compared.
+FIRST = "explore.kafka-3-5-2.produce-partition-in-transaction.9b3b7adf.yaml"
 
 
 def departures(results: Path) -> set[str]:
@@ -47,6 +52,6 @@ def test_spark_tasks_on_a_standalone_cluster_find_what_local_workers_find(tmp_pa
     applications = [app for app in cluster.state().get("completedapps", []) if app["id"] not in before]
     assert completed.returncode == 1, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert [(app["name"], app["state"]) for app in applications] == [("conformance-explore", "FINISHED")]
-    found = departures(local)
-    assert "explore.kafka-3-5-2.produce-partition-in-transaction.9b3b7adf.yaml" in found
-    assert departures(tmp_path / "spark.jsonl") == found
+    on_spark = departures(tmp_path / "spark.jsonl")
+    assert FIRST in departures(local) and FIRST in on_spark
+    assert all((tmp_path / "spark" / name).is_file() for name in on_spark)  # merged and written, as locally

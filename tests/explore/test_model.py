@@ -157,6 +157,18 @@ def test_txn_offset_commit_before_add_offsets_is_refused_or_has_no_effect_outsid
     assert history.do(Op("OffsetFetch", 7, group=0), partitions={(0, 0): (NONE, 5)}) == ["offsets.committed-only"]
 
 
+def test_end_txn_after_only_an_unadded_txn_offset_commit_may_be_refused():
+    """The transaction coordinator heard of no partition and no group: ending it is either answer, as with no
+    transaction at all (a run on Kafka 3.5.2 wrote a case out of its INVALID_TXN_STATE); once a partition is added
+    the transaction is the coordinator's, and EndTxn must be accepted again."""
+    history = History()
+    history.init()
+    assert history.do(Op("TxnOffsetCommit", 3, txn=0, group=1, offset=6)) == []
+    assert history.do(Op("EndTxn", 3, txn=0, commit=False), error=INVALID_TXN_STATE) == []
+    assert history.do(Op("AddPartitionsToTxn", 3, txn=0, partitions=((0, 0),))) == []
+    assert history.do(Op("EndTxn", 3, txn=0, commit=False), error=INVALID_TXN_STATE) == ["end-txn.accepted"]
+
+
 def test_reinitialising_aborts_the_open_transaction():
     history = History()
     history.init(epoch=0)
