@@ -227,3 +227,15 @@ def test_transaction_version_2_a_write_at_the_epoch_just_bumped_from_may_join_th
     assert history.do(Op("Produce", 12, txn=0, topic=1, partition=1, stale=True), base_offset=1) == []
     assert history.do(Op("Produce", 12, txn=0, topic=0, partition=0, stale=True), base_offset=0) == ["fenced.refused"]
     assert "fenced.refused" in {deviation.rule for deviation in DEVIATIONS}
+
+
+def test_a_committed_record_may_come_with_a_last_stable_offset_taken_before_its_markers():
+    """The markers are written after EndTxn is answered, and Kafka takes the LSO before it reads the log: the
+    record is committed, which is what read_committed must hold, whatever the LSO field says of the moment before."""
+    history = History()
+    history.init()
+    history.do(Op("AddPartitionsToTxn", 3, txn=0, partitions=((0, 0),)))
+    history.produce(0)
+    written = history.last.values
+    assert history.do(Op("EndTxn", 3, txn=0, commit=True)) == []
+    assert history.fetch(written, hw=1, lso=0, offsets={written[0]: 0}) == []

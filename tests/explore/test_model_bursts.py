@@ -92,3 +92,14 @@ def test_a_burst_no_order_can_judge_is_inconclusive():
     with pytest.raises(Inconclusive):
         history.burst((Op("InitProducerId", 3, producer=0), {"error": COORDINATOR_LOAD_IN_PROGRESS}),
                       (Op("InitProducerId", 3, producer=1), {"producer_id": 2, "producer_epoch": 0}))
+
+
+def test_a_read_in_flight_with_a_write_may_return_it_with_the_offsets_from_before_it():
+    """Kafka takes a Fetch's high watermark and last stable offset before it reads the log: a write served in
+    between is returned with the fields of the log without it (a run on Kafka 3.5.2 wrote a case out of it)."""
+    history = History()
+    init_both(history)
+    read = {"high_watermark": 0, "last_stable_offset": 0, "values": ["v1"], "offsets": {"v1": 0}}
+    assert history.burst((fetch(READ_COMMITTED), read), (produce(0), {"base_offset": 0})) == ((1, 0), [])
+    # alone, after the write was answered, the same fields leave it out: the write came before the Fetch was sent
+    assert history.do(fetch(READ_COMMITTED), **read) == ["read.known-records"]
