@@ -12,7 +12,8 @@ repo="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}"
 jar="$repo/org/apache/kafka/kafka-clients/$KAFKA_VERSION/kafka-clients-$KAFKA_VERSION.jar"
 
 if [ ! -f "$jar" ]; then
-  mvn -B -q -Dstyle.color=never dependency:get -Dtransitive=false \
+  # C1 alone: Maven's JVM ends before C2's compiling pays (conformance/targets/kafka/jars.py, MAVEN_JIT)
+  MAVEN_OPTS="-XX:TieredStopAtLevel=1 ${MAVEN_OPTS:-}" mvn -B -q -Dstyle.color=never dependency:get -Dtransitive=false \
     -Dmaven.repo.local="$repo" \
     -Dartifact="org.apache.kafka:kafka-clients:$KAFKA_VERSION"
 fi

@@ -120,3 +120,10 @@ def test_throwaway_pom_lists_the_artifacts_and_cuts_transitives_where_asked():
     odd = kafka_jars._throwaway_pom([("org.apache.kafka", "kafka_2.13", "4.4.0</version><x>&", False)])
     assert ElementTree.fromstring(odd).findtext("m:dependencies/m:dependency/m:version", namespaces=namespace) == (
         "4.4.0</version><x>&")  # a version given on the command line is text in the pom, whatever it holds
+
+
+def test_maven_compiles_with_c1_alone_and_a_users_options_come_after_to_win(monkeypatch):
+    monkeypatch.delenv("MAVEN_OPTS", raising=False)
+    assert kafka_jars.maven_environment()["MAVEN_OPTS"] == "-XX:TieredStopAtLevel=1"
+    monkeypatch.setenv("MAVEN_OPTS", "-XX:TieredStopAtLevel=4 -Xmx1g")
+    assert kafka_jars.maven_environment()["MAVEN_OPTS"] == "-XX:TieredStopAtLevel=1 -XX:TieredStopAtLevel=4 -Xmx1g"

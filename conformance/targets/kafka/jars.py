@@ -35,6 +35,9 @@ from ..base import TargetUnavailable
 DEFAULT_KAFKA_VERSION = UPSTREAM_KAFKA  # what `kafka` provisions
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 RELOAD4J_VERSION = "1.2.25"  # the version Kafka 3.x distributions ship
+# Maven's JVM resolves for seconds and ends: C2's compiling never pays for itself. With C1 alone a fetch of one
+# release took about half the CPU (6.6 against 13.0 CPU-s, 4.8 against 7.7 s, two runs each, interleaved).
+MAVEN_JIT = "-XX:TieredStopAtLevel=1"
 DOWNLOAD_TIMEOUT_SECONDS = 900
 LOCK_TIMEOUT_SECONDS = 1200
 
@@ -143,11 +146,17 @@ def _copy_dependencies(workdir: Path, artifacts: list[tuple[str, str, str, bool]
         "-DincludeScope=runtime", f"-DoutputDirectory={output}",
     ]  # fmt: skip
     try:
-        finished = subprocess.run(command, capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT_SECONDS)
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT_SECONDS,
+                                  env=maven_environment())
     except subprocess.TimeoutExpired:
         raise TargetUnavailable(f"Maven took over {DOWNLOAD_TIMEOUT_SECONDS} s to fetch {artifacts}") from None
     if finished.returncode != 0:
         raise TargetUnavailable(maven_failure(finished.stdout + finished.stderr, artifacts))
+
+
+def maven_environment() -> dict[str, str]:
+    """This process's environment with :data:`MAVEN_JIT` ahead of the user's ``MAVEN_OPTS`` (theirs win)."""
+    return {**os.environ, "MAVEN_OPTS": " ".join(filter(None, [MAVEN_JIT, os.environ.get("MAVEN_OPTS")]))}
 
 
 def maven_failure(output: str, artifacts) -> str:
