@@ -98,6 +98,7 @@ class Cluster:
         raise ClusterError(f"no address to connect to for {name}")
 
     def close(self) -> None:
+        """Closes every connection this client opened."""
         for connection in self._connections.values():
             connection.close()
         self._connections.clear()
@@ -156,6 +157,7 @@ class Cluster:
         return (low, high) if low <= high else None
 
     def best_version(self, api: str | int) -> int:
+        """The newest version of ``api`` that both the broker and the codec speak; :class:`ClusterError` if none."""
         found = self.version_range(api)
         if found is None:
             raise ClusterError(f"the broker and the codec share no version of {api}")
@@ -176,6 +178,7 @@ class Cluster:
         return response
 
     def leader(self, topic: str, partition: int, *, wait: float = 10.0) -> int:
+        """The node id leading ``topic``-``partition``, asking Metadata again until one leads or ``wait`` seconds pass."""
         deadline = time.monotonic() + wait
         while True:
             self.metadata([topic])

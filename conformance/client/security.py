@@ -145,6 +145,7 @@ class Security:
     # ------------------------------------------------------------------------ reading a client config
     @classmethod
     def from_client_config(cls, settings: dict[str, str]) -> "Security":
+        """The security of a Kafka client properties file (``security.protocol``, ``ssl.*``, ``sasl.*``); :class:`SecurityConfigError` names the key that is wrong."""
         protocol = settings.get("security.protocol", "PLAINTEXT").upper()
         if protocol not in PROTOCOLS:
             raise SecurityConfigError(f"security.protocol: {protocol!r} is not one of {', '.join(PROTOCOLS)}")

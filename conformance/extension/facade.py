@@ -36,6 +36,7 @@ class Extensions:
     @classmethod
     def for_run(cls, *, builtin: bool = True, load_entry_points: bool = True,
                 plugins: Iterable[object] = ()) -> Extensions:
+        """The plugins of a run: the built-in one, those installed under the ``conformance`` entry-point group and ``plugins``."""
         return cls(make_plugin_manager(builtin=builtin, load_entry_points=load_entry_points, plugins=plugins))
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
@@ -56,21 +57,25 @@ class Extensions:
         return composed_target_kinds(self.registered_target_kinds(), self.emulations, self.codec)
 
     def step_kinds(self) -> dict[str, StepKind]:
+        """The step kinds the plugins register, by the keyword a suite step starts with."""
         registry = StepKindRegistry()
         self.manager.hook.conformance_register_step_kinds(registry=registry)
         return registry.as_dict()
 
     def matchers(self) -> dict[str, Callable[[object, object], str | None]]:
+        """The ``expect`` matchers the plugins register, by name: each returns None or why a value does not match."""
         registry = MatcherRegistry()
         self.manager.hook.conformance_register_matchers(registry=registry)
         return registry.as_dict()
 
     def emulations(self) -> dict[str, Callable[..., Any]]:
+        """The draft-KIP emulations the plugins register, by the name ``emulate:NAME+`` uses."""
         registry = EmulationRegistry()
         self.manager.hook.conformance_register_emulations(registry=registry)
         return registry.as_dict()
 
     def sink_factories(self) -> dict[str, Callable[[SinkContext], Sink | None]]:
+        """The result sinks' factories the plugins register, by name (see :meth:`sinks`)."""
         registry = SinkRegistry()
         self.manager.hook.conformance_register_sinks(registry=registry)
         return registry.as_dict()
@@ -82,12 +87,14 @@ class Extensions:
 
     # -------------------------------------------------------------------------- contributions
     def spec_dirs(self) -> list[str]:
+        """Folders of message-spec overlays (draft KIPs) the plugins provide, in registration order."""
         dirs: list[str] = []
         for provided in reversed(self.manager.hook.conformance_spec_dirs()):  # registration order
             dirs.extend(str(path) for path in provided or [])
         return dirs
 
     def suite_dirs(self) -> list[Path]:
+        """Folders of suites the plugins provide, the bundled suites first."""
         dirs: list[Path] = []
         for provided in reversed(self.manager.hook.conformance_suite_dirs()):  # the built-in suites first
             dirs.extend(Path(path) for path in provided or [])
@@ -106,9 +113,11 @@ class Extensions:
 
     # -------------------------------------------------------------------------- notifications
     def result_recorded(self, result: CaseResult) -> None:
+        """Tells the ``conformance_result_recorded`` listeners of one result (after every sink has it)."""
         self._notify(self.manager.hook.conformance_result_recorded, result=result)
 
     def session_finished(self, results_path: str) -> None:
+        """Tells the ``conformance_session_finished`` listeners that the run ended and where its results are."""
         self._notify(self.manager.hook.conformance_session_finished, results_path=results_path)
 
     @staticmethod

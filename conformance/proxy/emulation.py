@@ -32,9 +32,11 @@ class Emulation(act.PassThrough):
 
     # ------------------------------------------------------------------ for subclasses
     def request(self, call: Call) -> act.Action | None:
+        """Override: an action for a request the client sent (answer it, translate it), or None to pass it on."""
         return None
 
     def response(self, call: Call, payload: bytes) -> act.Action | None:
+        """Override: an action for the broker's answer to ``call``, or None to pass it on as it is."""
         return None
 
     def close(self) -> None:
@@ -52,11 +54,13 @@ class Emulation(act.PassThrough):
 
     @staticmethod
     def answer_as_asked(call: Call, body: dict) -> act.Action:
+        """Answers ``call`` with ``body``, encoded at the version the client asked in."""
         return act.deliver(call.encode_response(body))
 
     # ------------------------------------------------------------------ interceptor
     # A failing emulation cuts the one connection (as a broker bug would) instead of stopping the proxy's loop.
     def on_request(self, call: Call) -> act.Action | None:
+        """The proxy's entry for each request: ApiVersions passes, the rest goes to :meth:`request`."""
         if call.api_key == API_VERSIONS:
             return None
         try:
@@ -66,6 +70,7 @@ class Emulation(act.PassThrough):
             return act.cut()
 
     def on_response(self, call: Call, payload: bytes) -> act.Action | None:
+        """The proxy's entry for each answer: ApiVersions gets the draft's versions added, the rest goes to :meth:`response`."""
         try:
             if call.api_key == API_VERSIONS and call.sent_api_key is None:
                 return self._advertised(call, payload)

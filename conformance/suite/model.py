@@ -164,6 +164,7 @@ class CaseResult:
             draft=case.draft, run_id=run_id, path=case.suite.path, target_name=target_name)
 
     def rendered_transcript(self) -> str:
+        """The exchanges as text, rendered once from the transcript on first use (most results are never shown)."""
         if not self.transcript_text and self.transcript_source is not None:
             self.transcript_text = self.transcript_source.render()
         return self.transcript_text

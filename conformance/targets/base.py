@@ -85,9 +85,11 @@ class Target:
 
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
+        """Brings the target up (or checks that an attached one answers); :attr:`bootstrap` answers from then on."""
         raise NotImplementedError
 
     def stop(self) -> None:
+        """Stops what :meth:`start` started and releases its ports and folders; an attached broker is left running."""
         raise NotImplementedError
 
     @property
@@ -105,6 +107,7 @@ class Target:
         return None
 
     def info(self) -> TargetInfo:
+        """What the reports say of this target: kind, spec, version, bootstrap address and the user's name for it."""
         return TargetInfo(kind=self.kind, spec=self.spec, version=self.version, bootstrap=self.bootstrap,
                           name=self.name)
 
@@ -130,6 +133,7 @@ class Target:
 
     # optional abilities --------------------------------------------------------------------
     def restart(self) -> None:
+        """Stops and starts the broker, its data kept (``Capability.RESTART``); raises :class:`CapabilityMissing` where it cannot."""
         raise CapabilityMissing(f"target {self.spec!r} cannot restart its broker")
 
     def revive(self) -> None:
@@ -138,6 +142,7 @@ class Target:
         raise CapabilityMissing(f"target {self.spec!r} cannot be started afresh")
 
     def logs(self) -> str | None:
+        """The broker's log where the harness can read it (evidence for restart and crash departures), else None."""
         return None
 
     def known_issues(self) -> list[dict]:
@@ -155,6 +160,7 @@ class Target:
         """Undo what faults left behind (nodes down) before the next case; nothing to undo by default."""
 
     def fault(self, name: str, **arguments) -> None:
+        """Injects the fault ``name`` (see ``offers_fault``); raises :class:`CapabilityMissing` where the target has none."""
         raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r}")
 
     def offers_fault(self, name: str) -> bool:

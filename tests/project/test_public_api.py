@@ -4,6 +4,7 @@ and what the bundled plugins use instead of the harness's own modules."""
 from __future__ import annotations
 
 import ast
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,25 @@ def test_importing_the_package_imports_none_of_its_layers():
                              "print(sorted(name for name in sys.modules if name.startswith('conformance.')))"],
                             capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert loaded.strip() == "[]"
+
+
+def test_every_public_class_function_and_method_says_what_it_does():
+    """A plugin author reads these in an editor: each public callable of the API has a docstring (a dataclass's
+    fields, ``StepKind``'s callables among them, are described in the class's own)."""
+    undocumented = []
+    for name in conformance.__all__:
+        found = getattr(conformance, name)
+        if not (inspect.isclass(found) or inspect.isfunction(found)):
+            continue
+        if not inspect.getdoc(found):
+            undocumented.append(name)
+        if inspect.isclass(found) and not issubclass(found, BaseException):
+            for attribute, value in vars(found).items():
+                function = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+                if not attribute.startswith("_") and inspect.isfunction(function) and not function.__doc__ \
+                        and attribute not in getattr(found, "__dataclass_fields__", {}):
+                    undocumented.append(f"{name}.{attribute}")
+    assert undocumented == []
 
 
 def test_the_plugin_how_to_names_every_public_name():
