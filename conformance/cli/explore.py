@@ -64,7 +64,7 @@ def command_explore(arguments) -> int:
             exploration = _fanned_out(arguments, target.bootstrap, budget, seed)
         else:
             exploration = explore(target.bootstrap, target=arguments.target, budget=budget, seed=seed,
-                                  cases_dir=Path(arguments.cases), security=getattr(target, "security", None),
+                                  cases_dir=Path(arguments.cases), security=target.security,
                                   keep_going=arguments.keep_going, progress=printer(), run=f"explore-{run_id}",
                                   create_topic=lambda name, partitions: target.fault(
                                       "topic_create", topic=name, partitions=partitions, replication=1),

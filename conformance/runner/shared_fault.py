@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..suite import tree
 from ..targets.base import CapabilityMissing
+
+if TYPE_CHECKING:
+    from ..targets.kafka.faults import NodeFaults
 
 # The faults a group can share: a node's (resolved to the node) and a leadership move (resolved to the partition).
 NODE_FAULTS = ("stop_node", "kill_node", "pause_node", "resume_node", "start_node", "restart_node")
@@ -148,9 +152,12 @@ class SharedFault:
         settle = bool(arguments.get("settle", True))
         return [("node", name, node, settle) for node in self._nodes().candidates(**named)]
 
-    def _nodes(self):
-        """Who finds the nodes by role: the target, or the cluster an attached target's node control drives."""
-        return getattr(self.target, "cluster", None) or self.target
+    def _nodes(self) -> NodeFaults:
+        """Who finds the nodes by role (the target's :meth:`~conformance.targets.base.Target.nodes_by_role`)."""
+        nodes = self.target.nodes_by_role()
+        if nodes is None:
+            raise CapabilityMissing(f"target {self.target.spec!r} finds no nodes by role")
+        return nodes
 
     def _partition(self, arguments: dict) -> dict:
         """A move's arguments with ``coordinator:``/``group_coordinator:`` replaced by the partition they name now

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..client.security import Security
 
 if TYPE_CHECKING:
+    from .kafka.faults import NodeFaults
     from .node_control import NodeControl
     from .principals import Principal
 
@@ -154,6 +155,12 @@ class Target:
         """How the target's process ended, once it has ("exited with status 1"); None while it runs, and
         where the harness owns no process. ``wait``: seconds to give a process that may be exiting (its
         connections close a moment before it can be reaped)."""
+        return None
+
+    def nodes_by_role(self) -> NodeFaults | None:
+        """Who finds this target's nodes by role (the coordinator of an id, a partition's leader or followers) for
+        its node faults (``Capability.NODES``): a provisioned cluster itself, an attached one's node control; None
+        by default."""
         return None
 
     def heal(self) -> None:

@@ -147,6 +147,10 @@ class HostPortTarget(Target):
         return self.cluster.bootstrap if self.cluster is not None else self.address
 
     # the cluster's nodes, under the user's commands (--node-control) ---------------------------------
+    def nodes_by_role(self) -> AttachedCluster | None:
+        """The cluster the user's node control drives, once started with it."""
+        return self.cluster
+
     def _nodes(self, what: str) -> AttachedCluster:
         if self.cluster is None:
             raise CapabilityMissing(f"target {self.spec!r} {what}: give the commands that stop and start its "

@@ -28,7 +28,7 @@ import shutil
 import ssl
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..client.security import Security
 from ..proxy import rules
@@ -37,6 +37,9 @@ from ..proxy.tls import ProxyTls
 from .base import Capability, CapabilityMissing, Target, TargetInfo
 from .certificates import Authority
 from .registry import TargetKind, resolve
+
+if TYPE_CHECKING:
+    from .kafka.faults import NodeFaults
 
 PREFIX = "proxy+"
 FAULT_PREFIX = "proxy."
@@ -176,6 +179,9 @@ class ProxiedTarget(Target):
 
     def provisioned_brokers(self) -> int | None:
         return self.inner.provisioned_brokers()  # the proxy stands in for each broker behind it
+
+    def nodes_by_role(self) -> NodeFaults | None:
+        return self.inner.nodes_by_role()  # node ids are the cluster's: the proxy keeps them in every answer
 
     def fault(self, name: str, **arguments) -> None:
         if not name.startswith(FAULT_PREFIX):

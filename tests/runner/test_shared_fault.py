@@ -29,6 +29,9 @@ class Cluster:
     def offers_fault(self, name: str) -> bool:
         return name != "fail_log_dir"
 
+    def nodes_by_role(self) -> Cluster:
+        return self
+
     def candidates(self, *, follower: dict | None = None, node: int | None = None, **_) -> list[int]:
         return [node] if node is not None else self.followers[follower["topic"]]
 
@@ -91,6 +94,19 @@ def test_versions_whose_faults_stop_one_node_share_one_stop_and_the_others_run_a
     assert cluster.made == [("stop_node", {"node": 2, "settle": True}), ("start_stopped_nodes", {})]
     assert ("v3", "regroup") in log and ("v1", "ended") in log and ("v2", "ended") in log
     assert (shared.asked, shared.actions) == (4, 2)
+
+
+def test_behind_the_fault_proxy_the_cluster_finds_the_nodes_and_makes_the_fault():
+    """The proxy forwards the cluster's node finding (it had none of its own: every shared node fault on a proxied
+    cluster was the items' error)."""
+    from conformance.targets.proxied import ProxiedTarget
+
+    cluster = Cluster({"t1": 2, "t2": 2})
+    proxied = ProxiedTarget("proxy+kafka,nodes=3", cluster)  # type: ignore[arg-type] - a stand-in cluster
+    assert Capability.NODES in proxied.capabilities
+    log = run_all(SharedFault(proxied, 2), {name: [stop(topic)] for name, topic in (("v1", "t1"), ("v2", "t2"))})
+    assert cluster.made == [("stop_node", {"node": 2, "settle": True})]
+    assert sorted(log) == [("v1", "ended"), ("v1", "stop_node"), ("v2", "ended"), ("v2", "stop_node")]
 
 
 def test_a_follower_most_items_can_stop_is_stopped_for_all_of_them_though_alone_each_would_stop_another():

@@ -47,6 +47,10 @@ class KafkaClusterTarget(NodeFaults, Target):
     kind = "kafka-cluster"
     capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.NODES})
 
+    def nodes_by_role(self) -> KafkaClusterTarget:
+        """The cluster finds its own nodes by role."""
+        return self
+
     def __init__(self, spec: str, **node_options):
         super().__init__(spec)
         base, options = parse(spec)
