@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 
 from pyspark.sql import DataFrame, SparkSession
@@ -132,7 +132,7 @@ def _arrow_schema():
     return pa.schema(fields)
 
 
-def decoded(spark: SparkSession, files: list[str], folders: list[str] = (), *, reader: str = "auto") -> DataFrame:
+def decoded(spark: SparkSession, files: list[str], folders: Sequence[str] = (), *, reader: str = "auto") -> DataFrame:
     """Decoded rows of every capture: ``files``, and every .pcap/.pcapng under ``folders``.
 
     ``reader``: ``path`` has each executor open its files by name (:class:`CaptureSource`: no
@@ -213,7 +213,7 @@ class CaptureReader(DataSourceReader):
 
 
 def capture_exchanges(spark: SparkSession, files: list[str], items: DataFrame | None = None, *,
-                      folders: list[str] = (), reader: str = "auto") -> DataFrame:
+                      folders: Sequence[str] = (), reader: str = "auto") -> DataFrame:
     """Exchanges table rows of captures, with run, target and item from the results that name them."""
     rows = decoded(spark, files, folders, reader=reader)
     if items is not None:

@@ -71,6 +71,7 @@ def analyze(options: Options, *, grade=None, reproduce=None, show_table=None) ->
         tables = warehouse.build(spark, inputs, transcripts=not options.no_transcripts,
                                  decode=not options.no_captures, capture_reader=options.capture_reader)
         if options.job == "ingest":
+            assert options.warehouse, "checked before Spark started"
             with Progress(spark, f"ingesting into {options.warehouse}"):
                 written = warehouse.ingest(spark, tables, options.warehouse)
             print(f"{options.warehouse}: {written['items']} item rows, {written['exchanges']} exchange rows")

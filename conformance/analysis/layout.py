@@ -73,7 +73,7 @@ import dataclasses
 
 from pyspark.sql import types as T
 
-from ..results.record import COUNTED_LEVELS, FIELDS, OUTCOME_ORDER, Outcome, ResultRecord
+from ..results.record import FIELDS, ResultRecord
 
 PARTITIONS = ["target", "date"]
 ITEMS, EXCHANGES = "items", "exchanges"
@@ -155,8 +155,3 @@ EXCHANGES_SCHEMA = T.StructType([
     T.StructField("date", T.DateType()),
 ])
 EXCHANGE_COLUMNS = [field.name for field in EXCHANGES_SCHEMA.fields]
-
-# Every outcome is counted apart, in the order every report lists them; only "passed" is a pass.
-OUTCOMES = list(OUTCOME_ORDER)
-NO_VERDICT = {outcome.value for outcome in Outcome if not outcome.tested}  # out of every rate's denominator
-CONFORMANCE_LEVELS = list(COUNTED_LEVELS)  # IMPLEMENTATION items never count towards a level

@@ -71,7 +71,7 @@ def outcomes_over_time(runs, path: Path, *, last: int = 60) -> Path | None:
     from pyspark.sql import Window
 
     from ..results.record import OUTCOME_LABELS
-    from .layout import OUTCOMES
+    from .outcomes import OUTCOMES
 
     newest = Window.partitionBy("target").orderBy(F.desc("run_started"), F.desc("run_id"))
     rows = (runs.withColumn("_age", F.row_number().over(newest)).where(F.col("_age") <= last)

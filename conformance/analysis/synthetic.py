@@ -17,6 +17,7 @@ import random
 import struct
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from ..results.store import read_lines
 
@@ -61,7 +62,7 @@ def write_results(seeds: dict[str, list[dict]], folder: Path, rows: int, *, seed
     chooser = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     targets = sorted(seeds)
-    state = {target: {"version": 0, "changed": {}} for target in targets}
+    state: dict[str, dict[str, Any]] = {target: {"version": 0, "changed": {}} for target in targets}
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
     written = runs = 0
     file_index, handle, in_file = 0, None, 0

@@ -8,6 +8,14 @@ target, proxy and exactly-once benchmarks start brokers; the codec one needs the
 the analysis one PySpark.
 """
 
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
 # module name -> what it measures
 BENCHMARKS = {
     "analysis": "the Spark jobs and the capture decode on a corpus grown from real results",
@@ -24,3 +32,11 @@ BENCHMARKS = {
     "suite": "the bundled suites serial and concurrent, against the critical path",
     "targets": "how long every target takes to start and stop",
 }
+
+
+def timed(action: Callable[[], T], digits: int | None = None) -> tuple[float, T]:
+    """``(seconds, value)`` of calling ``action``; the seconds rounded to ``digits`` where given."""
+    started = time.perf_counter()
+    value = action()
+    seconds = time.perf_counter() - started
+    return (seconds if digits is None else round(seconds, digits)), value

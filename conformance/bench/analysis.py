@@ -27,8 +27,10 @@ import json
 import shutil
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
+from . import timed
 from ..analysis import synthetic
 from ..analysis.inputs import collect
 from ..defaults import DEFAULT_CAPTURES
@@ -37,11 +39,16 @@ STEPS_ON_ITEMS = ["matrix", "regressions", "flaky", "history"]
 ALL_STEPS = ["parse", "decode", "decode_binary", "ingest", *STEPS_ON_ITEMS, "latency"]
 
 
-def timed(action) -> tuple[float, object]:
-    """``(seconds, value)`` of calling ``action``."""
-    started = time.perf_counter()
-    value = action()
-    return time.perf_counter() - started, value
+def _exchanges_decoded(spark, folder: str, reader: str) -> int:
+    from ..analysis import captures
+
+    return captures.decoded(spark, [], [folder], reader=reader).where("kind = 'exchange'").count()
+
+
+def _run_job(name: str, stored) -> None:
+    from ..analysis.jobs import job
+
+    consume(job(name).run(stored))
 
 
 def baseline_decode(files: list[str]) -> tuple[float, int]:
@@ -67,7 +74,6 @@ def bench_master(master: str, corpus: Path, item_files: list[str], capture_folde
     """Time each step of the analysis (reading, decoding, every job) on the Spark master ``master``; the timings by
     step."""
     from ..analysis import captures, results, warehouse
-    from ..analysis.jobs import job
     from ..analysis.session import spark_session
 
     figures: dict = {"master": master}
@@ -84,8 +90,7 @@ def bench_master(master: str, corpus: Path, item_files: list[str], capture_folde
             figures["parse"] = {"seconds": seconds, "rows": rows}
         for step, reader in (("decode", "path"), ("decode_binary", "binary")):
             if step in steps:
-                seconds, decoded = timed(lambda reader=reader: captures.decoded(
-                    spark, [], [capture_folder], reader=reader).where("kind = 'exchange'").count())
+                seconds, decoded = timed(partial(_exchanges_decoded, spark, capture_folder, reader))
                 figures[step] = {"seconds": seconds, "exchanges": decoded}
         if not set(steps) & {"ingest", *STEPS_ON_ITEMS, "latency"}:
             return figures
@@ -99,17 +104,17 @@ def bench_master(master: str, corpus: Path, item_files: list[str], capture_folde
         items, exchanges = stored.items.count(), stored.exchanges.count()
         for name in STEPS_ON_ITEMS:
             if name in steps:
-                seconds, _ = timed(lambda name=name: consume(job(name).run(stored)))
+                seconds, _ = timed(partial(_run_job, name, stored))
                 figures[name] = {"seconds": seconds, "rows": items}
         if "latency" in steps:
-            seconds, _ = timed(lambda: consume(job("latency").run(stored)))
+            seconds, _ = timed(partial(_run_job, "latency", stored))
             figures["latency"] = {"seconds": seconds, "exchanges": exchanges}
     finally:
         spark.stop()
     return figures
 
 
-def report(corpus_facts: dict, runs: list[dict], baseline: tuple[float, int]) -> str:
+def report(corpus_facts: dict, runs: list[dict], baseline: tuple[float, int] | None) -> str:
     """The benchmark's table as text: the corpus, then each master's timings beside the single-process baseline."""
     lines = [f"corpus: {corpus_facts['rows']} item rows in {corpus_facts['runs']} runs, "
              f"{corpus_facts['exchanges']} captured exchanges in {corpus_facts['captures']} files "

@@ -16,6 +16,7 @@ import socket
 import statistics
 import threading
 import time
+from typing import Any, Protocol
 
 from ..client.connection import Connection
 from ..client.transcript import Transcript
@@ -23,7 +24,7 @@ from ..protocol import frames
 from ..protocol.codec import default_codec
 from ..proxy.server import ProxyServer, split_address
 
-REQUESTS = {
+REQUESTS: dict[str, tuple[int, dict[str, Any]]] = {
     "ApiVersions": (3, {"client_software_name": "bench", "client_software_version": "1"}),
     "Metadata": (12, {"topics": [], "allow_auto_topic_creation": False}),
 }
@@ -51,13 +52,15 @@ class _Relay:
                 selector.register(sock, selectors.EVENT_READ)
             while True:
                 for key, _ in selector.select():
-                    data = key.fileobj.recv(65536)
+                    ready = key.fileobj
+                    assert isinstance(ready, socket.socket)
+                    data = ready.recv(65536)
                     if not data:
                         for sock in peer:
                             sock.close()
                         self.listener.close()
                         return
-                    peer[key.fileobj].sendall(data)
+                    peer[ready].sendall(data)
 
 
 class _Socket:
@@ -82,7 +85,12 @@ class _Socket:
         self.sock.close()
 
 
-def per_exchange(connection: _Socket, frame: bytes, count: int) -> float:
+class _Path(Protocol):
+    def exchange(self, frame: bytes) -> None: ...
+    def close(self) -> None: ...
+
+
+def per_exchange(connection: _Path, frame: bytes, count: int) -> float:
     """Seconds per request-response exchange over ``connection``, averaged over ``count``."""
     started = time.perf_counter()
     for _ in range(count):
@@ -114,8 +122,9 @@ def measure(bootstrap: str, exchanges: int, api: str, rounds: int = 10) -> dict:
     frame = frames.encode_request(default_codec(), api, version, 1, body)
     with ProxyServer(bootstrap) as proxy:
         relay = _Relay(bootstrap)
-        paths = {"direct": _Socket(bootstrap), "harness": _Harness(bootstrap, api, version, body),
-                 "relay": _Socket(relay.address), "proxied": _Socket(proxy.bootstrap)}
+        harness = _Harness(bootstrap, api, version, body)
+        paths: dict[str, _Path] = {"direct": _Socket(bootstrap), "harness": harness,
+                                   "relay": _Socket(relay.address), "proxied": _Socket(proxy.bootstrap)}
         try:
             for path in paths.values():
                 per_exchange(path, frame, 50)    # warm every path up (connection set-up, broker caches)
@@ -124,7 +133,7 @@ def measure(bootstrap: str, exchanges: int, api: str, rounds: int = 10) -> dict:
             for _ in range(rounds):
                 for name, path in paths.items():
                     times[name].append(per_exchange(path, frame, each))
-                paths["harness"].connection.transcript.exchanges.clear()
+                harness.connection.transcript.exchanges.clear()
         finally:
             for path in paths.values():
                 path.close()

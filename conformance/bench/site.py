@@ -15,21 +15,15 @@ import argparse
 import json
 import shutil
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
+from . import timed
 from ..analysis import synthetic
 from ..analysis.driver import Options, analyze
 from ..analysis.inputs import collect
 from ..report.certify.levels import grade_summaries
 from ..report.itemref import reproduce
-
-
-def timed(action) -> tuple[float, object]:
-    """``(seconds, value)`` of calling ``action``, the seconds rounded to hundredths."""
-    started = time.perf_counter()
-    value = action()
-    return round(time.perf_counter() - started, 2), value
 
 
 def on_standalone_cluster(warehouse: Path, out: Path) -> dict:
@@ -38,10 +32,10 @@ def on_standalone_cluster(warehouse: Path, out: Path) -> dict:
     from ..analysis.session import spark_session
 
     with StandaloneCluster(cores=2, memory="2g") as cluster:
-        start_seconds, spark = timed(lambda: spark_session(cluster.url))
+        start_seconds, spark = timed(lambda: spark_session(cluster.url), 2)
         site_seconds, status = timed(lambda: analyze(Options(job="site", inputs=[str(warehouse)], out=str(out),
                                                              master=cluster.url),
-                                                     grade=grade_summaries, reproduce=reproduce))
+                                                     grade=grade_summaries, reproduce=reproduce), 2)
         spark.stop()
     return {"master": cluster.url, "spark_start_s": start_seconds, "site_s": site_seconds, "status": status}
 
@@ -64,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     from ..analysis.session import spark_session
 
     corpus = Path(arguments.corpus)
-    warehouse, figures = corpus / "warehouse", {}
-    spark_seconds, spark = timed(lambda: spark_session(arguments.master))
+    warehouse, figures = corpus / "warehouse", dict[str, Any]()
+    spark_seconds, spark = timed(lambda: spark_session(arguments.master), 2)
     figures["spark_start_s"] = spark_seconds
     if not (arguments.reuse and (warehouse / "items").is_dir()):
         seeds = synthetic.seed_runs([Path(name) for name in collect(arguments.results).results])
@@ -74,14 +68,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         shutil.rmtree(corpus, ignore_errors=True)
         rows = arguments.runs * sum(len(records) for records in seeds.values())
-        figures["grow_s"], grown = timed(lambda: synthetic.write_results(seeds, corpus / "results", rows))
+        figures["grow_s"], grown = timed(lambda: synthetic.write_results(seeds, corpus / "results", rows), 2)
         figures.update(targets=sorted(seeds), rows=grown["rows"], runs=grown["runs"])
         figures["ingest_s"], _ = timed(lambda: analyze(Options(job="ingest", inputs=[str(corpus / "results")],
                                                                 warehouse=str(warehouse), master=arguments.master,
-                                                                no_transcripts=True, no_captures=True)))
+                                                                no_transcripts=True, no_captures=True)), 2)
     figures["site_s"], status = timed(lambda: analyze(
         Options(job="site", inputs=[str(warehouse)], out=str(corpus / "site"), master=arguments.master),
-        grade=grade_summaries, reproduce=reproduce))
+        grade=grade_summaries, reproduce=reproduce), 2)
     figures.update(master=arguments.master, site=str(corpus / "site"), status=status)
     spark.stop()
     if arguments.standalone and status == 0:

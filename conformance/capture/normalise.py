@@ -214,12 +214,12 @@ def summarise_records(data: bytes) -> dict:
         batches = decode_batches(data)
     except Exception as error:  # noqa: BLE001 - undecodable batches are a finding of their own
         return {"undecodable": str(error), "bytes": len(data)}
-    summary = []
+    summary: list[dict[str, object]] = []
     for batch in batches:
         if isinstance(batch, LegacyMessageSet):
             summary.append({"magic": batch.magic})
             continue
-        entry = {"magic": batch.magic, "compression": batch.compression, "timestamp_type": int(batch.timestamp_type),
+        entry: dict[str, object] = {"magic": batch.magic, "compression": batch.compression, "timestamp_type": int(batch.timestamp_type),
                  "transactional": batch.is_transactional, "control": batch.is_control,
                  "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
                  "records": len(batch.records), "crc_valid": batch.crc_valid}

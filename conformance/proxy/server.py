@@ -62,8 +62,10 @@ class _Connection:
         self.tls: dict[str, TlsEnd | None] = {CLIENT: None, UPSTREAM: None}
         self.closed = False
 
-    def sock(self, side: str) -> socket.socket | None:
-        return self.client if side == CLIENT else self.upstream
+    def sock(self, side: str) -> socket.socket:
+        found = self.client if side == CLIENT else self.upstream
+        assert found is not None, "the upstream socket is made before either side is registered"
+        return found
 
 
 class ProxyServer:
@@ -161,7 +163,11 @@ class ProxyServer:
 
     def drop_connections(self) -> None:
         """Close every proxied connection (after the broker behind restarted, say); listeners stay."""
-        self.call(lambda: [self._close(connection) for connection in list(self._connections.values())])
+        def close_all() -> None:
+            for connection in list(self._connections.values()):
+                self._close(connection)
+
+        self.call(close_all)
 
     def connection_count(self) -> int:
         return self.call(lambda: len(self._connections))
@@ -285,9 +291,10 @@ class ProxyServer:
         connection = _Connection(number, client, pipe)
         if self.tls is not None:
             connection.tls[CLIENT] = TlsEnd(self.tls.server, server_side=True)
-            connection.tls[UPSTREAM] = TlsEnd(self.tls.client_for(identity), server_side=False,
-                                              server_hostname=self.tls.server_hostname or host)
-            connection.out[UPSTREAM] += connection.tls[UPSTREAM].outgoing()  # its hello, sent once connected
+            upstream_tls = TlsEnd(self.tls.client_for(identity), server_side=False,
+                                  server_hostname=self.tls.server_hostname or host)
+            connection.tls[UPSTREAM] = upstream_tls
+            connection.out[UPSTREAM] += upstream_tls.outgoing()  # its hello, sent once connected
         upstream = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         upstream.setblocking(False)
         upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -375,6 +382,7 @@ class ProxyServer:
             elif effect.kind == CLOSE:
                 self._close(connection)
             elif effect.kind == DEFER:
+                assert effect.call is not None and effect.work is not None, "a DEFER effect carries both"
                 self._defer(connection, effect.call, effect.work)
 
     def _send(self, connection: _Connection, side: str, data: bytes, delay_s: float) -> None:
@@ -438,6 +446,7 @@ class ProxyServer:
 
             self._run_soon(resume)
 
+        assert self._workers is not None, "deferred work only arrives while the proxy runs (start made the pool)"
         self._workers.submit(work).add_done_callback(finished)
 
     def _release(self, key: str | None, keep: frozenset = frozenset()) -> None:

@@ -19,7 +19,7 @@ from ..results.record import Requirement
 try:
     import allure
 except ImportError:  # allure-pytest is a dependency, but a trimmed install still runs
-    allure = None
+    allure = None  # type: ignore[assignment]
 
 # An IMPLEMENTATION case whose step under test departs: an xfail, so Allure's status is skipped (never
 # failed), and this category (shared with the offline report's) tells it from every other skip.

@@ -111,7 +111,7 @@ def _no_longer_fails(entry: known_failures.Entry, after: dict[tuple, ResultRecor
 
 
 # ------------------------------------------------------------------------------ reruns
-def rerun(report: GateReport, times: int, *, pytest_arguments: list[str] = ()) -> None:
+def rerun(report: GateReport, times: int, *, pytest_arguments: Sequence[str] = ()) -> None:
     """Rerun every regressed item ``times`` times; one that passes at least once is flaky, measured."""
     regressions = report.of("regression")
     if times <= 0 or not regressions:

@@ -28,7 +28,7 @@ from .checks import CHECKS, SHOWN_ANOMALIES, Check, Verdict, judge
 from .epoch_space import fast_forward_all, where_they_ended
 from .history import History
 from .nemesis import Nemesis, faults_for
-from .workload import LsoMonitor, Plan, Processor, Reader, Writer, drain
+from .workload import LsoMonitor, Plan, Processor, Reader, Worker, Writer, drain
 
 SUITE = "semantic.exactly-once"
 # The same checks with the consume-transform-produce group a KIP-848 consumer group (--group-protocol consumer):
@@ -178,7 +178,7 @@ def create_topics(plan: Plan, target: Target | None = None) -> None:
 
 def _exercise(target: Target, plan: Plan, settings: Settings, run: SemanticRun) -> None:
     history, stop, calm, sampled = run.history, threading.Event(), threading.Event(), threading.Event()
-    clients = [Reader("reader", plan, history, stop)]
+    clients: list[Worker] = [Reader("reader", plan, history, stop)]
     clients += [Writer(f"writer-{number}", plan, history, stop) for number in range(settings.producers)]
     clients += [Processor(f"processor-{number}", plan, history, stop) for number in range(settings.processors)]
     monitor = LsoMonitor("lso", plan, history, sampled)
@@ -224,7 +224,7 @@ def _exercise(target: Target, plan: Plan, settings: Settings, run: SemanticRun) 
 def _join(thread: threading.Thread, plan: Plan, deadline: float) -> None:
     thread.join(max(0.0, deadline - time.monotonic()))
     if thread.is_alive():
-        frame = sys._current_frames().get(thread.ident)
+        frame = sys._current_frames().get(thread.ident) if thread.ident is not None else None
         where = "".join(traceback.format_stack(frame)[-2:]).strip() if frame is not None else "unknown"
         plan.crashes.append(f"{thread.name} did not stop within {STOP_WAIT_S:.0f} s of being asked; it waits in:\n{where}")
 

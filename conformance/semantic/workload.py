@@ -252,6 +252,13 @@ class Writer(Worker):
         _, usable = self.write(producer, "txn", txn, self.plan.input_topic, records, commit)
         return producer if usable else None
 
+def _text(message) -> str:
+    """A read record's value as text: every record this workload writes has one."""
+    value = message.value()
+    assert value is not None, f"a record without a value at {message.topic()}-{message.partition()}@{message.offset()}"
+    return value.decode()
+
+
 def _delivered(offsets: dict[str, int], error, message) -> None:
     if error is None:
         offsets[message.value().decode()] = message.offset()
@@ -274,7 +281,7 @@ class Processor(Worker):
                     continue
                 for message in messages:
                     self.history.record(self.process, "read", topic=message.topic(), partition=message.partition(),
-                                        offset=message.offset(), value=message.value().decode())
+                                        offset=message.offset(), value=_text(message))
                 number += 1
                 outcome, usable = self.transaction(producer, consumer, f"{self.process}-{number}", messages)
                 if outcome != "committed":
@@ -329,7 +336,7 @@ class Reader(Worker):
                 for message in consumer.consume(200, 0.5):
                     if message.error() is None:
                         self.history.record(self.process, "read", topic=message.topic(), partition=message.partition(),
-                                            offset=message.offset(), value=message.value().decode())
+                                            offset=message.offset(), value=_text(message))
         finally:
             consumer.close()
 
@@ -355,7 +362,7 @@ def list_offsets(cluster: Cluster, partitions: list[tuple[str, int]], isolation:
             response = cluster.connection(leader).request("ListOffsets", version, request).response
         except Exception:  # noqa: BLE001 - a leader that is down answers next round
             continue
-        for topic in response["topics"]:
+        for topic in (response or {}).get("topics", []):  # no body: an undecodable answer, asked again next round
             for entry in topic["partitions"]:
                 if entry["error_code"] == 0:
                     found[(topic["name"], entry["partition_index"])] = (entry["offset"], leader)
@@ -434,12 +441,12 @@ def _read_to_end(plan: Plan, history: History, partitions, *, deadline: float) -
     try:
         while len(reached) < len(partitions) and time.monotonic() < deadline:
             for message in consumer.consume(500, 0.5):
-                key = (message.topic(), message.partition())
-                if message.error() is None:
-                    history.record("drain", "read", topic=key[0], partition=key[1], offset=message.offset(),
-                                   value=message.value().decode())
-                elif message.error().code() == KafkaError._PARTITION_EOF:
-                    reached.add(key)
+                topic, partition, error = message.topic(), message.partition(), message.error()
+                if error is None:
+                    history.record("drain", "read", topic=topic, partition=partition, offset=message.offset(),
+                                   value=_text(message))
+                elif error.code() == KafkaError._PARTITION_EOF and topic is not None and partition is not None:
+                    reached.add((topic, partition))
     finally:
         consumer.close()
     return reached

@@ -25,7 +25,7 @@ from pyspark.sql import Row  # noqa: E402
 
 from conformance import pages  # noqa: E402
 from conformance.analysis.interop import build, facts  # noqa: E402
-from conformance.analysis.layout import OUTCOMES  # noqa: E402
+from conformance.analysis.outcomes import OUTCOMES  # noqa: E402
 
 HOSTILE = "<script>alert(1)</script>\"'><img src=x onerror=alert(1)>&amp; ]]> <!-- {{ 7 * 7 }}"
 PLAIN = "plain text"

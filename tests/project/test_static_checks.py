@@ -4,9 +4,9 @@ ruff checks conformance/, tests/, tools/ and plugins/ with the rules in pyprojec
 with ``[tool.mypy]`` of pyproject.toml: the protocol, the results record and the plugin seam are strict and
 clean. The other packages were never checked before this test; the errors they had then are listed in
 ``mypy-known-errors.txt`` beside it (path, message and code, without line numbers, so editing a file does not
-move them). An error not in the list fails; never add one to it. A fixed error leaves a stale line, which does
-not fail (five branches fix and merge in parallel), but delete it: regenerating the list,
-``python tests/project/test_static_checks.py > tests/project/mypy-known-errors.txt``, only ever removes lines.
+move them). An error not in the list fails; never add one to it. A line no error matches any more fails too, so
+the list only shrinks and says the truth: delete the lines of the errors you fix (regenerating the list,
+``python tests/project/test_static_checks.py > tests/project/mypy-known-errors.txt``, does it).
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ def test_mypy_finds_no_error_beyond_the_known_ones_and_none_in_the_strict_packag
     found = mypy_errors(tmp_path_factory.mktemp("mypy-cache"))
     new = sorted((found - known).elements())
     assert new == [], "mypy errors not in mypy-known-errors.txt (fix them; never add them to the list):\n" + "\n".join(new)
+    stale = sorted((known - found).elements())
+    assert stale == [], "lines of mypy-known-errors.txt no error matches (fixed: delete them):\n" + "\n".join(stale)
 
 
 if __name__ == "__main__":

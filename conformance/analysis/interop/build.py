@@ -12,13 +12,13 @@ may not import: the caller (the command line) hands them in as ``grade`` and ``r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ... import pages
 from ...results.record import OUTCOME_LABELS, ResultRecord
-from ..layout import OUTCOMES
+from ..outcomes import OUTCOMES
 from . import evidence, facts, model, pictures
 
 # The register of certified implementations (conformance certify register, whose default --out is
@@ -63,7 +63,7 @@ def _json(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def build_site(spark, tables, out: str | Path, *, results_files: list[str] = (), command: str = "",
+def build_site(spark, tables, out: str | Path, *, results_files: Sequence[str] = (), command: str = "",
                grade: Callable | None = None, reproduce: Callable | None = None) -> dict:
     """Write the site into ``out``; returns what it shows (counts) and the files written."""
     found = facts.gather(tables)

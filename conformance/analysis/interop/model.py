@@ -11,7 +11,7 @@ from collections import Counter
 
 from ... import ledger
 from ...results.ids import named_target
-from ..layout import CONFORMANCE_LEVELS, NO_VERDICT, OUTCOMES
+from ..outcomes import CONFORMANCE_LEVELS, NO_VERDICT, OUTCOMES
 
 COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "differs": "#1565c0", "blocked": "#ef6c00", "error": "#6a1b9a",
            "unsupported": "#9e9e9e", "skipped": "#cfd8dc"}
@@ -57,8 +57,8 @@ def matrix(cells: list, column_list: list[dict], evidence: dict) -> dict:
             entry.append(cell.pcap)
         case["cells"][slot] = [*(case["cells"][slot] or []), entry]
     rows = []
-    for key in sorted(cases):
-        case = cases.pop(key)
+    for case_key in sorted(cases):
+        case = cases.pop(case_key)
         case["requirement"] = case.pop("requirements").most_common(1)[0][0]
         for slot in case["cells"]:
             if slot:
@@ -108,7 +108,7 @@ def history(runs: list, changes: list, changed_items: list, flaky: list) -> list
             "harness": row.harness_version or "", "counts": [row[name] for name in OUTCOMES], "total": row.total,
             "broker_changed": bool(previous and previous["version"] != (row.target_version or "")),
             "harness_changed": bool(previous and previous["harness"] != (row.harness_version or "")),
-            "changes": {kind: by_run.get((row.target, row.run_id), {}).get(kind, 0) for kind in CHANGE_KINDS}})
+            "changes": {kind: by_run.get((row.target, row.run_id), Counter())[kind] for kind in CHANGE_KINDS}})
     transitions: dict[tuple, dict] = {}
     for row in changed_items:
         transition = transitions.setdefault((row.target, row.run_id), {

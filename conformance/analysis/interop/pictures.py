@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..layout import OUTCOMES
+from ..outcomes import OUTCOMES
 from .model import COLOURS
 
 LABEL_WIDTH, CELL_WIDTH, CELL_HEIGHT, ROW_GAP = 170, 120, 14, 6

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from ..layout import OUTCOMES
+from ..outcomes import OUTCOMES
 from .runs import with_run_start
 
 GROUP = ["target", "target_version", "harness_version"]

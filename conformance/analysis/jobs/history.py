@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ..layout import CONFORMANCE_LEVELS, NO_VERDICT, OUTCOMES
+from ..outcomes import CONFORMANCE_LEVELS, NO_VERDICT, OUTCOMES
 from .matrix import outcome_counts
 from .runs import with_run_start
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from ..layout import NO_VERDICT, OUTCOMES
+from ..outcomes import NO_VERDICT, OUTCOMES
 from .runs import with_run_start
 
 
@@ -22,7 +22,7 @@ def latest(items: DataFrame, keys: tuple[str, ...] | list[str] = ("target",)) ->
 def outcome_counts(frame: DataFrame, keys: list[str]) -> DataFrame:
     """One column per outcome (every outcome apart), a total, and the pass rate over items with a
     verdict (unsupported and skipped items did not test the target)."""
-    counts = frame.groupBy(*keys).pivot("outcome", OUTCOMES).count().fillna(0, subset=OUTCOMES)
+    counts = frame.groupBy(*keys).pivot("outcome", list(OUTCOMES)).count().fillna(0, subset=OUTCOMES)
     total = sum((F.col(outcome) for outcome in OUTCOMES), F.lit(0))
     judged = sum((F.col(outcome) for outcome in OUTCOMES if outcome not in NO_VERDICT), F.lit(0))
     return (counts.withColumn("total", total)
