@@ -27,7 +27,7 @@ import threading
 from typing import NoReturn
 
 from .. import code_cache
-from . import (analyze, certify, decode, diff, documents, explore, flaky, gate, lint, listing, releases, report, run,
+from . import (analyze, attribution, certify, decode, diff, documents, explore, flaky, gate, lint, listing, releases, report, run,
                semantic, show, targets)
 
 PYTEST_PASS_THROUGH = ("run", "flaky", "releases")  # commands that hand the arguments after -- to pytest
@@ -36,7 +36,7 @@ PYTEST_PASS_THROUGH = ("run", "flaky", "releases")  # commands that hand the arg
 COMMANDS = (targets.register, lint.register, listing.register, documents.register_deviations,
             documents.register_coverage, decode.register, diff.register, documents.register_findings, run.register,
             releases.register, analyze.register, gate.register, show.register, certify.register, semantic.register,
-            explore.register, flaky.register, report.register)
+            explore.register, flaky.register, report.register, attribution.register)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -28,11 +28,24 @@ NO_SUCH_TOPIC = ("UNKNOWN_TOPIC_ID", "UNKNOWN_TOPIC_OR_PARTITION", "INCONSISTENT
 
 
 class Unaddressed(Exception):
-    """An id-addressed set-up or check request was answered as if the topic did not exist."""
+    """An id-addressed set-up or check request was answered as if the topic did not exist, or about another topic."""
 
-    def __init__(self, error: str):
+    def __init__(self, error: str, why: str | None = None):
         super().__init__(error)
         self.error = error
+        self.why = why or f"answered {error} for a topic it has"
+
+
+def answered_elsewhere(api: str, version: int, asked: dict, response: dict) -> str | None:
+    """Why the answer's (first) topic is not the one asked, by id where the version addresses topics by id and by
+    name before; None when it is, or when the answer names no topic (an error for the whole request)."""
+    answered = (response.get("responses") or [None])[0]
+    if not answered:
+        return None
+    key = "topic_id" if by_id(api, version) else "topic"
+    if answered.get(key) in (None, asked.get(key)):
+        return None
+    return f"answered about {key} {answered.get(key)}, not the {key} asked ({asked.get(key)})"
 
 
 def by_id(api: str, version: int) -> bool:

@@ -61,8 +61,7 @@ def fetch_step(context: Context, step: dict, index: str, name: str) -> None:
             deviation.args = (f"{deviation.args[0]} (cause: {no_id})",)
         raise
     except observe.Unaddressed as unaddressed:  # the check could not address its topic by id: by name, then
-        why = f"answered {unaddressed.error} for a topic it has"
-        version, name = observe.fallback(context, "Fetch", version, why, name)
+        version, name = observe.fallback(context, "Fetch", version, unaddressed.why, name)
         with attributed("Fetch", version):
             _fetch(context, step, name, version)
 
@@ -92,6 +91,15 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
     unaddressed = observe.unaddressed_error("Fetch", response) if observe.by_id("Fetch", version) else None
     if observing and unaddressed:
         raise observe.Unaddressed(unaddressed)
+    # An answer about another topic than the one asked is no evidence about the records asked for: a check goes on by
+    # name; the step under test departs (a client would drop it: Fetch answers are matched by topic).
+    elsewhere = observe.answered_elsewhere("Fetch", version, fields["topics"][0], response)
+    if elsewhere and observing:
+        raise observe.Unaddressed(elsewhere, elsewhere)
+    if elsewhere:
+        key = "topic_id" if observe.by_id("Fetch", version) else "topic"
+        raise Deviation(f"{name}: {elsewhere}", expected={key: str(fields["topics"][0][key])},
+                        actual={key: str(response["responses"][0][key])}, api="Fetch")
     if response.get("error_code"):
         expect = expect or {"error_code": "NONE"}
         _judge_own_error(context, name, response, expect, version, observing)
