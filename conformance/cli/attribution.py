@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..defaults import DEFAULT_TARGET
 
+SHOWN = 5   # broken items printed per perturbation; attribution.json has every one
 KINDS_HELP = ("close, unsupported, generic-error, older-body, zero-topic-ids (illegal: the step under test must not "
               "pass, nothing else is blamed); one-batch, slow (legal: every verdict holds)")
 
@@ -38,12 +39,14 @@ def register(commands) -> None:
     check.set_defaults(handler=command_attribution)
 
 
-def _run(target: str, paths: list[str], results: Path, *, transcripts: str) -> None:
+def _run(target: str, paths: list[str], results: Path, *, transcripts: str) -> str:
+    """Run the suites on ``target`` into ``results`` (emptied first); the run's console output."""
     if results.exists():
         results.unlink()
     command = [sys.executable, "-m", "conformance", "run", "--target", target, "--alluredir", "",
                "--transcripts", transcripts, "--results", str(results), *paths]
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    ran = subprocess.run(command, capture_output=True, text=True, check=False)
+    return ran.stdout + ran.stderr
 
 
 def candidates(records, codec) -> list[str]:
@@ -73,10 +76,11 @@ def command_attribution(arguments) -> int:
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     print(f"attribution: baseline on proxy+{arguments.target} ...", flush=True)
-    _run(f"proxy+{arguments.target}", arguments.paths, out / "baseline.jsonl", transcripts="all")
+    said = _run(f"proxy+{arguments.target}", arguments.paths, out / "baseline.jsonl", transcripts="all")
     baseline = read_records(out / "baseline.jsonl") if (out / "baseline.jsonl").exists() else []
     if not baseline:
-        print(f"conformance attribution: the baseline on proxy+{arguments.target} recorded nothing", file=sys.stderr)
+        print(f"conformance attribution: the baseline on proxy+{arguments.target} recorded nothing; it said:\n"
+              + "\n".join(said.splitlines()[-15:]), file=sys.stderr)
         return 2
     if not chosen:
         seed = arguments.seed if arguments.seed is not None else random.randrange(1 << 30)
@@ -101,8 +105,10 @@ def command_attribution(arguments) -> int:
         counts = ", ".join(f"{count} {name}" for name, count in sorted(verdict.counts.items()))
         print(f"  {perturbation.spec} ({'legal' if verdict.legal else 'departs'}): {counts}: "
               + ("holds" if verdict.held else f"{len(verdict.broken)} broken"), flush=True)
-        for item, relation_, why in verdict.broken:
-            print(f"      {item} [{relation_}]: {why}")
+        for item, relation_, why in verdict.broken[:SHOWN]:
+            print(f"      {item} [{relation_}]: {why[:200]}")
+        if len(verdict.broken) > SHOWN:
+            print(f"      ... and {len(verdict.broken) - SHOWN} more (attribution.json)")
     summary = {"target": arguments.target, "seconds": round(time.monotonic() - started, 1),
                "perturbations": [{"perturbation": verdict.perturbation, "legal": verdict.legal, "counts": verdict.counts,
                                   "held": verdict.held, "broken": [list(row) for row in verdict.broken]}

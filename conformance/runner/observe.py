@@ -97,6 +97,24 @@ def no_id_reason(topic: str) -> str:
     return f"the target gives topic {topic} the all-zero topic id, so no id-addressed request can name it"
 
 
+def exists_without_id(context: Context, topic: str) -> bool:
+    """Whether Metadata lists ``topic`` without error and with the all-zero id (a topic that does not exist has no
+    id either, and a case may address one on purpose)."""
+    listed = [entry for entry in context.cluster.metadata([topic])["topics"] if entry.get("name") == topic]
+    return bool(listed) and not listed[0].get("error_code") and has_no_id(listed[0].get("topic_id"))
+
+
+def no_id_root_cause(context: Context, why: str) -> Deviation:
+    """The departure of Metadata that gave a topic the all-zero id: a root cause on Metadata, so that every item
+    whose id-addressed step under test it leaves without a topic is blocked by it, and it is reported once."""
+    version = context.cluster.best_version("Metadata")
+    cause = Deviation(f"Metadata v{version}: {why}", expected="the topic's id (KIP-516: every topic has one)",
+                      actual="the all-zero topic id", api="Metadata")
+    cause.version = version
+    cause.root_cause = f"Metadata v{version} gives topics the all-zero topic id, so no id-addressed request can name them"
+    return cause
+
+
 def unaddressed_error(api: str, response: dict) -> str | None:
     """The 'no such topic' error of an id-addressed answer, top-level or for the (one) partition asked."""
     codes = [response.get("error_code") or 0]

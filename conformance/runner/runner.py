@@ -348,8 +348,9 @@ class Runner:
                                     f"the observer could not observe: {deviation.observer} (its control "
                                     f"{step.label!r} departed), so the check that relies on it is no evidence and "
                                     f"there is no verdict on {judged}: {deviation}")
-            if role is not StepRole.UNDER_TEST and deviation.root_cause:
-                # one fault of another API version: that is where it is reported, once, for every item it touches
+            if deviation.root_cause and (role is not StepRole.UNDER_TEST or deviation.api not in (None, case.api)):
+                # one fault of another API version (met in set-up, a check, or by the step under test before it could
+                # send: an id the broker never gave): that is where it is reported, once, for every item it touches
                 return self._finish(result, Outcome.BLOCKED, started, transcript,
                                     f"blocked by a root cause on another request: {deviation.root_cause} (its "
                                     f"{role.word} step {step.label!r}), so there is no verdict on {judged}: "

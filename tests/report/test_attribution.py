@@ -71,6 +71,7 @@ SUITE = textwrap.dedent("""\
       - id: refusal-alone
         title: a transaction timeout of -1 is refused
         cites: "KIP-98, InitPidRequest errors: InvalidTransactionTimeout"
+        requirement: SHOULD
         under_test: {api: InitProducerId, versions: "4"}
         steps:
           - send: InitProducerId
@@ -80,6 +81,7 @@ SUITE = textwrap.dedent("""\
       - id: refusal-with-control
         title: a transaction timeout of -1 is refused where 60 s is accepted
         cites: "KIP-98, InitPidRequest errors: InvalidTransactionTimeout"
+        requirement: SHOULD
         under_test: {api: InitProducerId, versions: "4"}
         steps:
           - label: the positive control

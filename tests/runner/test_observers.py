@@ -1,10 +1,11 @@
-"""A check that cannot observe does not judge (issue 35), against a scripted broker that advertises Fetch v13
+"""A check that cannot observe does not judge, against a scripted broker that advertises Fetch v13
 but gives every topic the all-zero topic id, so Fetch v13 answers UNKNOWN_TOPIC_ID for a topic it has.
 
 Before observe.py, the produce case below failed on Produce: its verifying fetch went out at v13 and its
 error was read as evidence. Now the check goes on at Fetch v12, says so, and the Fetch v13 departure is
-one note on Fetch v13; a case whose step under test *is* Fetch v13 fails there with the cause named; and
-where no version that names topics is advertised the item is blocked, naming the check.
+one note on Fetch v13; a case whose step under test *is* Fetch v13 is blocked by one root cause on the Metadata
+version that gave the zero id; and where no version that names topics is advertised the item is blocked, naming
+the check. An answer about another topic than the one asked is no evidence either.
 """
 
 from __future__ import annotations
@@ -140,8 +141,36 @@ def test_a_check_whose_own_request_errors_blocks_even_where_it_verifies(tmp_path
     assert "could not observe" in result.message
 
 
-def test_the_step_under_test_at_an_id_version_fails_there_with_the_cause_named(tmp_path):
-    result, _ = run(tmp_path, FETCH_UNDER_TEST, 13)
-    assert result.outcome is Outcome.FAILED, result.message
-    assert result.failure.api == "Fetch" and result.failure.role == "under_test"
-    assert "all-zero topic id" in result.message
+def test_the_step_under_test_at_an_id_version_is_blocked_by_metadata_s_root_cause_and_never_sent(tmp_path):
+    # the broker itself said the topic has no id: no Fetch by id can name it, which is no evidence on Fetch v13 but
+    # one finding on the Metadata version that gave the zero id (the same words for every item it touches)
+    result, broker = run(tmp_path, FETCH_UNDER_TEST, 13)
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert result.failure.api == "Metadata"
+    assert result.root_cause.startswith("Metadata v") and "all-zero topic id" in result.root_cause
+    assert ("Fetch", 13) not in broker.requests
+    elsewhere, _ = run(tmp_path, FETCH_UNDER_TEST, 12)   # by name, the same broker is judged on Fetch
+    assert elsewhere.outcome is not Outcome.BLOCKED, elsewhere.message
+
+
+class ElsewhereBroker(ZeroIdBroker):
+    """Topics have ids, but every Fetch by id is answered about the all-zero id (a broker that echoes its own)."""
+
+    def __call__(self, api, version, body):
+        if api == "Metadata":
+            return self.fake._default(api, version, body)
+        if api == "Fetch" and version >= 13:
+            end = sum(len(batch.records) for batch in self.log)
+            return {"responses": [{"topic_id": ZERO, "partitions": [
+                {"partition_index": 0, "high_watermark": end, "last_stable_offset": end, "log_start_offset": 0,
+                 "preferred_read_replica": -1, "records": b"".join(records.encode_batch(batch) for batch in self.log)}]}]}
+        return super().__call__(api, version, body)
+
+
+def test_an_answer_about_another_topic_fails_the_fetch_under_test_and_moves_a_check_by_name(tmp_path):
+    under_test, _ = run(tmp_path, FETCH_UNDER_TEST, 13, script=ElsewhereBroker())
+    assert under_test.outcome is Outcome.FAILED, under_test.message
+    assert under_test.failure.api == "Fetch" and "not the topic_id asked" in under_test.message
+    checked, broker = run(tmp_path, PRODUCE_THEN_READ, 3, script=ElsewhereBroker())
+    assert checked.outcome is Outcome.PASSED, checked.message
+    assert broker.requests.index(("Fetch", 13)) < broker.requests.index(("Fetch", 12))

@@ -63,8 +63,11 @@ def produce_step(context: Context, step: dict, index: str, name: str) -> None:
     # set-up that writes by topic id where the topic has none, or is told the topic it has does not exist,
     # goes on by name (observe.py): the step under test is never moved
     observing = observe.observer(context, api, version) and expect.get("error_code", "NONE") == "NONE"
-    if observing and observe.by_id(api, version) and observe.has_no_id(context.topic_ids.get(topic) or topic_id(context, topic)):
+    no_id = observe.by_id(api, version) and observe.has_no_id(context.topic_ids.get(topic) or topic_id(context, topic))
+    if observing and no_id:
         version, name = observe.fallback(context, api, version, observe.no_id_reason(topic), name)
+    elif no_id and not observe.observer(context, api, version) and observe.exists_without_id(context, topic):
+        raise observe.no_id_root_cause(context, observe.no_id_reason(topic))
     if "to" not in step:
         step = {**step, "to": {"leader": {"topic": topic, "partition": partition}}}
     response = _send(context, step, name, api, version, topic, partition, data, transactional_id, spec)
