@@ -18,6 +18,7 @@ T = TypeVar("T")
 
 # module name -> what it measures
 BENCHMARKS = {
+    "attribution": "the attribution check's matrix: its size, a seeded sample's perturbations x items held, the whole matrix's time",
     "analysis": "the Spark jobs and the capture decode on a corpus grown from real results",
     "capture": "decoding pcaps, against tshark",
     "certify": "conformance certify --target kafka complete (cluster, proxy, exactly-once tier beside it) against one node",
