@@ -107,7 +107,7 @@ class Partition:
     """What the history wrote to one partition, and what was refused."""
     writes: list = field(default_factory=list)
     by_value: dict = field(default_factory=dict)
-    refused: set = field(default_factory=set)
+    refused: set = field(default_factory=set)  # values of refused writes that no accepted write carried
     end: int = 0  # one past the last offset an accepted write took: the high watermark is at least this
 
 
@@ -356,7 +356,9 @@ class Model:
                               {"error_code": {"ne": "NONE"}})]
         if not accepted:
             if op.kind == "Produce":
-                self.partitions[(op.topic, op.partition)].refused.update(resolved.values)
+                # a refused repeat carries the values of the batch it repeats: those were written, and stay so
+                where = self.partitions[(op.topic, op.partition)]
+                where.refused.update(value for value in resolved.values if value not in where.by_value)
             return []
         apply = getattr(self, f"_apply_{op.kind}")
         return apply(op, resolved, answer, expectation) or []
@@ -480,6 +482,7 @@ class Model:
         where.writes.append(write)
         for value in resolved.values:
             where.by_value[value] = write
+            where.refused.discard(value)  # a record is refused only while no accepted write carried it
         if write.base_offset >= 0:
             where.end = max(where.end, write.base_offset + len(resolved.values))
 
