@@ -22,6 +22,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from ..suite.model import CaseResult, Outcome, Requirement, StepFailure
 from .cases import write_case
 from .driver import Collector, DepartureFound, Target, machine_for
+from .reference import Judgement
 
 EXAMPLES_PER_ROUND = 10
 STEPS_PER_EXAMPLE = 30
@@ -62,6 +63,12 @@ class Found:
     history: list
     case_path: Path | None
     seed: int | None = None  # the seed of the exploration that found it, where several were merged
+    judgement: Judgement | None = None  # kept or held back once its case ran on the reference (None: not yet)
+
+    @property
+    def held_back(self) -> bool:
+        """Not presented as a finding: not checked on the reference, or held back by the check."""
+        return self.judgement is None or not self.judgement.kept
 
 
 @dataclass
@@ -198,14 +205,19 @@ def results(exploration: Exploration, *, run_id: str, target_version: str | None
         history_file.write_text(json.dumps([_step_json(step) for step in found.history], indent=1))
         lines = "; ".join(f"{number}. {step.line()}" for number, step in enumerate(found.history, 1))
         case = found.case_path.name if found.case_path else "no suite form: the history is the evidence"
+        judged = found.judgement
+        # held back: a claim nobody judged yet, never a failure (a setup-like "no verdict on the API under test")
+        outcome, prefix = (Outcome.FAILED, "") if not found.held_back else (
+            Outcome.BLOCKED, f"held back, to judge by hand ({judged.reason if judged else 'not checked on the reference'}): ")
         made.append(CaseResult(
             case_id=name, suite_id="explore", title=departure.rule.summary, kip=departure.rule.kip,
             api=last.op.kind, version=last.op.version, target=exploration.target, target_version=target_version,
-            outcome=Outcome.FAILED, requirement=Requirement.MUST, cites=departure.rule.cites,
-            duration_s=exploration.elapsed_s, message=f"{found.message} (history: {lines}; case: {case})",
+            outcome=outcome, requirement=Requirement.MUST, cites=departure.rule.cites,
+            duration_s=exploration.elapsed_s, message=f"{prefix}{found.message} (history: {lines}; case: {case})",
             failure=StepFailure(step=len(found.history), step_label=last.op.describe(), expected=departure.expect,
                                 actual=last.answer, message=found.message, api=last.op.kind),
-            tags=["explored"], run_id=run_id, path="conformance/explore/model.py",
+            tags=["explored", *(["held-back"] if found.held_back else [])], run_id=run_id,
+            path="conformance/explore/model.py", known_bug=judged.known_bug if judged and judged.kept else "",
             artifacts={"history": str(history_file), **({"case": str(found.case_path)} if found.case_path else {})}))
     if not exploration.found:
         collector = exploration.collector

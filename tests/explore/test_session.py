@@ -8,6 +8,7 @@ from conformance.explore.driver import Collector, Step
 from conformance.explore.fanout import merge, seeds_from
 from conformance.explore.model import Model, Names
 from conformance.explore.ops import Op
+from conformance.explore.reference import Judgement
 from conformance.explore.session import Budget, Exploration, Found, results
 
 
@@ -46,15 +47,29 @@ def test_the_same_shrunk_case_found_by_two_seeds_is_one_departure():
     assert seeds_from(7, 3) == [7, 8, 9]
 
 
-def test_a_departure_is_a_failed_result_with_its_history(tmp_path):
-    [result] = results(exploration(1, hanging(10)), run_id="r", target_version="3.5.2", histories=tmp_path)
+def test_a_departure_kept_after_the_reference_is_a_failed_result_with_its_history(tmp_path):
+    found = hanging(10)
+    found.judgement = Judgement(True, "its case passes on the reference", "KAFKA-14402, fixed in 3.6.0", "passed")
+    [result] = results(exploration(1, found), run_id="r", target_version="3.5.2", histories=tmp_path)
     assert (result.suite_id, result.case_id, result.outcome.value) == ("explore", "produce.partition-in-transaction",
                                                                       "failed")
+    assert result.known_bug == "KAFKA-14402, fixed in 3.6.0"
     assert "1. InitProducerId v0 txn0 -> NONE; 2. Produce v3 txn0" in result.message
     assert result.cites.startswith("KIP-890: ") and result.api == "Produce" and result.version == 3
     assert (tmp_path / "r-produce.partition-in-transaction.json").is_file()
     [quiet] = results(exploration(1), run_id="r", target_version="3.5.2", histories=tmp_path)
     assert quiet.outcome.value == "passed" and "no departure in 2 histories, 10 requests" in quiet.message
+
+
+def test_a_departure_held_back_or_never_checked_on_the_reference_is_no_failure(tmp_path):
+    [unchecked] = results(exploration(1, hanging(10)), run_id="r", target_version="3.5.2", histories=tmp_path)
+    assert unchecked.outcome.value == "blocked" and "held-back" in unchecked.tags
+    assert unchecked.message.startswith("held back, to judge by hand (not checked on the reference)")
+    found = hanging(10)
+    found.judgement = Judgement(False, "its case fails on the reference kafka:4.4.0 too", reference="failed")
+    [held] = results(exploration(1, found), run_id="r", target_version="3.5.2", histories=tmp_path)
+    assert held.outcome.value == "blocked" and "fails on the reference kafka:4.4.0 too" in held.message
+    assert not held.known_bug
 
 
 def test_a_history_with_an_offset_fetch_is_written_as_json(tmp_path):
