@@ -91,7 +91,7 @@ def explore(bootstrap: str, *, target: str, budget: Budget, seed: int, cases_dir
             keep_going: bool = False, progress=None, run: str | None = None, create_topic=None,
             inject=None) -> Exploration:
     """Explore the target at ``bootstrap``; departures' cases go to ``cases_dir``. ``progress(exploration)`` is
-    called after every round."""
+    called as every history begins, shrinking included, and after every round (:func:`printer` throttles it)."""
     result = search(bootstrap, target=target, budget=budget, seed=seed, security=security, keep_going=keep_going,
                     progress=progress, run=run, create_topic=create_topic, inject=inject)
     write_found(result, cases_dir)
@@ -108,6 +108,11 @@ def search(bootstrap: str, *, target: str, budget: Budget, seed: int, security=N
     driver = Target(bootstrap, security=security, run=run or f"explore-{seed}-{int(time.time())}",
                     create_topic=create_topic, inject=inject)
     machine = machine_for(driver, collector, deadline=deadline)
+    if progress is not None:
+        def tick() -> None:
+            result.elapsed_s = time.monotonic() - began
+            progress(result)
+        collector.on_example = tick
     rounds = 0
     try:
         while True:
@@ -162,7 +167,9 @@ def progress_line(exploration: Exploration) -> str:
     departures = len(exploration.found) or len(collector.found)  # merged explorations keep theirs in found
     return (f"explore {exploration.target}: {collector.examples} examples, {collector.requests} requests "
             f"({exploration.requests_per_s:.0f}/s), {departures} departures, "
-            f"{collector.inconclusive} inconclusive, {exploration.elapsed_s:.0f} s")
+            f"{collector.inconclusive} inconclusive, {exploration.elapsed_s:.0f} s"
+            + "".join(f"; shrinking {rule_id}: {length} requests so far"
+                      for rule_id, length in sorted(collector.shrinking().items())))
 
 
 def printer(every_s: float = 5.0, stream=None):

@@ -9,7 +9,7 @@ from conformance.explore.fanout import merge, seeds_from
 from conformance.explore.model import Model, Names
 from conformance.explore.ops import Op
 from conformance.explore.reference import Judgement
-from conformance.explore.session import Budget, Exploration, Found, results
+from conformance.explore.session import Budget, Exploration, Found, progress_line, results
 
 
 def test_a_budget_is_a_time_or_a_number_of_histories():
@@ -70,6 +70,15 @@ def test_a_departure_held_back_or_never_checked_on_the_reference_is_no_failure(t
     [held] = results(exploration(1, found), run_id="r", target_version="3.5.2", histories=tmp_path)
     assert held.outcome.value == "blocked" and "fails on the reference kafka:4.4.0 too" in held.message
     assert not held.known_bug
+
+
+def test_the_progress_line_says_which_departure_is_being_shrunk_and_how_short_it_is_so_far():
+    found = hanging(10)
+    shrinking = exploration(1)
+    shrinking.collector.departed(found.history, found.history[-1].departures[0])
+    assert progress_line(shrinking).endswith("; shrinking produce.partition-in-transaction: 2 requests so far")
+    shrinking.collector.settled = {"produce.partition-in-transaction"}  # shrunk in an earlier round: done
+    assert "shrinking" not in progress_line(shrinking)
 
 
 def test_a_history_with_an_offset_fetch_is_written_as_json(tmp_path):
