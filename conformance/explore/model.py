@@ -81,6 +81,7 @@ class Producer:
     generations: list = field(default_factory=list)
     transaction: Transaction | None = None
     ended: tuple | None = None  # transaction version 2: (generation before the bump, commit) of the last EndTxn
+    ended_transaction: Transaction | None = None  # transaction version 2: the transaction that EndTxn ended
     timeout_ms: int = TRANSACTION_TIMEOUT_MS  # what its last InitProducerId asked for
     uncertain: bool = False  # a transaction of this generation outlived its timeout: it may have been fenced
 
@@ -143,7 +144,8 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
                 ("sequence_gap", REFUSE, "produce.sequence"),
                 ("repeat", EITHER, "produce.exactly-once"),
                 ("always", ACCEPT, "produce.accepted")],
-    "TxnOffsetCommit": [("stale", REFUSE, "fenced.refused"),
+    "TxnOffsetCommit": [("tv2_just_bumped", EITHER, "fenced.refused"),  # the same deviation, on the offsets partition
+                        ("stale", REFUSE, "fenced.refused"),
                         ("timed_out", EITHER, "timeout.aborts"),
                         ("tv2", ACCEPT, "txn-offset-commit.added-implicitly"),
                         ("late_group", EITHER, "txn-offset-commit.after-add-offsets"),
@@ -303,9 +305,13 @@ class Model:
         if self.tv2 and op.kind == "EndTxn" and op.stale and producer is not None and producer.ended == (
                 producer.generations[-2], op.commit):
             holds.add("end_retry")  # the same EndTxn again at the epoch before its bump: a retry, not a zombie
-        if self.tv2 and op.kind == "Produce" and op.stale and producer is not None and producer.ended is not None \
-                and producer.ended[0] == producer.generations[-2] and transaction is not None \
-                and transaction.outcome is not None and (op.topic, op.partition) in transaction.partitions:
+        if self.tv2 and op.stale and producer is not None and producer.ended is not None \
+                and producer.ended[0] == producer.generations[-2] and producer.ended_transaction is not None \
+                and ((op.kind == "Produce" and (op.topic, op.partition) in producer.ended_transaction.partitions)
+                     or (op.kind == "TxnOffsetCommit" and producer.ended_transaction.groups)):
+            # at the epoch EndTxn v5 just bumped from, to a partition of the transaction it ended (for offsets: any
+            # group, since two groups may share the offsets partition Kafka checks): Kafka's deviation
+            # (rules.DEVIATIONS), the partition still holds that transaction open until its marker lands
             holds.add("tv2_just_bumped")
         if self.tv2 and op.txn is not None and op.kind in ("Produce", "TxnOffsetCommit", "EndTxn"):
             holds.add("tv2")
@@ -465,9 +471,10 @@ class Model:
                                         f"{op.describe()} was written at offset {answer['base_offset']}, below "
                                         f"{where.end} where an earlier write ended", {}))
         producer = self._producer(op)
-        if self.tv2 and op.txn is not None:
+        joined_ended = expectation.rule.id == "fenced.refused"  # at the epoch just bumped from: the ended one's
+        if self.tv2 and op.txn is not None and not joined_ended:
             self._open_transaction(op).partitions.add((op.topic, op.partition))  # Produce v12 adds it itself
-        transaction = producer.transaction if op.txn is not None else None
+        transaction = None if op.txn is None else producer.ended_transaction if joined_ended else producer.transaction
         late = expectation.outcome == EITHER  # joined a transaction that was ending
         self._record_write(op, resolved, answer, transaction=transaction, fate_known=not late)
         if transaction is not None and not late:
@@ -487,6 +494,11 @@ class Model:
             where.end = max(where.end, write.base_offset + len(resolved.values))
 
     def _apply_TxnOffsetCommit(self, op, resolved, answer, expectation):
+        if expectation.rule.id == "fenced.refused":  # accepted at the epoch just bumped from: it joined the ended one
+            ended = self.transactional[op.txn].ended_transaction
+            if ended is not None and ended.outcome in ("commit", "unknown"):
+                self.maybe_committed.setdefault((op.group, op.topic, op.partition), set()).add(op.offset)
+            return  # after an abort, its offsets are aborted with the rest: never committed
         if self.tv2:
             self._open_transaction(op).groups.add(op.group)  # TxnOffsetCommit v5 adds the offsets itself
         elif expectation.rule.id == "txn-offset-commit.after-add-offsets" and expectation.outcome == EITHER:
@@ -510,6 +522,7 @@ class Model:
                 return []  # a retry of the EndTxn that bumped: no new generation, no effect
             if bumped[0] is not None and bumped[0] >= 0 and (bumped[1] or 0) >= 0 and bumped != producer.current:
                 producer.ended = (producer.current, op.commit)
+                producer.ended_transaction = producer.transaction
                 producer.generations.append(bumped)
             elif expectation.outcome == ACCEPT:
                 departures.append(Departure(expectation.rule, f"{op.describe()} answered producer id {bumped[0]} "

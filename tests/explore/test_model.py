@@ -230,6 +230,29 @@ def test_transaction_version_2_a_write_at_the_epoch_just_bumped_from_may_join_th
     assert "fenced.refused" in {deviation.rule for deviation in DEVIATIONS}
 
 
+def test_transaction_version_2_offsets_at_the_epoch_just_bumped_from_follow_the_ended_transaction():
+    """Kafka 4.2.0 accepts them while the offsets partition still holds the transaction open: after an abort they
+    must never show; after a commit they may (they joined it), and an offset nobody sent never may."""
+    for commit, shown, departs in ((False, 7, ["offsets.committed-only"]), (False, -1, []), (True, 7, []),
+                                   (True, 8, ["offsets.committed-only"])):
+        history = History()
+        history.model.tv2 = True
+        history.init(pid=9, epoch=0)
+        assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=0, offset=5)) == []
+        assert history.do(Op("EndTxn", 5, txn=0, commit=commit), producer_id=9, producer_epoch=1) == []
+        assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=1, offset=7, stale=True)) == []  # another group too
+        assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=0, offset=7, stale=True), error=47) == []
+        assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=0, offset=7, stale=True)) == []
+        fetched = history.do(Op("OffsetFetch", 9, group=0), partitions={(0, 0): (NONE, shown)})
+        assert fetched == departs, (commit, shown)
+    history = History()
+    history.model.tv2 = True
+    history.init(pid=9, epoch=0)
+    history.do(Op("Produce", 12, txn=0), base_offset=0)  # a transaction with no offsets: nothing to join
+    history.do(Op("EndTxn", 5, txn=0, commit=True), producer_id=9, producer_epoch=1)
+    assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=0, offset=7, stale=True)) == ["fenced.refused"]
+
+
 def test_a_refused_repeat_of_a_written_batch_leaves_its_records_written():
     """A repeat carries the values of the batch it repeats: refused at the epoch before the bump, it does not make
     the aborted, legitimately written records "refused" (a false departure seen on Kafka 4.0.0 and 4.0.1)."""
