@@ -49,7 +49,7 @@ def register(commands) -> None:
 def command_explore(arguments) -> int:
     """Explore one target; the exit code says whether an answer departed."""
     from ..explore.reference import check
-    from ..explore.session import Budget, answers_line, explore, printer, progress_line, results
+    from ..explore.session import Budget, answers_line, explore, printer, progress_line, reached_line, results
     from ..session import RunSession
 
     session = RunSession(arguments.results, run_id=arguments.run_id, transcripts="none")
@@ -92,6 +92,7 @@ def command_explore(arguments) -> int:
     session.finish()
     print(progress_line(exploration))
     print(answers_line(exploration))
+    print(reached_line(exploration))
     for found in exploration.found:
         if found.held_back:
             why = found.judgement.reason if found.judgement else "not checked on the reference"

@@ -99,6 +99,7 @@ class Collector:
         self.judging_s = 0.0
         # how often a history met what no single request shows: bursts, waits past a timeout, the proxy's faults
         self.shapes: Counter = Counter()
+        self.reached: Counter = Counter()  # rows of the model's table the judged answers went through, all histories
         self.on_example = None  # called as each history begins: progress while a departure is shrunk, for minutes
 
     def shrinking(self) -> dict[str, int]:
@@ -365,6 +366,10 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             collector.examples += 1
             if collector.on_example is not None:
                 collector.on_example()
+
+        def teardown(self):
+            """The history is over: what it reached counts for the exploration."""
+            collector.reached.update(self.model.reached)
 
         @initialize(tv2=st.booleans() if target.tv2 else st.just(False))
         def transaction_version(self, tv2):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import itertools
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .ops import TRANSACTION_TIMEOUT_MS, Op, Resolved
@@ -58,6 +59,7 @@ class Expectation:
 
     outcome: str
     rule: Rule
+    condition: str = "always"  # the row of TABLE that decided
 
 
 @dataclass(eq=False)
@@ -169,6 +171,11 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
 }
 
 
+def table_rows() -> list[tuple[str, str]]:
+    """Every row of :data:`TABLE` as (operation kind, condition), in the table's order."""
+    return [(kind, condition) for kind, rows in TABLE.items() for condition, _, _ in rows]
+
+
 class Model:
     """The state a history established, and the judge of its next answer."""
 
@@ -194,6 +201,7 @@ class Model:
         # Kafka takes a Fetch's high watermark and last stable offset before it reads the log (Partition's
         # readRecords), so those two fields may describe any of them while its records describe the latest.
         self._states_since_sent: list[dict] = []
+        self.reached: Counter = Counter()  # (operation kind, condition): the rows of TABLE the answers were judged by
 
     # ------------------------------------------------------------------ what an operation may do
     def can(self, op: Op) -> bool:
@@ -331,7 +339,7 @@ class Model:
         holds = self.situation(op, resolved)
         for condition, outcome, rule_id in TABLE[op.kind]:
             if condition in holds:
-                return Expectation(outcome, rule(rule_id))
+                return Expectation(outcome, rule(rule_id), condition)
         raise AssertionError(f"no row of the table applies to {op.describe()}")
 
     # ------------------------------------------------------------------ judging
@@ -342,6 +350,7 @@ class Model:
         self.now = self.clock() if answered_at is None else answered_at
         self.sent_at = self.now if sent_at is None else sent_at
         expectation = self.expect(op, resolved)
+        self.reached[(op.kind, expectation.condition)] += 1
         producer = self._producer(op)
         if expectation.rule.id == "timeout.aborts" and producer is not None:
             producer.uncertain = True  # until a new InitProducerId, whatever follows may be fenced

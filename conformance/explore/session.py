@@ -22,6 +22,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from ..suite.model import CaseResult, Outcome, Requirement, StepFailure
 from .cases import write_case
 from .driver import Collector, DepartureFound, Target, machine_for
+from .model import table_rows
 from .reference import Judgement
 
 EXAMPLES_PER_ROUND = 10
@@ -193,6 +194,16 @@ def answers_line(exploration: Exploration) -> str:
     shapes = ", ".join(f"{what} {count}" for what, count in sorted(collector.shapes.items()))
     return "answers: " + ", ".join(f"{api} {error} {count}" for (api, error), count in sorted(counts.items())) + (
         f"; {shapes}" if shapes else "")
+
+
+def reached_line(exploration: Exploration) -> str:
+    """Which rows of the model's table (an operation in a situation: its states and transitions) the judged
+    answers went through, and which the budget never reached."""
+    reached = exploration.collector.reached
+    rows = table_rows()
+    never = [f"{kind}/{condition}" for kind, condition in rows if not reached.get((kind, condition))]
+    return (f"model rows reached: {sum(1 for row in rows if reached.get(row))} of {len(rows)}"
+            + (f"; never: {', '.join(never)}" if never else ""))
 
 
 def results(exploration: Exploration, *, run_id: str, target_version: str | None,

@@ -6,10 +6,10 @@ import pytest
 
 from conformance.explore.driver import Collector, Step
 from conformance.explore.fanout import merge, seeds_from
-from conformance.explore.model import Model, Names
+from conformance.explore.model import Model, Names, table_rows
 from conformance.explore.ops import Op
 from conformance.explore.reference import Judgement
-from conformance.explore.session import Budget, Exploration, Found, progress_line, results
+from conformance.explore.session import Budget, Exploration, Found, progress_line, reached_line, results
 
 
 def test_a_budget_is_a_time_or_a_number_of_histories():
@@ -79,6 +79,15 @@ def test_the_progress_line_says_which_departure_is_being_shrunk_and_how_short_it
     assert progress_line(shrinking).endswith("; shrinking produce.partition-in-transaction: 2 requests so far")
     shrinking.collector.settled = {"produce.partition-in-transaction"}  # shrunk in an earlier round: done
     assert "shrinking" not in progress_line(shrinking)
+
+
+def test_the_model_rows_a_budget_reached_and_those_it_never_did_are_named():
+    found = hanging(10)
+    explored = exploration(1, found)
+    explored.collector.reached.update({("InitProducerId", "always"): 1, ("Produce", "outside_transaction"): 1})
+    line = reached_line(explored)
+    assert line.startswith(f"model rows reached: 2 of {len(table_rows())}; never: ")
+    assert "Produce/outside_transaction" not in line and "Produce/tv2_just_bumped" in line
 
 
 def test_a_history_with_an_offset_fetch_is_written_as_json(tmp_path):
