@@ -16,7 +16,6 @@ The ledger names its bugs by their detecting cases (``suite::case``); an explore
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -110,12 +109,13 @@ def run_on_reference(paths: list[Path], reference: str = REFERENCE) -> dict[Path
     package_root = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory(prefix="explore-reference-") as scratch:
         results = Path(scratch) / "results.jsonl"
-        command = [sys.executable, "-m", "conformance", "run", "--target", reference, *map(str, paths),
-                   "--results", str(results), "--alluredir", "", "--transcripts", "none", "--jobs", "1"]
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            [str(package_root), *filter(None, [os.environ.get("PYTHONPATH")])])}
-        subprocess.run(command, env=environment, cwd=scratch, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=REFERENCE_TIMEOUT_S, check=False)
+        arguments = ["run", "--target", reference, *map(str, paths), "--results", str(results), "--alluredir", "",
+                     "--transcripts", "none", "--jobs", "1"]
+        # this very package, whatever an installed one is; in a folder of its own (no conftest.py of a checkout)
+        code = (f"import sys; sys.path.insert(0, {str(package_root)!r}); from conformance.cli import main; "
+                f"sys.exit(main({arguments!r}))")
+        subprocess.run([sys.executable, "-c", code], cwd=scratch, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=REFERENCE_TIMEOUT_S, check=False)
         outcomes: dict[str, str] = {}
         if results.exists():
             for line in results.read_text(encoding="utf-8").splitlines():
