@@ -202,8 +202,10 @@ def reached_line(exploration: Exploration) -> str:
     reached = exploration.collector.reached
     rows = table_rows()
     never = [f"{kind}/{condition}" for kind, condition in rows if not reached.get((kind, condition))]
+    fewest = sorted((count, f"{kind}/{condition}") for (kind, condition), count in reached.items() if count)[:5]
     return (f"model rows reached: {sum(1 for row in rows if reached.get(row))} of {len(rows)}"
-            + (f"; never: {', '.join(never)}" if never else ""))
+            + (f"; never: {', '.join(never)}" if never else "")
+            + (f"; fewest: {', '.join(f'{row} {count}' for count, row in fewest)}" if fewest else ""))
 
 
 def results(exploration: Exploration, *, run_id: str, target_version: str | None,
