@@ -36,11 +36,11 @@ def register(commands) -> None:
                          help="after a departure, keep exploring for departures of other rules until the budget ends")
     explore.add_argument("--cases", default=EXPLORED, metavar="DIR",
                          help=f"where each departure's case is written (default: {EXPLORED})")
-    explore.add_argument("--reference", default=REFERENCE, metavar="SPEC",
+    explore.add_argument("--reference", metavar="SPEC",
                          help=f"each departure's written case runs here before it is kept; one that fails here, or "
                               f"on a Kafka release where the known-bugs ledger names no bug for it, is held back "
                               f"(moved to DIR/{HELD_BACK}/, never reported failed); 'none' holds every departure back "
-                              f"(default: {REFERENCE})")
+                              f"(default: {REFERENCE}, behind the proxy and with the nodes the target has)")
     explore.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
     explore.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
     explore.set_defaults(handler=command_explore)
@@ -48,7 +48,7 @@ def register(commands) -> None:
 
 def command_explore(arguments) -> int:
     """Explore one target; the exit code says whether an answer departed."""
-    from ..explore.reference import check
+    from ..explore.reference import check, reference_for
     from ..explore.session import Budget, answers_line, explore, printer, progress_line, reached_line, results
     from ..session import RunSession
 
@@ -83,8 +83,9 @@ def command_explore(arguments) -> int:
     finally:
         for problem in pool.stop_all():
             print(problem, file=sys.stderr)
-    if arguments.reference != "none":  # after the explored target stopped: one broker of ours at a time
-        check(exploration, Path(arguments.cases), release=version, reference=arguments.reference,
+    reference = arguments.reference or reference_for(arguments.target)
+    if reference != "none":  # after the explored target stopped: one broker of ours at a time
+        check(exploration, Path(arguments.cases), release=version, reference=reference,
               say=lambda line: print(line, flush=True))
     made = results(exploration, run_id=run_id, target_version=version, histories=Path(arguments.cases) / "histories")
     for result in made:  # to the run's sinks (the results file first) and its hook

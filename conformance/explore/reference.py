@@ -47,6 +47,15 @@ SAME_DEMAND: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
+def reference_for(target: str) -> str:
+    """The reference a departure found on ``target`` is checked on: Kafka 4.4.0, behind the fault proxy and with
+    the options (nodes, features) of a Kafka target, so that the faults and node moves its case arms exist there
+    too."""
+    proxy = "proxy+" if target.startswith("proxy+") else ""
+    options = target.split(",", 1)[1] if "," in target and ledger.is_apache_kafka(target) else ""
+    return f"{proxy}{REFERENCE}" + (f",{options}" if options else "")
+
+
 @dataclass(frozen=True)
 class Judgement:
     """What the checks say of one departure: ``kept`` as a finding (``known_bug`` the ledger's label) or held

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from conformance import ledger
-from conformance.explore.reference import SAME_DEMAND, judge
+from conformance.explore.reference import SAME_DEMAND, judge, reference_for
 from conformance.resources import suites
 
 
@@ -46,3 +46,10 @@ def test_another_implementation_is_judged_by_the_reference_alone_and_no_case_run
     for outcome in (None, "error", "blocked", "skipped"):
         assert not judge("produce.partition-in-transaction", "Produce", release="3.5.2", target="kafka:3.5.2",
                          on_reference=outcome).kept
+
+
+def test_the_reference_has_the_proxy_and_the_nodes_the_explored_target_has():
+    assert reference_for("kafka:3.5.2") == "kafka:4.4.0"
+    assert reference_for("proxy+kafka:3.9.1,nodes=3") == "proxy+kafka:4.4.0,nodes=3"
+    assert reference_for("kafka:4.0.0,nodes=3,transaction.version=1") == "kafka:4.4.0,nodes=3,transaction.version=1"
+    assert reference_for("tansu") == "kafka:4.4.0"
