@@ -142,9 +142,9 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
                    "compression": op.compression}
         if txn is not None:
             produce["transactional_id"] = txn
-        if not under_test:
-            produce["version"] = op.version
-        return {"produce": produce, "retry": RETRY, "expect": expect}
+        # a step-level version: an earlier write leads to the one under test, and is judged as such (a refusal it
+        # met needs no sentence of its own)
+        return {"produce": produce, **version, "retry": RETRY, "expect": expect}
     if op.kind == "AddPartitionsToTxn":
         added: dict[str, list[int]] = {}
         for topic, partition in op.partitions:

@@ -99,6 +99,12 @@ class Collector:
         self.judging_s = 0.0
         # how often a history met what no single request shows: bursts, waits past a timeout, the proxy's faults
         self.shapes: Counter = Counter()
+        self.reached: Counter = Counter()  # rows of the model's table the judged answers went through, all histories
+        self.on_example = None  # called as each history begins: progress while a departure is shrunk, for minutes
+
+    def shrinking(self) -> dict[str, int]:
+        """The rules found in the round under way, each with its shortest departing history so far (its length)."""
+        return {rule_id: len(history) for rule_id, (history, _) in self.found.items() if rule_id not in self.settled}
 
     def departed(self, history: list[Step], departure: Departure) -> None:
         """Keep ``history`` if it is the shortest departing one of its rule so far."""
@@ -358,6 +364,12 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             self.stopped = False
             self.next_fault = ""  # the proxy's fault the next request meets
             collector.examples += 1
+            if collector.on_example is not None:
+                collector.on_example()
+
+        def teardown(self):
+            """The history is over: what it reached counts for the exploration."""
+            collector.reached.update(self.model.reached)
 
         @initialize(tv2=st.booleans() if target.tv2 else st.just(False))
         def transaction_version(self, tv2):

@@ -77,6 +77,7 @@ def merge(explorations: list[Exploration], *, target: str, seed: int) -> Explora
         collector.judged += other.judged
         collector.judging_s += other.judging_s
         collector.answers.update(other.answers)
+        collector.reached.update(other.reached)
         merged.elapsed_s = max(merged.elapsed_s, exploration.elapsed_s)
         if other.first_departure_s is not None:
             collector.first_departure_s = min(collector.first_departure_s or other.first_departure_s,

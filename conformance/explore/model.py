@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import itertools
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .ops import TRANSACTION_TIMEOUT_MS, Op, Resolved
@@ -58,6 +59,7 @@ class Expectation:
 
     outcome: str
     rule: Rule
+    condition: str = "always"  # the row of TABLE that decided
 
 
 @dataclass(eq=False)
@@ -81,6 +83,7 @@ class Producer:
     generations: list = field(default_factory=list)
     transaction: Transaction | None = None
     ended: tuple | None = None  # transaction version 2: (generation before the bump, commit) of the last EndTxn
+    ended_transaction: Transaction | None = None  # transaction version 2: the transaction that EndTxn ended
     timeout_ms: int = TRANSACTION_TIMEOUT_MS  # what its last InitProducerId asked for
     uncertain: bool = False  # a transaction of this generation outlived its timeout: it may have been fenced
 
@@ -107,7 +110,7 @@ class Partition:
     """What the history wrote to one partition, and what was refused."""
     writes: list = field(default_factory=list)
     by_value: dict = field(default_factory=dict)
-    refused: set = field(default_factory=set)
+    refused: set = field(default_factory=set)  # values of refused writes that no accepted write carried
     end: int = 0  # one past the last offset an accepted write took: the high watermark is at least this
 
 
@@ -143,7 +146,8 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
                 ("sequence_gap", REFUSE, "produce.sequence"),
                 ("repeat", EITHER, "produce.exactly-once"),
                 ("always", ACCEPT, "produce.accepted")],
-    "TxnOffsetCommit": [("stale", REFUSE, "fenced.refused"),
+    "TxnOffsetCommit": [("tv2_just_bumped", EITHER, "fenced.refused"),  # the same deviation, on the offsets partition
+                        ("stale", REFUSE, "fenced.refused"),
                         ("timed_out", EITHER, "timeout.aborts"),
                         ("tv2", ACCEPT, "txn-offset-commit.added-implicitly"),
                         ("late_group", EITHER, "txn-offset-commit.after-add-offsets"),
@@ -165,6 +169,11 @@ TABLE: dict[str, list[tuple[str, str, str]]] = {
     "DescribeTransactions": [("always", EITHER, "describe.answers")],
     "ListTransactions": [("always", EITHER, "describe.answers")],
 }
+
+
+def table_rows() -> list[tuple[str, str]]:
+    """Every row of :data:`TABLE` as (operation kind, condition), in the table's order."""
+    return [(kind, condition) for kind, rows in TABLE.items() for condition, _, _ in rows]
 
 
 class Model:
@@ -192,6 +201,7 @@ class Model:
         # Kafka takes a Fetch's high watermark and last stable offset before it reads the log (Partition's
         # readRecords), so those two fields may describe any of them while its records describe the latest.
         self._states_since_sent: list[dict] = []
+        self.reached: Counter = Counter()  # (operation kind, condition): the rows of TABLE the answers were judged by
 
     # ------------------------------------------------------------------ what an operation may do
     def can(self, op: Op) -> bool:
@@ -303,9 +313,13 @@ class Model:
         if self.tv2 and op.kind == "EndTxn" and op.stale and producer is not None and producer.ended == (
                 producer.generations[-2], op.commit):
             holds.add("end_retry")  # the same EndTxn again at the epoch before its bump: a retry, not a zombie
-        if self.tv2 and op.kind == "Produce" and op.stale and producer is not None and producer.ended is not None \
-                and producer.ended[0] == producer.generations[-2] and transaction is not None \
-                and transaction.outcome is not None and (op.topic, op.partition) in transaction.partitions:
+        if self.tv2 and op.stale and producer is not None and producer.ended is not None \
+                and producer.ended[0] == producer.generations[-2] and producer.ended_transaction is not None \
+                and ((op.kind == "Produce" and (op.topic, op.partition) in producer.ended_transaction.partitions)
+                     or (op.kind == "TxnOffsetCommit" and producer.ended_transaction.groups)):
+            # at the epoch EndTxn v5 just bumped from, to a partition of the transaction it ended (for offsets: any
+            # group, since two groups may share the offsets partition Kafka checks): Kafka's deviation
+            # (rules.DEVIATIONS), the partition still holds that transaction open until its marker lands
             holds.add("tv2_just_bumped")
         if self.tv2 and op.txn is not None and op.kind in ("Produce", "TxnOffsetCommit", "EndTxn"):
             holds.add("tv2")
@@ -325,7 +339,7 @@ class Model:
         holds = self.situation(op, resolved)
         for condition, outcome, rule_id in TABLE[op.kind]:
             if condition in holds:
-                return Expectation(outcome, rule(rule_id))
+                return Expectation(outcome, rule(rule_id), condition)
         raise AssertionError(f"no row of the table applies to {op.describe()}")
 
     # ------------------------------------------------------------------ judging
@@ -336,6 +350,7 @@ class Model:
         self.now = self.clock() if answered_at is None else answered_at
         self.sent_at = self.now if sent_at is None else sent_at
         expectation = self.expect(op, resolved)
+        self.reached[(op.kind, expectation.condition)] += 1
         producer = self._producer(op)
         if expectation.rule.id == "timeout.aborts" and producer is not None:
             producer.uncertain = True  # until a new InitProducerId, whatever follows may be fenced
@@ -356,7 +371,9 @@ class Model:
                               {"error_code": {"ne": "NONE"}})]
         if not accepted:
             if op.kind == "Produce":
-                self.partitions[(op.topic, op.partition)].refused.update(resolved.values)
+                # a refused repeat carries the values of the batch it repeats: those were written, and stay so
+                where = self.partitions[(op.topic, op.partition)]
+                where.refused.update(value for value in resolved.values if value not in where.by_value)
             return []
         apply = getattr(self, f"_apply_{op.kind}")
         return apply(op, resolved, answer, expectation) or []
@@ -463,9 +480,10 @@ class Model:
                                         f"{op.describe()} was written at offset {answer['base_offset']}, below "
                                         f"{where.end} where an earlier write ended", {}))
         producer = self._producer(op)
-        if self.tv2 and op.txn is not None:
+        joined_ended = expectation.rule.id == "fenced.refused"  # at the epoch just bumped from: the ended one's
+        if self.tv2 and op.txn is not None and not joined_ended:
             self._open_transaction(op).partitions.add((op.topic, op.partition))  # Produce v12 adds it itself
-        transaction = producer.transaction if op.txn is not None else None
+        transaction = None if op.txn is None else producer.ended_transaction if joined_ended else producer.transaction
         late = expectation.outcome == EITHER  # joined a transaction that was ending
         self._record_write(op, resolved, answer, transaction=transaction, fate_known=not late)
         if transaction is not None and not late:
@@ -480,10 +498,16 @@ class Model:
         where.writes.append(write)
         for value in resolved.values:
             where.by_value[value] = write
+            where.refused.discard(value)  # a record is refused only while no accepted write carried it
         if write.base_offset >= 0:
             where.end = max(where.end, write.base_offset + len(resolved.values))
 
     def _apply_TxnOffsetCommit(self, op, resolved, answer, expectation):
+        if expectation.rule.id == "fenced.refused":  # accepted at the epoch just bumped from: it joined the ended one
+            ended = self.transactional[op.txn].ended_transaction
+            if ended is not None and ended.outcome in ("commit", "unknown"):
+                self.maybe_committed.setdefault((op.group, op.topic, op.partition), set()).add(op.offset)
+            return  # after an abort, its offsets are aborted with the rest: never committed
         if self.tv2:
             self._open_transaction(op).groups.add(op.group)  # TxnOffsetCommit v5 adds the offsets itself
         elif expectation.rule.id == "txn-offset-commit.after-add-offsets" and expectation.outcome == EITHER:
@@ -507,6 +531,7 @@ class Model:
                 return []  # a retry of the EndTxn that bumped: no new generation, no effect
             if bumped[0] is not None and bumped[0] >= 0 and (bumped[1] or 0) >= 0 and bumped != producer.current:
                 producer.ended = (producer.current, op.commit)
+                producer.ended_transaction = producer.transaction
                 producer.generations.append(bumped)
             elif expectation.outcome == ACCEPT:
                 departures.append(Departure(expectation.rule, f"{op.describe()} answered producer id {bumped[0]} "

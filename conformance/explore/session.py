@@ -22,6 +22,8 @@ from hypothesis.stateful import run_state_machine_as_test
 from ..suite.model import CaseResult, Outcome, Requirement, StepFailure
 from .cases import write_case
 from .driver import Collector, DepartureFound, Target, machine_for
+from .model import table_rows
+from .reference import Judgement
 
 EXAMPLES_PER_ROUND = 10
 STEPS_PER_EXAMPLE = 30
@@ -62,6 +64,12 @@ class Found:
     history: list
     case_path: Path | None
     seed: int | None = None  # the seed of the exploration that found it, where several were merged
+    judgement: Judgement | None = None  # kept or held back once its case ran on the reference (None: not yet)
+
+    @property
+    def held_back(self) -> bool:
+        """Not presented as a finding: not checked on the reference, or held back by the check."""
+        return self.judgement is None or not self.judgement.kept
 
 
 @dataclass
@@ -84,7 +92,7 @@ def explore(bootstrap: str, *, target: str, budget: Budget, seed: int, cases_dir
             keep_going: bool = False, progress=None, run: str | None = None, create_topic=None,
             inject=None) -> Exploration:
     """Explore the target at ``bootstrap``; departures' cases go to ``cases_dir``. ``progress(exploration)`` is
-    called after every round."""
+    called as every history begins, shrinking included, and after every round (:func:`printer` throttles it)."""
     result = search(bootstrap, target=target, budget=budget, seed=seed, security=security, keep_going=keep_going,
                     progress=progress, run=run, create_topic=create_topic, inject=inject)
     write_found(result, cases_dir)
@@ -101,6 +109,11 @@ def search(bootstrap: str, *, target: str, budget: Budget, seed: int, security=N
     driver = Target(bootstrap, security=security, run=run or f"explore-{seed}-{int(time.time())}",
                     create_topic=create_topic, inject=inject)
     machine = machine_for(driver, collector, deadline=deadline)
+    if progress is not None:
+        def tick() -> None:
+            result.elapsed_s = time.monotonic() - began
+            progress(result)
+        collector.on_example = tick
     rounds = 0
     try:
         while True:
@@ -155,7 +168,9 @@ def progress_line(exploration: Exploration) -> str:
     departures = len(exploration.found) or len(collector.found)  # merged explorations keep theirs in found
     return (f"explore {exploration.target}: {collector.examples} examples, {collector.requests} requests "
             f"({exploration.requests_per_s:.0f}/s), {departures} departures, "
-            f"{collector.inconclusive} inconclusive, {exploration.elapsed_s:.0f} s")
+            f"{collector.inconclusive} inconclusive, {exploration.elapsed_s:.0f} s"
+            + "".join(f"; shrinking {rule_id}: {length} requests so far"
+                      for rule_id, length in sorted(collector.shrinking().items())))
 
 
 def printer(every_s: float = 5.0, stream=None):
@@ -181,6 +196,18 @@ def answers_line(exploration: Exploration) -> str:
         f"; {shapes}" if shapes else "")
 
 
+def reached_line(exploration: Exploration) -> str:
+    """Which rows of the model's table (an operation in a situation: its states and transitions) the judged
+    answers went through, and which the budget never reached."""
+    reached = exploration.collector.reached
+    rows = table_rows()
+    never = [f"{kind}/{condition}" for kind, condition in rows if not reached.get((kind, condition))]
+    fewest = sorted((count, f"{kind}/{condition}") for (kind, condition), count in reached.items() if count)[:5]
+    return (f"model rows reached: {sum(1 for row in rows if reached.get(row))} of {len(rows)}"
+            + (f"; never: {', '.join(never)}" if never else "")
+            + (f"; fewest: {', '.join(f'{row} {count}' for count, row in fewest)}" if fewest else ""))
+
+
 def results(exploration: Exploration, *, run_id: str, target_version: str | None,
             histories: Path) -> list[CaseResult]:
     """One failed result per departure (its history in the message and in a file), and a passed result for the
@@ -198,14 +225,19 @@ def results(exploration: Exploration, *, run_id: str, target_version: str | None
         history_file.write_text(json.dumps([_step_json(step) for step in found.history], indent=1))
         lines = "; ".join(f"{number}. {step.line()}" for number, step in enumerate(found.history, 1))
         case = found.case_path.name if found.case_path else "no suite form: the history is the evidence"
+        judged = found.judgement
+        # held back: a claim nobody judged yet, never a failure (a setup-like "no verdict on the API under test")
+        outcome, prefix = (Outcome.FAILED, "") if not found.held_back else (
+            Outcome.BLOCKED, f"held back, to judge by hand ({judged.reason if judged else 'not checked on the reference'}): ")
         made.append(CaseResult(
             case_id=name, suite_id="explore", title=departure.rule.summary, kip=departure.rule.kip,
             api=last.op.kind, version=last.op.version, target=exploration.target, target_version=target_version,
-            outcome=Outcome.FAILED, requirement=Requirement.MUST, cites=departure.rule.cites,
-            duration_s=exploration.elapsed_s, message=f"{found.message} (history: {lines}; case: {case})",
+            outcome=outcome, requirement=Requirement.MUST, cites=departure.rule.cites,
+            duration_s=exploration.elapsed_s, message=f"{prefix}{found.message} (history: {lines}; case: {case})",
             failure=StepFailure(step=len(found.history), step_label=last.op.describe(), expected=departure.expect,
                                 actual=last.answer, message=found.message, api=last.op.kind),
-            tags=["explored"], run_id=run_id, path="conformance/explore/model.py",
+            tags=["explored", *(["held-back"] if found.held_back else [])], run_id=run_id,
+            path="conformance/explore/model.py", known_bug=judged.known_bug if judged and judged.kept else "",
             artifacts={"history": str(history_file), **({"case": str(found.case_path)} if found.case_path else {})}))
     if not exploration.found:
         collector = exploration.collector

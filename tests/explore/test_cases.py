@@ -87,3 +87,22 @@ def test_the_proxys_fault_and_a_wait_are_written_as_steps_the_loader_accepts(tmp
     assert steps[1] == {"fault": {"name": "proxy.drop_response", "args": {"client": "${client_id}",
                                                                           "api": "AddPartitionsToTxn", "times": 1}}}
     assert steps[6]["fault"]["args"] == {"client": "${client_id}", "api": "Produce", "times": 1, "ms": 300}
+
+
+def test_an_earlier_refused_write_of_the_api_under_test_leads_to_it_and_the_loader_accepts_the_case(tmp_path):
+    """Found on Kafka 4.0.0: the refused stale write before the write under test needs no sentence of its own."""
+    model, names, history = Model(tv2=True), Names("test"), []
+    for op, answer in ((Op("InitProducerId", 0, txn=0), {"error": NONE, "producer_id": 5, "producer_epoch": 0}),
+                       (Op("EndTxn", 5, txn=0, commit=False), {"error": NONE, "producer_id": 5, "producer_epoch": 1}),
+                       (Op("Produce", 12, txn=0), {"error": NONE, "base_offset": 0}),
+                       (Op("Produce", 12, txn=0, stale=True), {"error": 47, "base_offset": -1}),
+                       (Op("Produce", 12, txn=0), {"error": 45, "base_offset": -1})):
+        resolved = model.resolve(op, names)
+        step = Step(op, resolved, answer=answer, outcome=model.expect(op, resolved).outcome)
+        step.departures = model.step(op, resolved, answer)
+        history.append(step)
+    assert [departure.rule.id for departure in history[-1].departures] == ["produce.added-implicitly"]
+    path = write_case(history, tmp_path, target="kafka:4.0.0", seed=7)
+    assert lint([path], bundled()) == []
+    steps = yaml.safe_load(path.read_text())["cases"][0]["steps"]
+    assert [step.get("version") for step in steps if "produce" in step] == [12, 12, None]  # the last is under test

@@ -12,6 +12,7 @@ from conformance.resources import suites
 SUITES = suites()
 
 NONE, INVALID_TXN_STATE, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS, UNSTABLE = 0, 48, 90, 51, 88
+INVALID_PRODUCER_EPOCH = 47
 
 
 class History:
@@ -227,6 +228,52 @@ def test_transaction_version_2_a_write_at_the_epoch_just_bumped_from_may_join_th
     assert history.do(Op("Produce", 12, txn=0, topic=1, partition=1, stale=True), base_offset=1) == []
     assert history.do(Op("Produce", 12, txn=0, topic=0, partition=0, stale=True), base_offset=0) == ["fenced.refused"]
     assert "fenced.refused" in {deviation.rule for deviation in DEVIATIONS}
+
+
+def test_transaction_version_2_offsets_at_the_epoch_just_bumped_from_follow_the_ended_transaction():
+    """Kafka 4.2.0 accepts them while the offsets partition still holds the transaction open: after an abort they
+    must never show; after a commit they may (they joined it), and an offset nobody sent never may."""
+    for commit, shown, departs in ((False, 7, ["offsets.committed-only"]), (False, -1, []), (True, 7, []),
+                                   (True, 8, ["offsets.committed-only"])):
+        history = History()
+        history.model.tv2 = True
+        history.init(pid=9, epoch=0)
+        assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=0, offset=5)) == []
+        assert history.do(Op("EndTxn", 5, txn=0, commit=commit), producer_id=9, producer_epoch=1) == []
+        assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=1, offset=7, stale=True)) == []  # another group too
+        assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=0, offset=7, stale=True), error=47) == []
+        assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=0, offset=7, stale=True)) == []
+        fetched = history.do(Op("OffsetFetch", 9, group=0), partitions={(0, 0): (NONE, shown)})
+        assert fetched == departs, (commit, shown)
+    history = History()
+    history.model.tv2 = True
+    history.init(pid=9, epoch=0)
+    history.do(Op("Produce", 12, txn=0), base_offset=0)  # a transaction with no offsets: nothing to join
+    history.do(Op("EndTxn", 5, txn=0, commit=True), producer_id=9, producer_epoch=1)
+    assert history.do(Op("TxnOffsetCommit", 5, txn=0, group=0, offset=7, stale=True)) == ["fenced.refused"]
+
+
+def test_a_refused_repeat_of_a_written_batch_leaves_its_records_written():
+    """A repeat carries the values of the batch it repeats: refused at the epoch before the bump, it does not make
+    the aborted, legitimately written records "refused" (a false departure seen on Kafka 4.0.0 and 4.0.1)."""
+    history = History()
+    history.model.tv2 = True
+    history.init(pid=9, epoch=0)
+    assert history.do(Op("Produce", 12, txn=0, topic=1, partition=0), base_offset=0) == []
+    written = history.last.values
+    assert history.do(Op("EndTxn", 5, txn=0, commit=False), producer_id=9, producer_epoch=1) == []
+    repeat = Op("Produce", 12, txn=0, topic=1, partition=0, stale=True, sequence="repeat")
+    assert history.do(repeat, error=INVALID_PRODUCER_EPOCH, base_offset=-1) == []
+    assert history.last.values == written  # the same batch, sent again
+    uncommitted = Op("Fetch", 12, topic=1, partition=0, isolation=READ_UNCOMMITTED)
+    assert history.do(uncommitted, high_watermark=2, last_stable_offset=2, values=list(written),
+                      offsets={written[0]: 0}) == []
+    # a write refused with values no accepted write carried still may never appear
+    assert history.do(Op("Produce", 12, txn=0, topic=1, partition=0, stale=True), error=INVALID_PRODUCER_EPOCH,
+                      base_offset=-1) == []
+    refused = history.last.values
+    assert history.do(uncommitted, high_watermark=2, last_stable_offset=2, values=[*written, *refused],
+                      offsets={written[0]: 0}) == ["refused.not-written"]
 
 
 def test_a_committed_record_may_come_with_a_last_stable_offset_taken_before_its_markers():
