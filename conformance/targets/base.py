@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..client.security import Security
 
 if TYPE_CHECKING:
-    from .kafka.faults import NodeFaults
+    from .nodes import NodeFaults
     from .node_control import NodeControl
     from .principals import Principal
 

@@ -14,7 +14,7 @@ templates::
     nodes:                             # optional: default, every broker the cluster's Metadata lists
       - {id: 1, host: kafka-1.internal}
 
-Given it, the attached target gains the cluster's faults (:class:`~conformance.targets.kafka.faults.NodeFaults`):
+Given it, the attached target gains the cluster's faults (:class:`~conformance.targets.nodes.NodeFaults`):
 the harness finds the node a fault names by role through the cluster's own answers, runs the command, then waits
 as it does on the nodes it provisions (a stopped node leaves Metadata; a started one is listed again and answers).
 Without ``move_leadership`` the harness moves a leader itself, as Kafka's tools do (AlterPartitionReassignments,
@@ -40,7 +40,7 @@ from .. import checked_yaml, resources
 from ..client.cluster import Cluster
 from ..client.security import Security
 from .base import Capability, ControlFailed
-from .kafka.faults import FAULTS, NodeFaults
+from .nodes import FAULTS, NodeFaults
 
 NODE_PLACEHOLDERS = ("node", "host", "port")
 LEADERSHIP_PLACEHOLDERS = ("topic", "partition")
@@ -188,7 +188,7 @@ def why_not(control: NodeControl | None, name: str) -> str:
 # ------------------------------------------------------------------------------ the attached cluster
 class AttachedNode:
     """One node of an attached cluster, driven by the user's commands (the node interface
-    :class:`~conformance.targets.kafka.faults.NodeFaults` uses)."""
+    :class:`~conformance.targets.nodes.Node`)."""
 
     data = None  # its disks are out of the harness's reach
 
@@ -226,6 +226,10 @@ class AttachedNode:
         else:
             self.terminate()
             self.launch()
+        self.wait_until_ready(began)
+
+    def wait_until_restarted(self, began: float) -> None:
+        """As :meth:`wait_until_ready`: what a crash left is the user's start command's to repair."""
         self.wait_until_ready(began)
 
     def wait_until_ready(self, began: float) -> None:

@@ -16,7 +16,7 @@ from conformance.targets.kafka.broker import kafka_target_kind
 from conformance.targets.kafka import disks as kafka_disks
 from conformance.targets.kafka.config import base_settings
 from conformance.targets.kafka.cluster import KafkaClusterTarget, kafka_cluster_target_kind, parse
-from conformance.targets.kafka.faults import java_hash, partition_for
+from conformance.targets.nodes import java_hash, partition_for
 from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,8 +163,7 @@ def test_move_leader_moves_a_leader_or_a_coordinator_and_refuses_an_impossible_m
 def test_a_node_killed_before_its_new_replica_had_a_topic_id_comes_back(tmp_path):
     """Kafka 3.7.0 (KAFKA-16814) refuses to restart over an empty replica without its topic id; the heal deletes
     that replica, as 3.7.1 does, and launches the node again. Any other start failure is raised as it was."""
-    from conformance.targets.kafka.broker import BrokerStartFailed
-    from conformance.targets.kafka.faults import _wait_until_restarted
+    from conformance.targets.kafka.broker import BrokerStartFailed, _wait_until_restarted
 
     stray = tmp_path / "data" / "dir-1" / "__consumer_offsets-1"
     stray.mkdir(parents=True)

@@ -36,6 +36,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from ..base import Capability, TargetInfo, TargetUnavailable
 from ..ports import free_port
 from ..process import ProcessTarget
+from ..properties import read_properties
 from ...client.security import Security
 from .config import (
     DEFAULT_PROFILE,
@@ -44,12 +45,12 @@ from .config import (
     as_property,
     authorizer_settings,
     base_settings,
-    read_properties,
     render_properties,
     write_logging_configs,
 )
 from .jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
 from . import cds as kafka_cds
+from . import disks as kafka_disks
 from . import storage as kafka_storage
 from . import known_issues as kafka_known_issues
 from .preview import PREVIEW_OPTIONS, preview_settings
@@ -441,6 +442,10 @@ class KafkaTarget(ProcessTarget):
             time.sleep(0.1)
         self._fail(f"Kafka {self._version} was not ready after {time.monotonic() - began:.0f} s")
 
+    def wait_until_restarted(self, began: float) -> None:
+        """:meth:`wait_until_ready` after a node fault, deleting what a crash left that stops the start."""
+        _wait_until_restarted(self, began)
+
     def _log_size(self) -> int:
         path = self._log_path()
         try:
@@ -461,6 +466,20 @@ class KafkaTarget(ProcessTarget):
             # so the cluster's heal() can launch it again before the next case instead of finding no folder.
             self.kill()
         raise BrokerStartFailed(f"{reason}; last lines of its log:\n{tail}")
+
+    # the disk faults of a cluster's node (:mod:`.disks`) ----------------------------------------
+    def fail_disk(self, topic: str, partition: int) -> None:
+        """Fail the data directory holding ``topic-partition`` as a dead disk does."""
+        assert self.data is not None
+        kafka_disks.fail(kafka_disks.directory_holding(self.data, topic, partition))
+
+    def disk_failed(self) -> bool:
+        return self.data is not None and kafka_disks.failed(self.data)
+
+    def repair_disk(self) -> None:
+        """Put the failed directory back (the node must be stopped: Kafka takes it back only at start-up)."""
+        assert self.data is not None
+        kafka_disks.repair(self.data)
 
     # shutting down (kill(), pause(): ProcessTarget's) -----------------------------------------
     def terminate(self) -> None:
@@ -519,6 +538,27 @@ def _controller_answers(bootstrap: str, seconds_left: float, replicas: int = 1) 
         return True
     except Exception:  # any error (not yet leader, broker fenced, timeout) means: not ready yet
         return False
+
+
+# Kafka 3.7.0 (KAFKA-16814) refuses to start over an empty replica a crash left without its topic id.
+NO_TOPIC_ID = re.compile(r"The log dir Log\(dir=([^,]+), topic=[^,]+, partition=\d+, .*?logEndOffset=0\) does not "
+                         r"have a topic ID")
+
+
+def _wait_until_restarted(node, began: float, attempts: int = 5) -> None:
+    """``node.wait_until_ready(began)``, deleting an empty replica without a topic id that stops the start."""
+    for _ in range(attempts):
+        try:
+            node.wait_until_ready(began)
+            return
+        except BrokerStartFailed as failure:
+            stray = NO_TOPIC_ID.search(str(failure))
+            if stray is None or node.data is None or Path(node.data) not in Path(stray.group(1)).parents:
+                raise
+            shutil.rmtree(stray.group(1), ignore_errors=True)
+            began = time.monotonic()
+            node.launch()
+    node.wait_until_ready(began)
 
 
 def _last_lines(text: str, count: int) -> str:

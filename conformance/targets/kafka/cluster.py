@@ -8,7 +8,8 @@ topics are replicated to every node and have one partition per node, so transact
 coordinators spread over the cluster. ``,min.insync.replicas=N`` sets the brokers' default.
 
 The faults ``fault:`` steps make on the nodes, and the admin requests they use, are in
-:mod:`conformance.targets.kafka.faults`; the cluster provisions the nodes and heals them after a case.
+:mod:`conformance.targets.nodes` (they work on an attached cluster too); the cluster provisions the nodes and heals
+them after a case.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from ..base import Capability, Target, TargetInfo
 from .broker import (FEATURE_OPTIONS, KafkaTarget, feature_levels, is_single_node_spec,
                     random_cluster_id, split_spec)
 from ..registry import TargetKind
-from .faults import DATA_DIRECTORIES, FAULTS, NodeFaults
+from ..nodes import FAULTS, NodeFaults
 
 SPEC = re.compile(r"(?P<base>kafka(?::[^,]+)?),(?P<options>.+)")
 OPTIONS = {"nodes": int, "min.insync.replicas": int}
+DATA_DIRECTORIES = 2  # per node: one can fail while the node lives (the fail_log_dir fault)
 
 def parse(spec: str) -> tuple[str, dict[str, int]]:
     """``kafka:4.4.0,nodes=3`` → (``kafka:4.4.0``, {"nodes": 3}); feature options (``transaction.version=1``)
