@@ -128,6 +128,8 @@ def kraft_environment(port: int, advertised_host: str) -> dict[str, str]:
 
 class ContainerTarget(Target):
     kind = "container"
+    description = ("a broker image run by Docker via testcontainers (container:apache/kafka:4.1.1; "
+                   "container:IMAGE,broker=redpanda for a Redpanda image not named redpanda)")
 
     def __init__(self, spec: str):
         super().__init__(spec)
@@ -140,6 +142,14 @@ class ContainerTarget(Target):
         self._container = None
         self._bootstrap: str | None = None
         self._final_logs: str | None = None
+
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        return spec.startswith(PREFIX) and len(spec) > len(PREFIX)
+
+    @classmethod
+    def availability(cls) -> str | None:
+        return docker_unavailable_reason()
 
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -265,11 +275,4 @@ def _decoded_logs(container) -> str | None:
 
 
 def container_target_kind() -> TargetKind:
-    return TargetKind(
-        name="container",
-        description="a broker image run by Docker via testcontainers (container:apache/kafka:4.1.1; "
-                    "container:IMAGE,broker=redpanda for a Redpanda image not named redpanda)",
-        matches=lambda spec: spec.startswith(PREFIX) and len(spec) > len(PREFIX),
-        create=ContainerTarget,
-        availability=docker_unavailable_reason,
-    )
+    return TargetKind.of(ContainerTarget)

@@ -190,7 +190,7 @@ class AttachedNode:
     """One node of an attached cluster, driven by the user's commands (the node interface
     :class:`~conformance.targets.nodes.Node`)."""
 
-    data = None  # its disks are out of the harness's reach
+    data = disks = None  # its disks are out of the harness's reach
 
     def __init__(self, cluster: AttachedCluster, values: dict, address: str):
         """``values``: the command placeholders' values; ``address``: where it serves clients (its Metadata entry)."""
@@ -247,9 +247,11 @@ class AttachedNode:
 class AttachedCluster(NodeFaults):
     """The nodes of the cluster behind a ``HOST:PORT`` target, under the user's commands (:class:`NodeControl`)."""
 
+    nodes: list[AttachedNode]
+
     def __init__(self, spec: str, address: str, security: Security, control: NodeControl):
         self.spec, self.address, self.security, self.control = spec, address, security, control
-        self.nodes: list[AttachedNode] = []
+        self.nodes = []
         self._blocked_topics: set[str] = set()
         self.unhealed: str | None = None  # why the last heal failed: retried before the next fault
 

@@ -43,8 +43,7 @@ raises ValueError naming why; one that does not finish in ``timeout_s`` (30) rai
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from ..client.cluster import Cluster
 from ..client.security import Security
@@ -62,14 +61,25 @@ ELECTION_RETRIABLE = {80, 83}  # PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADER
 NOT_SERVING = {6, 14, 15, 16}  # NOT_LEADER_OR_FOLLOWER, COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
 
 
+class Disks(Protocol):
+    """A node's data directories, where the harness can reach them (a provisioned Kafka node's)."""
+
+    def fail(self, topic: str, partition: int) -> None: ...  # the directory holding it dies as a disk does
+    def failed(self) -> bool: ...
+    def repair(self) -> None: ...  # the node is stopped: a broker takes a directory back only when it starts
+
+
 class Node(Protocol):
     """A node of a cluster as the faults drive it: a provisioned Kafka node
     (:class:`~conformance.targets.kafka.broker.KafkaTarget`) or an attached one run by the user's commands
     (:class:`~conformance.targets.node_control.AttachedNode`)."""
 
-    node_id: int
-    running: bool
-    data: Path | None  # its data folder; None where the harness cannot reach it (then no disk faults)
+    @property
+    def node_id(self) -> int: ...
+    @property
+    def running(self) -> bool: ...
+    @property
+    def disks(self) -> Disks | None: ...  # None where the harness cannot reach them (then no disk faults)
 
     def terminate(self) -> None: ...  # a clean shutdown
     def kill(self) -> None: ...  # as a crash
@@ -78,10 +88,6 @@ class Node(Protocol):
     def wait_until_ready(self, began: float) -> None: ...
     def wait_until_restarted(self, began: float) -> None: ...  # ready, after what a crash left is repaired
     def restart(self) -> None: ...
-    # the disk faults, asked only of a node with ``data``
-    def fail_disk(self, topic: str, partition: int) -> None: ...
-    def disk_failed(self) -> bool: ...
-    def repair_disk(self) -> None: ...
 
 
 class NodeFaults:
@@ -94,7 +100,7 @@ class NodeFaults:
     (each a :class:`Node`), and says which faults it offers (``offers_fault``)."""
 
     spec: str
-    nodes: list[Node]
+    nodes: Sequence[Node]
     _blocked_topics: set[str]
     security: Security
 
@@ -202,9 +208,9 @@ class NodeFaults:
         waits until every one is ready."""
         began = time.monotonic()
         for node in self.nodes:
-            if node.data is not None and node.disk_failed():
+            if node.disks is not None and node.disks.failed():
                 node.terminate()
-                node.repair_disk()
+                node.disks.repair()
         down = [node for node in self.nodes if not node.running]
         for node in self.nodes:
             if node.running:
@@ -288,8 +294,9 @@ class NodeFaults:
             topic, partition = str(topic), int(partition)
             leader = _partition_state(cluster, topic, partition)[0]
             node = self.node(node=leader)
-            assert node.data is not None
-            node.fail_disk(topic, partition)
+            if node.disks is None:
+                raise CapabilityMissing(f"target {self.spec!r}: the disks of node {leader} are out of the harness's reach")
+            node.disks.fail(topic, partition)
             _wait_until(lambda: _partition_state(cluster, topic, partition)[0] != leader, "fail_log_dir",
                         f"the controller did not move {topic}-{partition} off node {leader}", timeout_s)
             return leader

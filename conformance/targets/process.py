@@ -71,6 +71,7 @@ class ProcessTarget(Target):
 
     # the life --------------------------------------------------------------------------------
     def start(self) -> None:
+        """Provision, then launch until a process is ready (:attr:`start_attempts` at most, fresh ports each)."""
         if self._process is not None:
             return
         began = time.monotonic()
@@ -87,6 +88,7 @@ class ProcessTarget(Target):
         self._not_started(failure)
 
     def stop(self) -> None:
+        """End the process; its output stays in ``logs()``."""
         if self._process is not None:
             self._kept_log = self._end_process()
 
@@ -137,6 +139,7 @@ class ProcessTarget(Target):
         return self._process is not None
 
     def ended(self, wait: float = 0.0) -> str | None:
+        """How the process ended ("Tansu's process ended on SIGKILL"), once it has; None while it runs."""
         code = self._exit_code(wait)
         return None if code is None else self.describe_exit(code)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import re
 import threading
+from typing import Any
 
 from . import librdkafka
 from .base import Capability, TargetUnavailable
@@ -33,9 +34,11 @@ class RdkafkaMockTarget(ProcessTarget):
     cluster through a pipe, and ends the process and reads its exit code its own way."""
 
     kind = "rdkafka-mock"
+    description = "librdkafka's mock cluster, in a child process (rdkafka-mock or rdkafka-mock:N brokers)"
     # revive, not restart: a new cluster has none of the old one's data, which a restart case expects kept
     capabilities = frozenset({Capability.FAULTS, Capability.TWIN, Capability.REVIVE})
     process_name = "its cluster's process"
+    _process: Any  # a multiprocessing.Process
     signal_note = " (librdkafka's mock aborted)"
 
     def __init__(self, spec: str = "rdkafka-mock"):
@@ -44,25 +47,37 @@ class RdkafkaMockTarget(ProcessTarget):
         if not match:
             raise ValueError(f"not an rdkafka-mock spec: {spec!r} (expected rdkafka-mock or rdkafka-mock:N)")
         self.broker_count = int(match["brokers"] or 1)
-        self._process = None  # type: ignore[assignment]  # a multiprocessing.Process: see the class docstring
+        self._process = None
         self._connection = None
         self._bootstrap: str | None = None
         self._calls = threading.Lock()  # items on several threads may inject faults: one call at a time
 
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        return _SPEC.fullmatch(spec) is not None
+
+    @classmethod
+    def availability(cls) -> str | None:
+        try:
+            librdkafka.load()
+        except librdkafka.LibrdkafkaMissing as exc:
+            return str(exc)
+        return None
+
     # lifecycle -----------------------------------------------------------------------------
     def provision(self) -> None:
-        problem = _availability()
+        problem = self.availability()
         if problem is not None:
             raise TargetUnavailable(problem)
 
     def launch(self) -> None:
-        self._process, self._connection = self._new_process()  # type: ignore[assignment]
+        self._process, self._connection = self._new_process()
 
     def ready(self, began: float) -> str:
         try:
             self._bootstrap = self._started(self._process, self._connection)
         except BaseException:
-            self._process = self._connection = None  # type: ignore[assignment]
+            self._process = self._connection = None
             raise
         return ""
 
@@ -85,7 +100,7 @@ class RdkafkaMockTarget(ProcessTarget):
 
     def _end_process(self) -> str:
         process, connection = self._process, self._connection
-        self._process = self._connection = self._bootstrap = None  # type: ignore[assignment]
+        self._process = self._connection = self._bootstrap = None
         if process is not None:
             self._end(process, connection)
         return ""  # the cluster's process prints to the harness's stderr
@@ -203,19 +218,5 @@ def serve(connection, broker_count: int) -> None:
         connection.close()
 
 
-def _availability() -> str | None:
-    try:
-        librdkafka.load()
-    except librdkafka.LibrdkafkaMissing as exc:
-        return str(exc)
-    return None
-
-
 def rdkafka_mock_target_kind() -> TargetKind:
-    return TargetKind(
-        name="rdkafka-mock",
-        description="librdkafka's mock cluster, in a child process (rdkafka-mock or rdkafka-mock:N brokers)",
-        matches=lambda spec: _SPEC.fullmatch(spec) is not None,
-        create=RdkafkaMockTarget,
-        availability=_availability,
-    )
+    return TargetKind.of(RdkafkaMockTarget)

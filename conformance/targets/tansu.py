@@ -32,6 +32,7 @@ STOP_TIMEOUT = 5.0
 
 class TansuTarget(ProcessTarget):
     kind = "tansu"
+    description = f"Tansu broker process with in-memory storage (binary from ${BIN_ENV} or {PACKAGE})"
     # Memory storage dies with the process, so a restart would not be a restart: no "restart"; a crashed Tansu
     # is started afresh (revive).
     capabilities = frozenset({Capability.LOGS, Capability.TWIN, Capability.REVIVE})
@@ -46,6 +47,14 @@ class TansuTarget(ProcessTarget):
         self._port: int | None = None
         self._log_path: str | None = None
         self._binary: str | None = None
+
+    @classmethod
+    def availability(cls) -> str | None:
+        try:
+            find_binary()
+        except TargetUnavailable as exc:
+            return str(exc)
+        return None
 
     def provisioned_brokers(self) -> int:
         return 1
@@ -142,19 +151,5 @@ def binary_version(binary: str) -> str | None:
     return words[-1] if words else None
 
 
-def _availability() -> str | None:
-    try:
-        find_binary()
-    except TargetUnavailable as exc:
-        return str(exc)
-    return None
-
-
 def tansu_target_kind() -> TargetKind:
-    return TargetKind(
-        name="tansu",
-        description=f"Tansu broker process with in-memory storage (binary from ${BIN_ENV} or {PACKAGE})",
-        matches=lambda spec: spec == "tansu",
-        create=TansuTarget,
-        availability=_availability,
-    )
+    return TargetKind.of(TansuTarget)

@@ -139,8 +139,25 @@ def java_executable() -> str | None:
 class KafkaTarget(ProcessTarget):
     kind = "kafka"
     capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.TWIN})
+    description = (f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION; "
+                   f"feature levels as options: kafka,transaction.version=1; a secured listener: "
+                   f"kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512 or kafka,security=SSL,ssl.client.auth=required; "
+                   f"KIP-939 two-phase commit, unstable in Kafka 4.x: kafka,two.phase.commit=true)")
     process_name = "Kafka's process"
     log_tail_bytes = LOG_TAIL_BYTES
+
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        return is_single_node_spec(spec)
+
+    @classmethod
+    def availability(cls) -> str | None:
+        if java_executable() is None:
+            return "java is not on PATH (set JAVA_HOME or install a JDK 17+)"
+        if os.environ.get("KAFKA_HOME") or shutil.which("mvn") or any(cache_root().glob("kafka-*/libs")):
+            return None
+        return ("no Kafka jars: set KAFKA_HOME, put mvn on PATH, or pre-fetch with "
+                "python -m conformance.targets.kafka.jars")
 
     def __init__(
         self,
@@ -266,6 +283,11 @@ class KafkaTarget(ProcessTarget):
     @property
     def version(self) -> str:
         return self._version
+
+    @property
+    def disks(self) -> kafka_disks.NodeDisks | None:
+        """Its data directories, for the disk faults of a cluster's node (:mod:`.disks`)."""
+        return kafka_disks.NodeDisks(self.data) if self.data is not None else None
 
     @property
     def data(self) -> Path | None:
@@ -467,20 +489,6 @@ class KafkaTarget(ProcessTarget):
             self.kill()
         raise BrokerStartFailed(f"{reason}; last lines of its log:\n{tail}")
 
-    # the disk faults of a cluster's node (:mod:`.disks`) ----------------------------------------
-    def fail_disk(self, topic: str, partition: int) -> None:
-        """Fail the data directory holding ``topic-partition`` as a dead disk does."""
-        assert self.data is not None
-        kafka_disks.fail(kafka_disks.directory_holding(self.data, topic, partition))
-
-    def disk_failed(self) -> bool:
-        return self.data is not None and kafka_disks.failed(self.data)
-
-    def repair_disk(self) -> None:
-        """Put the failed directory back (the node must be stopped: Kafka takes it back only at start-up)."""
-        assert self.data is not None
-        kafka_disks.repair(self.data)
-
     # shutting down (kill(), pause(): ProcessTarget's) -----------------------------------------
     def terminate(self) -> None:
         """SIGTERM lets Kafka close its logs cleanly (a restart then skips recovery); SIGKILL if it hangs."""
@@ -578,22 +586,5 @@ def _first_error(log: str) -> str | None:
     return None
 
 
-def _availability() -> str | None:
-    if java_executable() is None:
-        return "java is not on PATH (set JAVA_HOME or install a JDK 17+)"
-    if os.environ.get("KAFKA_HOME") or shutil.which("mvn") or any(cache_root().glob("kafka-*/libs")):
-        return None
-    return "no Kafka jars: set KAFKA_HOME, put mvn on PATH, or pre-fetch with python -m conformance.targets.kafka.jars"
-
-
 def kafka_target_kind() -> TargetKind:
-    return TargetKind(
-        name="kafka",
-        description=f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION; "
-                    f"feature levels as options: kafka,transaction.version=1; a secured listener: "
-                    f"kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512 or kafka,security=SSL,ssl.client.auth=required; "
-                    f"KIP-939 two-phase commit, unstable in Kafka 4.x: kafka,two.phase.commit=true)",
-        matches=is_single_node_spec,
-        create=KafkaTarget,
-        availability=_availability,
-    )
+    return TargetKind.of(KafkaTarget)

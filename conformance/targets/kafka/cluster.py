@@ -48,10 +48,22 @@ def parse(spec: str) -> tuple[str, dict[str, int]]:
 class KafkaClusterTarget(NodeFaults, Target):
     kind = "kafka-cluster"
     capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.NODES})
+    description = ("Apache Kafka as N local KRaft nodes (kafka,nodes=3 or kafka:VERSION,nodes=3[,min.insync.replicas=2]"
+                   "[,transaction.version=N])")
+
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        return SPEC.fullmatch(spec) is not None and not is_single_node_spec(spec)
+
+    @classmethod
+    def availability(cls) -> str | None:
+        return KafkaTarget.availability()
 
     def nodes_by_role(self) -> KafkaClusterTarget:
         """The cluster finds its own nodes by role."""
         return self
+
+    nodes: list[KafkaTarget]
 
     def __init__(self, spec: str, **node_options):
         super().__init__(spec)
@@ -137,13 +149,4 @@ class KafkaClusterTarget(NodeFaults, Target):
 
 
 def kafka_cluster_target_kind() -> TargetKind:
-    from .broker import _availability
-
-    return TargetKind(
-        name="kafka-cluster",
-        description="Apache Kafka as N local KRaft nodes (kafka,nodes=3 or kafka:VERSION,nodes=3[,min.insync.replicas=2]"
-                    "[,transaction.version=N])",
-        matches=lambda spec: SPEC.fullmatch(spec) is not None and not is_single_node_spec(spec),
-        create=KafkaClusterTarget,
-        availability=_availability,
-    )
+    return TargetKind.of(KafkaClusterTarget)
