@@ -1,6 +1,7 @@
-"""A provisioned Tansu killed from outside in the middle of a run is started afresh, as the mock is after its
-aborts (revive, :class:`conformance.targets.process.ProcessTarget`): the run loses at most the items under way,
-which say how the process ended, and every other item gets its verdict on the new broker."""
+"""A broker the harness runs as a process, killed from outside in the middle of a run, is brought back
+(:class:`conformance.targets.process.ProcessTarget`): Tansu started afresh (revive), as the mock is after its aborts,
+Kafka restarted with its data. The run loses at most the items under way, which say how the process ended, and
+every other item gets its verdict on the broker that came back."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from conformance.runner.parallel import UNDER_WAY_PER_WORKER
 from conformance.runner.runner import Runner
 from conformance.runner.steps import bundled
 from conformance.suite.loader import load_suite_file
-from conformance.targets.tansu import TansuTarget, tansu_target_kind
+from conformance.targets.kafka.broker import KafkaTarget
+from conformance.targets.tansu import TansuTarget
 
 from plugin_runs import plugin_arguments
 
@@ -36,15 +38,15 @@ CASE = """\
     steps:
       - wait: 300
       - send: ApiVersions
+        fields: {{client_software_name: conformance, client_software_version: "1.0"}}
         expect: {{error_code: NONE}}
 """
 SUITE = "suite: revive.tansu\ntitle: probes\nspec: KIP-511\ncases:\n" + "".join(
     CASE.format(number=number) for number in range(CASES))
 
 
-@pytest.fixture(autouse=True)
-def tansu_here():
-    reason = tansu_target_kind().availability()
+def available(target_class):
+    reason = target_class.availability()
     if reason:
         pytest.skip(reason)
 
@@ -63,6 +65,7 @@ def tansu_children() -> list[int]:
 
 
 def test_a_tansu_killed_mid_run_is_brought_back_and_the_run_loses_at_most_the_items_under_way(pytester):
+    available(TansuTarget)
     (pytester.path / "revive.yaml").write_text(SUITE)
     results = pytester.path / "results.jsonl"
     killed: list[int] = []
@@ -101,27 +104,33 @@ def test_a_tansu_killed_mid_run_is_brought_back_and_the_run_loses_at_most_the_it
         assert "stopped answering" in message and "SIGKILL" in message, message
 
 
-def test_ended_says_how_tansu_ended_and_revive_starts_a_new_one_keeping_the_old_log(tmp_path):
+@pytest.mark.parametrize("target_class, name, started", [
+    (TansuTarget, "Tansu", "listening on"),
+    pytest.param(KafkaTarget, "Kafka", "Kafka Server started", marks=pytest.mark.kafka),
+], ids=["tansu", "kafka"])
+def test_ended_says_how_the_process_ended_and_the_harness_brings_it_back_keeping_the_old_log(
+        tmp_path, target_class, name, started):
+    available(target_class)
     (tmp_path / "suite.yaml").write_text(SUITE)
     suite, errors = load_suite_file(tmp_path / "suite.yaml", components=bundled())
     assert errors == []
     case = suite.cases[0]
-    target = TansuTarget()
+    target = target_class()
     target.start()
-    runner = Runner(target, run_id="tansu-revive")
+    runner = Runner(target, run_id="process-crash")
     try:
         assert runner.run(case, None).outcome is Outcome.PASSED
         assert target.ended() is None  # still running
         first = target.pid
         os.kill(first, signal.SIGKILL)
-        assert target.ended(wait=10) == "Tansu's process ended on SIGKILL"
-        # the next item finds it down, says how it ended, and the harness starts a new Tansu for the ones after
+        assert target.ended(wait=10) == f"{name}'s process ended on SIGKILL"
+        # the next item finds it down, says how it ended, and the harness brings it back for the ones after
         failed = runner.run(case, None)
         assert failed.outcome is Outcome.FAILED
         assert "SIGKILL" in failed.message and "the harness restarted it" in failed.message
         assert target.ended() is None and target.pid != first
         assert runner.run(case, None).outcome is Outcome.PASSED
-        assert target.logs().count("listening on") == 2  # the crashed one's output stays, the evidence
+        assert target.logs().count(started) == 2  # the crashed one's output stays, the evidence
     finally:
         runner.close()
         target.stop()
