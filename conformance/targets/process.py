@@ -41,6 +41,12 @@ class ProcessTarget(Target):
     stop_grace_s = 5.0
     log_tail_bytes: int | None = None  # the most of the log logs() returns (its end); None: all of it
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Every kind is brought back after a crash: one that cannot restart with its data kept is revived."""
+        super().__init_subclass__(**kwargs)
+        if Capability.RESTART not in cls.capabilities:
+            cls.capabilities = cls.capabilities | {Capability.REVIVE}
+
     def __init__(self, spec: str):
         super().__init__(spec)
         self._process: subprocess.Popen | None = None

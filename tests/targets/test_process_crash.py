@@ -135,3 +135,17 @@ def test_ended_says_how_the_process_ended_and_the_harness_brings_it_back_keeping
         runner.close()
         target.stop()
     assert tansu_children() == []
+
+
+def test_every_process_kind_is_brought_back_after_a_crash_restarted_or_revived():
+    from conformance.targets.base import Capability
+    from conformance.targets.process import ProcessTarget
+
+    class Logged(ProcessTarget):
+        capabilities = frozenset({Capability.LOGS})
+
+    class Restartable(ProcessTarget):
+        capabilities = frozenset({Capability.RESTART})
+
+    assert Logged.capabilities == {Capability.LOGS, Capability.REVIVE}  # not listed, given all the same
+    assert Restartable.capabilities == {Capability.RESTART}  # a restart keeps the data: no revive needed
