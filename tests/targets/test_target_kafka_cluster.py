@@ -66,6 +66,42 @@ def test_a_failed_disk_is_the_directory_holding_the_partition_and_is_repaired_wh
     assert (tmp_path / "dir-1" / "t-1" / "segment").is_dir() and kafka_disks.failed(tmp_path) == []
 
 
+def test_heal_repairs_a_nodes_failed_disk_with_the_node_stopped_and_starts_it_again(tmp_path):
+    """The heal asks a node's disks (nodes.Disks: a provisioned node's data folder) whether one failed, stops the
+    node, repairs them and starts it again."""
+    from conformance.targets.nodes import NodeFaults
+
+    (tmp_path / "dir-1" / "t-0").mkdir(parents=True)
+    steps = []
+
+    class Node:
+        node_id, running, disks = 1, True, kafka_disks.NodeDisks(tmp_path)
+
+        def terminate(self):
+            steps.append(("terminate", self.disks.failed()))
+            self.running = False
+
+        def launch(self):
+            steps.append(("launch", self.disks.failed()))
+            self.running = True
+
+        def wait_until_restarted(self, began):
+            steps.append(("ready", self.disks.failed()))
+
+    class Cluster(NodeFaults):
+        spec, nodes, _blocked_topics = "kafka,nodes=1", [Node()], set()
+
+        def _wait_until_registered(self, node_ids, timeout=60.0):
+            steps.append(("registered", node_ids))
+
+    Node.disks.fail("t", 0)
+    assert Node.disks.failed()
+    Cluster().heal()
+    assert steps == [("terminate", True), ("launch", False), ("ready", False), ("registered", [1])]
+    provisioned = KafkaClusterTarget("kafka,nodes=2").nodes[0]
+    assert provisioned.disks is None  # no folder before it starts; then its data folder's directories
+
+
 def test_cluster_faults_refuse_what_they_cannot_do():
     target = KafkaClusterTarget("kafka,nodes=3")
     with pytest.raises(ValueError, match="coordinator: or group_coordinator:"):
