@@ -21,7 +21,8 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     # the plugin seam: hook implementations, and the typed calls of a run's plugins
     "hookimpl": ("conformance.extension", "hookimpl"),
     "Extensions": ("conformance.extension", "Extensions"),
-    # targets: the interface, what one can do, its kind's registration, and finding the target of a spec
+    # targets: the interface, what one can do, its kind's registration, the life of a broker run as a local process,
+    # and finding the target of a spec
     "Target": ("conformance.targets.base", "Target"),
     "TargetInfo": ("conformance.targets.base", "TargetInfo"),
     "Capability": ("conformance.targets.base", "Capability"),
@@ -29,6 +30,7 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     "TargetUnavailable": ("conformance.targets.base", "TargetUnavailable"),
     "TargetRefused": ("conformance.targets.base", "TargetRefused"),
     "TargetKind": ("conformance.targets.registry", "TargetKind"),
+    "ProcessTarget": ("conformance.targets.process", "ProcessTarget"),
     "resolve_target": ("conformance.targets.registry", "resolve"),
     # step kinds: the contract, what the loader tells a check, and how a step departs or skips
     "StepKind": ("conformance.suite.kinds", "StepKind"),
@@ -54,7 +56,7 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
 # Written out for linters and type checkers; the same names as _PUBLIC (tests/project/test_public_api.py).
 __all__ = [
     "__version__", "hookimpl", "Extensions", "Target", "TargetInfo", "Capability", "CapabilityMissing",
-    "TargetUnavailable", "TargetRefused", "TargetKind", "resolve_target", "StepKind", "Facts", "Deviation", "Skip",
+    "TargetUnavailable", "TargetRefused", "TargetKind", "ProcessTarget", "resolve_target", "StepKind", "Facts", "Deviation", "Skip",
     "StepRole", "Cluster", "Security", "Emulation", "interceptor", "records", "CaseResult", "ResultRecord", "Outcome",
     "Requirement",
 ]
@@ -72,6 +74,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time __getatt
     from .suite.model import CaseResult
     from .targets.base import (Capability, CapabilityMissing, Target, TargetInfo, TargetRefused,
                                TargetUnavailable)
+    from .targets.process import ProcessTarget
     from .targets.registry import TargetKind
     from .targets.registry import resolve as resolve_target
 

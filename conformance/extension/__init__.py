@@ -11,14 +11,14 @@ The module implements the hooks it needs, here a target kind and the suites the 
     from importlib.resources import files
 
     from conformance.extension import hookimpl
-    from conformance.targets.registry import TargetKind
 
-    from .target import MyTarget  # a conformance.targets.base.Target: start(), stop(), bootstrap
+    # a conformance.targets.base.Target: start(), stop(), bootstrap, and its kind declared on the class
+    # (kind = "my-broker", description = "My broker"; matches() and availability() where the defaults do not do)
+    from .target import MyTarget
 
     @hookimpl
     def conformance_register_targets(registry):
-        registry.add(TargetKind("my-broker", "My broker", lambda spec: spec == "my-broker", MyTarget,
-                                lambda: None))
+        registry.add(MyTarget)
 
     @hookimpl
     def conformance_suite_dirs():

@@ -12,12 +12,12 @@ from pathlib import Path
 from .. import resources
 from ..report.sinks import AllureSink, JsonlSink
 from ..runner.steps import BUILTIN_STEP_KINDS
-from ..targets.container import container_target_kind
-from ..targets.hostport import hostport_target_kind
-from ..targets.kafka.broker import kafka_target_kind
-from ..targets.kafka.cluster import kafka_cluster_target_kind
-from ..targets.rdkafka_mock import rdkafka_mock_target_kind
-from ..targets.tansu import tansu_target_kind
+from ..targets.container import ContainerTarget
+from ..targets.hostport import HostPortTarget
+from ..targets.kafka.broker import KafkaTarget
+from ..targets.kafka.cluster import KafkaClusterTarget
+from ..targets.rdkafka_mock import RdkafkaMockTarget
+from ..targets.tansu import TansuTarget
 from .hookspecs import hookimpl
 from .registries import SinkRegistry, StepKindRegistry, TargetRegistry
 
@@ -26,9 +26,8 @@ from .registries import SinkRegistry, StepKindRegistry, TargetRegistry
 def conformance_register_targets(registry: TargetRegistry) -> None:
     # HOST:PORT is marked fallback, so it is tried last whatever this order is; proxy+ and emulate:
     # are put around these and every plugin's kinds by conformance.extension.compose.
-    for kind in (kafka_target_kind(), kafka_cluster_target_kind(), tansu_target_kind(), rdkafka_mock_target_kind(),
-                 container_target_kind(), hostport_target_kind()):
-        registry.add(kind)
+    for target in (KafkaTarget, KafkaClusterTarget, TansuTarget, RdkafkaMockTarget, ContainerTarget, HostPortTarget):
+        registry.add(target)
 
 
 @hookimpl

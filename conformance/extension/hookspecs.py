@@ -36,7 +36,9 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 # ------------------------------------------------------------------------------ registration
 @hookspec
 def conformance_register_targets(registry: TargetRegistry) -> None:
-    """Register target kinds: ``registry.add(TargetKind(...))``.
+    """Register target kinds: ``registry.add(MyTarget)``, a :class:`conformance.targets.base.Target` subclass that
+    declares its kind (``kind``, ``description``, ``matches(spec)``, ``availability()``), or
+    ``registry.add(TargetKind(...))``.
 
     A :class:`conformance.targets.registry.TargetKind` matches target spec strings (``kafka:4.4.0``,
     ``tansu``, ``HOST:PORT``) and builds a :class:`conformance.targets.base.Target` for them. The harness

@@ -12,6 +12,7 @@ from typing import Any, Callable, Generic, TypeVar
 
 from ..report.sinks import Sink, SinkContext
 from ..suite.kinds import StepKind, as_step_kind
+from ..targets.base import Target
 from ..targets.registry import TargetKind
 
 Value = TypeVar("Value")
@@ -32,9 +33,13 @@ class TargetRegistry:
     def __init__(self) -> None:
         self.kinds: list[TargetKind] = []
 
-    def add(self, kind: TargetKind) -> None:
+    def add(self, kind: TargetKind | type[Target]) -> None:
+        """A kind: a :class:`Target` subclass that declares it (``kind``, ``description``, ``matches``,
+        ``availability``), or a :class:`TargetKind` made by hand."""
+        if isinstance(kind, type) and issubclass(kind, Target):
+            kind = TargetKind.of(kind)
         if not isinstance(kind, TargetKind):
-            raise TypeError(f"not a TargetKind: {kind!r}")
+            raise TypeError(f"not a TargetKind nor a Target class: {kind!r}")
         self.kinds.append(kind)
 
 

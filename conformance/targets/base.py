@@ -5,12 +5,12 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ..client.security import Security
 
 if TYPE_CHECKING:
-    from .kafka.faults import NodeFaults
+    from .nodes import NodeFaults
     from .node_control import NodeControl
     from .principals import Principal
 
@@ -80,9 +80,22 @@ class Target:
 
     kind: str = "abstract"
     capabilities: frozenset[Capability] = frozenset()
+    # The class is its kind's registry entry (``registry.add(TansuTarget)``): ``kind`` names it, these describe it.
+    description: ClassVar[str] = ""  # what ``conformance targets`` says of the kind
+    fallback: ClassVar[bool] = False  # a catch-all (HOST:PORT), tried only after every other kind
 
     def __init__(self, spec: str):
         self.spec = spec
+
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        """Whether ``spec`` names a target of this kind (then ``cls(spec)`` builds it); by default the kind's name."""
+        return spec == cls.kind
+
+    @classmethod
+    def availability(cls) -> str | None:
+        """None where targets of this kind can run on this machine, else why not (a binary, an engine missing)."""
+        return None
 
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:

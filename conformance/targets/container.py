@@ -1,4 +1,9 @@
-"""``container:IMAGE``: a broker in a Docker container (apache/kafka, cp-kafka, Redpanda) via testcontainers.
+"""``container:IMAGE[,broker=KIND]``: a broker in a Docker container (apache/kafka, cp-kafka, Redpanda) via
+testcontainers.
+
+``broker`` says how the image is started: ``kafka`` (a KRaft node configured through the environment, as the
+apache/kafka and cp-kafka images take it) or ``redpanda`` (testcontainers' Redpanda module). Without it, an image
+whose repository is named ``redpanda`` is started as Redpanda, any other as Kafka.
 
 Needs a reachable Docker engine; :func:`docker_unavailable_reason` says, within seconds, why not.
 """
@@ -8,6 +13,7 @@ from __future__ import annotations
 import base64
 import os
 import socket
+import time
 import uuid
 
 from .base import Capability, Target, TargetInfo, TargetUnavailable
@@ -19,6 +25,7 @@ PREFIX = "container:"
 DOCKER_TIMEOUT = 3  # seconds; a missing engine must never stall a run
 START_TIMEOUT = 180.0  # a JVM broker on 2 cores, after the image is pulled
 CONTROLLER_PORT = 29093  # inside the container only
+BROKERS = ("kafka", "redpanda")  # how an image is started: the values of the broker= option
 
 
 def docker_unavailable_reason() -> str | None:
@@ -72,6 +79,26 @@ def image_tag(image: str) -> str | None:
     return last_part.split(":", 1)[1] if ":" in last_part else None
 
 
+def split_spec(spec: str) -> tuple[str, str]:
+    """``container:IMAGE[,broker=KIND]`` → (image, broker kind); ValueError names what is wrong."""
+    if not spec.startswith(PREFIX) or len(spec) == len(PREFIX):
+        raise ValueError(f"not a container spec: {spec!r} (expected container:IMAGE)")
+    image, _, option = spec[len(PREFIX) :].partition(",")
+    if not option:
+        return image, "redpanda" if repository_name(image) == "redpanda" else "kafka"
+    name, _, broker = option.partition("=")
+    if name != "broker" or broker not in BROKERS:
+        raise ValueError(f"{spec!r}: the one option of container: is broker={' or broker='.join(BROKERS)}, "
+                         f"not {option!r}")
+    return image, broker
+
+
+def repository_name(image: str) -> str:
+    """``redpanda`` for ``docker.redpanda.com/redpandadata/redpanda:v24.2.4``: the image's name, without its
+    registry, owner, tag or digest."""
+    return image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+
+
 def kraft_environment(port: int, advertised_host: str) -> dict[str, str]:
     """A single-node KRaft broker+controller whose client listener is ``port`` inside and outside.
 
@@ -101,18 +128,28 @@ def kraft_environment(port: int, advertised_host: str) -> dict[str, str]:
 
 class ContainerTarget(Target):
     kind = "container"
+    description = ("a broker image run by Docker via testcontainers (container:apache/kafka:4.1.1; "
+                   "container:IMAGE,broker=redpanda for a Redpanda image not named redpanda)")
 
     def __init__(self, spec: str):
         super().__init__(spec)
-        if not spec.startswith(PREFIX) or len(spec) == len(PREFIX):
-            raise ValueError(f"not a container spec: {spec!r} (expected container:IMAGE)")
-        self.image = spec[len(PREFIX) :]
-        self.is_redpanda = "redpanda" in self.image.split("@", 1)[0]
-        # Redpanda's module maps a random host port, which a restart may change; Kafka's fixed port stays.
-        self.capabilities = frozenset({Capability.LOGS} if self.is_redpanda else {Capability.LOGS, Capability.RESTART})
+        self.image, self.broker = split_spec(spec)
+        self.is_redpanda = self.broker == "redpanda"
+        # Redpanda's module maps a random host port, which a restart may change; Kafka's fixed port stays. After a
+        # crash Redpanda is started afresh in a new container (revive); Kafka's is restarted.
+        self.capabilities = frozenset({Capability.LOGS, Capability.REVIVE} if self.is_redpanda
+                                      else {Capability.LOGS, Capability.RESTART})
         self._container = None
         self._bootstrap: str | None = None
         self._final_logs: str | None = None
+
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        return spec.startswith(PREFIX) and len(spec) > len(PREFIX)
+
+    @classmethod
+    def availability(cls) -> str | None:
+        return docker_unavailable_reason()
 
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -173,6 +210,31 @@ class ContainerTarget(Target):
         self._final_logs = _decoded_logs(container)
         container.stop()
 
+    def revive(self) -> None:
+        """A new container after the old one died (a new host port, its data lost)."""
+        self.stop()
+        self.start()
+
+    def ended(self, wait: float = 0.0) -> str | None:
+        """How the container ended ("its container exited with status 137"), once it has; None while it runs."""
+        container = self._container
+        if container is None:
+            return None
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                wrapped = container.get_wrapped_container()
+                wrapped.reload()
+            except Exception:  # noqa: BLE001 - removed behind our back, or the engine went away
+                return "its container is gone"
+            if wrapped.status not in ("created", "running", "restarting", "paused"):
+                state = wrapped.attrs.get("State", {})
+                killed = " (killed for want of memory)" if state.get("OOMKilled") else ""
+                return f"its container exited with status {state.get('ExitCode')}{killed}"
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.2)
+
     def restart(self) -> None:
         if self.is_redpanda:
             super().restart()
@@ -213,10 +275,4 @@ def _decoded_logs(container) -> str | None:
 
 
 def container_target_kind() -> TargetKind:
-    return TargetKind(
-        name="container",
-        description="a broker image run by Docker via testcontainers (container:apache/kafka:4.1.1)",
-        matches=lambda spec: spec.startswith(PREFIX) and len(spec) > len(PREFIX),
-        create=ContainerTarget,
-        availability=docker_unavailable_reason,
-    )
+    return TargetKind.of(ContainerTarget)

@@ -49,6 +49,12 @@ def product_of(spec: str) -> tuple[str | None, str | None]:
 class HostPortTarget(Target):
     kind = "host:port"
     capabilities = frozenset({Capability.CONFIGURE})
+    description = "an already running broker given as HOST:PORT, or PRODUCT[:VERSION]@HOST:PORT to name it (attach only)"
+    fallback = True
+
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        return parse(spec) is not None
 
     def __init__(self, spec: str, security: dict[str, str] | None = None, connect_timeout: float = CONNECT_TIMEOUT):
         """``security`` holds client settings for SASL (PLAIN, SCRAM) and TLS (client certificates too), e.g.
@@ -206,12 +212,4 @@ class HostPortTarget(Target):
 
 
 def hostport_target_kind() -> TargetKind:
-    return TargetKind(
-        name="host:port",
-        description="an already running broker given as HOST:PORT, or PRODUCT[:VERSION]@HOST:PORT to name it "
-                    "(attach only)",
-        matches=lambda spec: parse(spec) is not None,
-        create=HostPortTarget,
-        availability=lambda: None,
-        fallback=True,
-    )
+    return TargetKind.of(HostPortTarget)

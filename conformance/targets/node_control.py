@@ -14,7 +14,7 @@ templates::
     nodes:                             # optional: default, every broker the cluster's Metadata lists
       - {id: 1, host: kafka-1.internal}
 
-Given it, the attached target gains the cluster's faults (:class:`~conformance.targets.kafka.faults.NodeFaults`):
+Given it, the attached target gains the cluster's faults (:class:`~conformance.targets.nodes.NodeFaults`):
 the harness finds the node a fault names by role through the cluster's own answers, runs the command, then waits
 as it does on the nodes it provisions (a stopped node leaves Metadata; a started one is listed again and answers).
 Without ``move_leadership`` the harness moves a leader itself, as Kafka's tools do (AlterPartitionReassignments,
@@ -40,7 +40,7 @@ from .. import checked_yaml, resources
 from ..client.cluster import Cluster
 from ..client.security import Security
 from .base import Capability, ControlFailed
-from .kafka.faults import FAULTS, NodeFaults
+from .nodes import FAULTS, NodeFaults
 
 NODE_PLACEHOLDERS = ("node", "host", "port")
 LEADERSHIP_PLACEHOLDERS = ("topic", "partition")
@@ -188,9 +188,9 @@ def why_not(control: NodeControl | None, name: str) -> str:
 # ------------------------------------------------------------------------------ the attached cluster
 class AttachedNode:
     """One node of an attached cluster, driven by the user's commands (the node interface
-    :class:`~conformance.targets.kafka.faults.NodeFaults` uses)."""
+    :class:`~conformance.targets.nodes.Node`)."""
 
-    data = None  # its disks are out of the harness's reach
+    data = disks = None  # its disks are out of the harness's reach
 
     def __init__(self, cluster: AttachedCluster, values: dict, address: str):
         """``values``: the command placeholders' values; ``address``: where it serves clients (its Metadata entry)."""
@@ -228,6 +228,10 @@ class AttachedNode:
             self.launch()
         self.wait_until_ready(began)
 
+    def wait_until_restarted(self, began: float) -> None:
+        """As :meth:`wait_until_ready`: what a crash left is the user's start command's to repair."""
+        self.wait_until_ready(began)
+
     def wait_until_ready(self, began: float) -> None:
         """Until the cluster's Metadata lists the node again and it answers ApiVersions itself."""
         deadline = began + self.cluster.control.timeout_s
@@ -243,9 +247,11 @@ class AttachedNode:
 class AttachedCluster(NodeFaults):
     """The nodes of the cluster behind a ``HOST:PORT`` target, under the user's commands (:class:`NodeControl`)."""
 
+    nodes: list[AttachedNode]
+
     def __init__(self, spec: str, address: str, security: Security, control: NodeControl):
         self.spec, self.address, self.security, self.control = spec, address, security, control
-        self.nodes: list[AttachedNode] = []
+        self.nodes = []
         self._blocked_topics: set[str] = set()
         self.unhealed: str | None = None  # why the last heal failed: retried before the next fault
 

@@ -145,7 +145,7 @@ def _properties_mapping(file: Path, shown: str) -> dict:
 
 
 def _read_properties(file: Path, shown: str) -> dict[str, str]:
-    from .kafka.config import read_properties
+    from .properties import read_properties
 
     if not file.is_file():
         raise PrincipalConfigError(f"{shown}: no such file")

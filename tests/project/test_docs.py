@@ -130,7 +130,7 @@ def test_the_targets_reference_names_every_bundled_kind_and_option(capsys):
 
 def test_the_faults_reference_names_every_fault():
     from conformance.proxy.rules import CONTROL, FAULTS
-    from conformance.targets.kafka.faults import FAULTS as CLUSTER_FAULTS
+    from conformance.targets.nodes import FAULTS as CLUSTER_FAULTS
 
     documented = set(_table_keys(DOCS / "reference" / "faults.md"))
     expected = {"restart", "disconnect", *CLUSTER_FAULTS, *(f"proxy.{name}" for name in (*FAULTS, *CONTROL))}

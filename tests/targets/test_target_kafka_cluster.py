@@ -16,7 +16,7 @@ from conformance.targets.kafka.broker import kafka_target_kind
 from conformance.targets.kafka import disks as kafka_disks
 from conformance.targets.kafka.config import base_settings
 from conformance.targets.kafka.cluster import KafkaClusterTarget, kafka_cluster_target_kind, parse
-from conformance.targets.kafka.faults import java_hash, partition_for
+from conformance.targets.nodes import java_hash, partition_for
 from conformance.runner.steps import bundled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +64,42 @@ def test_a_failed_disk_is_the_directory_holding_the_partition_and_is_repaired_wh
         (tmp_path / "dir-1" / "recovery-point-offset-checkpoint.tmp").write_text("")
     kafka_disks.repair(tmp_path)
     assert (tmp_path / "dir-1" / "t-1" / "segment").is_dir() and kafka_disks.failed(tmp_path) == []
+
+
+def test_heal_repairs_a_nodes_failed_disk_with_the_node_stopped_and_starts_it_again(tmp_path):
+    """The heal asks a node's disks (nodes.Disks: a provisioned node's data folder) whether one failed, stops the
+    node, repairs them and starts it again."""
+    from conformance.targets.nodes import NodeFaults
+
+    (tmp_path / "dir-1" / "t-0").mkdir(parents=True)
+    steps = []
+
+    class Node:
+        node_id, running, disks = 1, True, kafka_disks.NodeDisks(tmp_path)
+
+        def terminate(self):
+            steps.append(("terminate", self.disks.failed()))
+            self.running = False
+
+        def launch(self):
+            steps.append(("launch", self.disks.failed()))
+            self.running = True
+
+        def wait_until_restarted(self, began):
+            steps.append(("ready", self.disks.failed()))
+
+    class Cluster(NodeFaults):
+        spec, nodes, _blocked_topics = "kafka,nodes=1", [Node()], set()
+
+        def _wait_until_registered(self, node_ids, timeout=60.0):
+            steps.append(("registered", node_ids))
+
+    Node.disks.fail("t", 0)
+    assert Node.disks.failed()
+    Cluster().heal()
+    assert steps == [("terminate", True), ("launch", False), ("ready", False), ("registered", [1])]
+    provisioned = KafkaClusterTarget("kafka,nodes=2").nodes[0]
+    assert provisioned.disks is None  # no folder before it starts; then its data folder's directories
 
 
 def test_cluster_faults_refuse_what_they_cannot_do():
@@ -163,8 +199,7 @@ def test_move_leader_moves_a_leader_or_a_coordinator_and_refuses_an_impossible_m
 def test_a_node_killed_before_its_new_replica_had_a_topic_id_comes_back(tmp_path):
     """Kafka 3.7.0 (KAFKA-16814) refuses to restart over an empty replica without its topic id; the heal deletes
     that replica, as 3.7.1 does, and launches the node again. Any other start failure is raised as it was."""
-    from conformance.targets.kafka.broker import BrokerStartFailed
-    from conformance.targets.kafka.faults import _wait_until_restarted
+    from conformance.targets.kafka.broker import BrokerStartFailed, _wait_until_restarted
 
     stray = tmp_path / "data" / "dir-1" / "__consumer_offsets-1"
     stray.mkdir(parents=True)

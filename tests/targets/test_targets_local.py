@@ -160,7 +160,48 @@ def test_container_spec_gives_image_version_and_capabilities():
     assert "restart" in kafka.capabilities  # fixed host port: a restarted broker keeps its address
     redpanda = ContainerTarget("container:redpandadata/redpanda:v24.2.4")
     assert redpanda.is_redpanda and "restart" not in redpanda.capabilities
+    assert "revive" in redpanda.capabilities  # a new container after a crash: every target it starts comes back
     assert ContainerTarget("container:localhost:5000/kafka").version is None
+
+
+@pytest.mark.parametrize("spec, image, broker", [
+    ("container:redpandadata/redpanda:v24.2.4", "redpandadata/redpanda:v24.2.4", "redpanda"),
+    ("container:docker.redpanda.com/redpandadata/redpanda@sha256:ab", "docker.redpanda.com/redpandadata/redpanda@sha256:ab",
+     "redpanda"),
+    # a name that merely contains the word is no longer taken for Redpanda; the option says it
+    ("container:acme/kafka-vs-redpanda:1", "acme/kafka-vs-redpanda:1", "kafka"),
+    ("container:mirror.local/rp:24.2,broker=redpanda", "mirror.local/rp:24.2", "redpanda"),
+    ("container:redpandadata/redpanda:v24.2.4,broker=kafka", "redpandadata/redpanda:v24.2.4", "kafka"),
+])
+def test_container_broker_kind_is_an_option_defaulting_to_the_image_name(spec, image, broker):
+    target = ContainerTarget(spec)
+    assert (target.image, target.broker, target.is_redpanda) == (image, broker, broker == "redpanda")
+
+
+def test_container_spec_with_an_unknown_option_is_refused():
+    with pytest.raises(ValueError, match="broker=kafka or broker=redpanda, not 'flavour=x'"):
+        ContainerTarget("container:apache/kafka:4.1.1,flavour=x")
+
+
+def test_container_ended_says_how_the_container_ended():
+    class Wrapped:
+        status, attrs = "running", {"State": {"ExitCode": 0, "OOMKilled": False}}
+
+        def reload(self):
+            pass
+
+    class Container:
+        wrapped = Wrapped()
+
+        def get_wrapped_container(self):
+            return self.wrapped
+
+    target = ContainerTarget("container:apache/kafka:4.1.1")
+    assert target.ended() is None  # not started
+    target._container = Container()  # noqa: SLF001
+    assert target.ended() is None
+    Container.wrapped.status, Container.wrapped.attrs = "exited", {"State": {"ExitCode": 137, "OOMKilled": True}}
+    assert target.ended() == "its container exited with status 137 (killed for want of memory)"
 
 
 # HOST:PORT ---------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ running when Python exits are stopped by an ``atexit`` hook.
 
 from __future__ import annotations
 
-import atexit
 import os
 import re
 import shutil
@@ -34,8 +33,10 @@ from typing import NoReturn
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from ..base import Capability, Target, TargetInfo, TargetUnavailable, stop_process
+from ..base import Capability, TargetInfo, TargetUnavailable
 from ..ports import free_port
+from ..process import ProcessTarget
+from ..properties import read_properties
 from ...client.security import Security
 from .config import (
     DEFAULT_PROFILE,
@@ -44,12 +45,12 @@ from .config import (
     as_property,
     authorizer_settings,
     base_settings,
-    read_properties,
     render_properties,
     write_logging_configs,
 )
 from .jars import DEFAULT_KAFKA_VERSION, cache_root, ensure_kafka_jars, kafka_home_libs, version_of_libs
 from . import cds as kafka_cds
+from . import disks as kafka_disks
 from . import storage as kafka_storage
 from . import known_issues as kafka_known_issues
 from .preview import PREVIEW_OPTIONS, preview_settings
@@ -77,9 +78,6 @@ _LAUNCH_MARK = "--- conformance: starting Kafka "  # the line each launch writes
 STOP_GRACE_SECONDS = 15.0
 LOG_TAIL_BYTES = 1 << 20
 READINESS_PROBE_TOPIC = "conformance-readiness-probe"
-
-_running: set["KafkaTarget"] = set()
-
 
 class BrokerStartFailed(TargetUnavailable):
     """The broker process exited or never became ready; the message ends with its log tail."""
@@ -138,9 +136,28 @@ def java_executable() -> str | None:
     return shutil.which("java")
 
 
-class KafkaTarget(Target):
+class KafkaTarget(ProcessTarget):
     kind = "kafka"
     capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.TWIN})
+    description = (f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION; "
+                   f"feature levels as options: kafka,transaction.version=1; a secured listener: "
+                   f"kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512 or kafka,security=SSL,ssl.client.auth=required; "
+                   f"KIP-939 two-phase commit, unstable in Kafka 4.x: kafka,two.phase.commit=true)")
+    process_name = "Kafka's process"
+    log_tail_bytes = LOG_TAIL_BYTES
+
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        return is_single_node_spec(spec)
+
+    @classmethod
+    def availability(cls) -> str | None:
+        if java_executable() is None:
+            return "java is not on PATH (set JAVA_HOME or install a JDK 17+)"
+        if os.environ.get("KAFKA_HOME") or shutil.which("mvn") or any(cache_root().glob("kafka-*/libs")):
+            return None
+        return ("no Kafka jars: set KAFKA_HOME, put mvn on PATH, or pre-fetch with "
+                "python -m conformance.targets.kafka.jars")
 
     def __init__(
         self,
@@ -179,7 +196,6 @@ class KafkaTarget(Target):
         self.startup_timeout = startup_timeout
         self.startup_seconds: float | None = None
         self._directory: Path | None = None
-        self._process: subprocess.Popen[bytes] | None = None
         self._libs: Path | None = None
         self._java: str | None = None
         self._broker_port = 0
@@ -188,7 +204,6 @@ class KafkaTarget(Target):
         self._logging_flags: list[str] = []
         self._class_archive: Path | None = None  # kafka_cds: Kafka's classes, ready to map
         self._archive_pending: Path | None = None  # the archive the running broker writes at exit, if any
-        self._last_log = ""
         # What a node of a cluster shares with the others (a single node keeps the defaults).
         self.node_id = 1
         self.cluster_id: str | None = None
@@ -201,15 +216,7 @@ class KafkaTarget(Target):
         home_libs = kafka_home_libs()
         return (version_of_libs(home_libs) if home_libs and home_libs.is_dir() else None) or DEFAULT_KAFKA_VERSION
 
-    # lifecycle -----------------------------------------------------------------------------
-    def start(self) -> None:
-        if self._process is not None:
-            return
-        began = time.monotonic()
-        self.provision()
-        self.launch()
-        self.wait_until_ready(began)
-
+    # lifecycle (start(): provision, launch, ready) -------------------------------------------
     def provision(self) -> None:
         """Jars, configuration and formatted storage: everything but the process."""
         self._java = java_executable()
@@ -278,19 +285,14 @@ class KafkaTarget(Target):
         return self._version
 
     @property
+    def disks(self) -> kafka_disks.NodeDisks | None:
+        """Its data directories, for the disk faults of a cluster's node (:mod:`.disks`)."""
+        return kafka_disks.NodeDisks(self.data) if self.data is not None else None
+
+    @property
     def data(self) -> Path | None:
         """Where the node keeps its logs (with ``log_dirs`` above 1, ``dir-N`` below it and ``metadata``)."""
         return self._directory / "data" if self._directory else None
-
-    @property
-    def pid(self) -> int | None:
-        """The broker's process id while it runs (for faults such as SIGSTOP), else None."""
-        return self._process.pid if self._process is not None else None
-
-    @property
-    def running(self) -> bool:
-        """Whether the harness has the broker's process running (a cluster's faults ask it of each node)."""
-        return self._process is not None
 
     def info(self) -> TargetInfo:
         information = super().info()
@@ -322,24 +324,9 @@ class KafkaTarget(Target):
         return (f"127.0.0.1:{self.extra_listeners['SASL_PLAINTEXT']}",
                 Security(sasl_username=name, sasl_password=PRINCIPALS[name]))
 
-    def ended(self, wait: float = 0.0) -> str | None:
-        if self._process is None:
-            return None
-        try:
-            self._process.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            return None
-        code = self._process.returncode
-        return f"Kafka's process ended on {signal.Signals(-code).name}" if code < 0 else f"Kafka exited with status {code}"
-
-    def logs(self) -> str | None:
-        """Everything the broker printed (its last MiB), also after ``stop()``."""
-        log_path = self._log_path()
-        if log_path is not None and log_path.exists():
-            with open(log_path, "rb") as log:
-                log.seek(max(0, log_path.stat().st_size - LOG_TAIL_BYTES))
-                return log.read().decode(errors="replace")
-        return self._last_log or None
+    def log_file(self) -> Path | None:
+        """``broker.log``: everything the broker printed (logs() gives its last MiB, also after ``stop()``)."""
+        return self._log_path()
 
     def known_issues(self) -> list[dict]:
         """The known Kafka bugs whose signature is anywhere in this broker's log (read line by line, whole)."""
@@ -443,10 +430,13 @@ class KafkaTarget(Target):
         with open(self._directory / "broker.log", "ab") as log:
             log.write(f"{_LAUNCH_MARK}{self._version} at {time.ctime()} ---\n".encode())
             log.flush()
-            self._process = subprocess.Popen(
+            self._launched(subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self._directory
-            )
-        _running.add(self)
+            ))
+
+    def ready(self, began: float) -> str:
+        self.wait_until_ready(began)  # raises BrokerStartFailed with the log when not
+        return ""
 
     def wait_until_ready(self, began: float) -> None:
         """Return once the controller answers through the broker; else stop and raise with the log.
@@ -474,6 +464,10 @@ class KafkaTarget(Target):
             time.sleep(0.1)
         self._fail(f"Kafka {self._version} was not ready after {time.monotonic() - began:.0f} s")
 
+    def wait_until_restarted(self, began: float) -> None:
+        """:meth:`wait_until_ready` after a node fault, deleting what a crash left that stops the start."""
+        _wait_until_restarted(self, began)
+
     def _log_size(self) -> int:
         path = self._log_path()
         try:
@@ -495,26 +489,11 @@ class KafkaTarget(Target):
             self.kill()
         raise BrokerStartFailed(f"{reason}; last lines of its log:\n{tail}")
 
-    # shutting down -------------------------------------------------------------------------
-    def kill(self) -> None:
-        """SIGKILL, as a crash: no clean shutdown, the data stays for a later ``launch()``."""
-        process, self._process = self._process, None
-        _running.discard(self)
-        if process is not None:
-            process.kill()
-            process.wait()
-
-    def pause(self, paused: bool) -> None:
-        """SIGSTOP/SIGCONT: a node that hangs without closing its connections."""
-        if self._process is not None:
-            self._process.send_signal(signal.SIGSTOP if paused else signal.SIGCONT)
-
+    # shutting down (kill(), pause(): ProcessTarget's) -----------------------------------------
     def terminate(self) -> None:
         """SIGTERM lets Kafka close its logs cleanly (a restart then skips recovery); SIGKILL if it hangs."""
-        process, self._process = self._process, None
-        _running.discard(self)
+        process = self._halt(signal.SIGTERM, STOP_GRACE_SECONDS)
         if process is not None:
-            stop_process(process, signal.SIGTERM, STOP_GRACE_SECONDS)
             kafka_cds.adopt(self._archive_pending, self._class_archive, process.returncode)
             self._archive_pending = None
 
@@ -522,7 +501,7 @@ class KafkaTarget(Target):
         return self._directory / "broker.log" if self._directory else None
 
     def _remember_log(self) -> None:
-        self._last_log = self.logs() or self._last_log
+        self._kept_log = self.logs() or self._kept_log
 
 
 def brokers_folder() -> str | None:
@@ -569,6 +548,27 @@ def _controller_answers(bootstrap: str, seconds_left: float, replicas: int = 1) 
         return False
 
 
+# Kafka 3.7.0 (KAFKA-16814) refuses to start over an empty replica a crash left without its topic id.
+NO_TOPIC_ID = re.compile(r"The log dir Log\(dir=([^,]+), topic=[^,]+, partition=\d+, .*?logEndOffset=0\) does not "
+                         r"have a topic ID")
+
+
+def _wait_until_restarted(node, began: float, attempts: int = 5) -> None:
+    """``node.wait_until_ready(began)``, deleting an empty replica without a topic id that stops the start."""
+    for _ in range(attempts):
+        try:
+            node.wait_until_ready(began)
+            return
+        except BrokerStartFailed as failure:
+            stray = NO_TOPIC_ID.search(str(failure))
+            if stray is None or node.data is None or Path(node.data) not in Path(stray.group(1)).parents:
+                raise
+            shutil.rmtree(stray.group(1), ignore_errors=True)
+            began = time.monotonic()
+            node.launch()
+    node.wait_until_ready(began)
+
+
 def _last_lines(text: str, count: int) -> str:
     return "\n".join(text.splitlines()[-count:])
 
@@ -586,31 +586,5 @@ def _first_error(log: str) -> str | None:
     return None
 
 
-@atexit.register
-def _stop_running_brokers() -> None:
-    for target in list(_running):
-        try:
-            target.stop()
-        except Exception:  # exiting anyway: stop the others
-            pass
-
-
-def _availability() -> str | None:
-    if java_executable() is None:
-        return "java is not on PATH (set JAVA_HOME or install a JDK 17+)"
-    if os.environ.get("KAFKA_HOME") or shutil.which("mvn") or any(cache_root().glob("kafka-*/libs")):
-        return None
-    return "no Kafka jars: set KAFKA_HOME, put mvn on PATH, or pre-fetch with python -m conformance.targets.kafka.jars"
-
-
 def kafka_target_kind() -> TargetKind:
-    return TargetKind(
-        name="kafka",
-        description=f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION; "
-                    f"feature levels as options: kafka,transaction.version=1; a secured listener: "
-                    f"kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512 or kafka,security=SSL,ssl.client.auth=required; "
-                    f"KIP-939 two-phase commit, unstable in Kafka 4.x: kafka,two.phase.commit=true)",
-        matches=is_single_node_spec,
-        create=KafkaTarget,
-        availability=_availability,
-    )
+    return TargetKind.of(KafkaTarget)

@@ -8,7 +8,8 @@ topics are replicated to every node and have one partition per node, so transact
 coordinators spread over the cluster. ``,min.insync.replicas=N`` sets the brokers' default.
 
 The faults ``fault:`` steps make on the nodes, and the admin requests they use, are in
-:mod:`conformance.targets.kafka.faults`; the cluster provisions the nodes and heals them after a case.
+:mod:`conformance.targets.nodes` (they work on an attached cluster too); the cluster provisions the nodes and heals
+them after a case.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from ..base import Capability, Target, TargetInfo
 from .broker import (FEATURE_OPTIONS, KafkaTarget, feature_levels, is_single_node_spec,
                     random_cluster_id, split_spec)
 from ..registry import TargetKind
-from .faults import DATA_DIRECTORIES, FAULTS, NodeFaults
+from ..nodes import FAULTS, NodeFaults
 
 SPEC = re.compile(r"(?P<base>kafka(?::[^,]+)?),(?P<options>.+)")
 OPTIONS = {"nodes": int, "min.insync.replicas": int}
+DATA_DIRECTORIES = 2  # per node: one can fail while the node lives (the fail_log_dir fault)
 
 def parse(spec: str) -> tuple[str, dict[str, int]]:
     """``kafka:4.4.0,nodes=3`` → (``kafka:4.4.0``, {"nodes": 3}); feature options (``transaction.version=1``)
@@ -46,10 +48,22 @@ def parse(spec: str) -> tuple[str, dict[str, int]]:
 class KafkaClusterTarget(NodeFaults, Target):
     kind = "kafka-cluster"
     capabilities = frozenset({Capability.RESTART, Capability.LOGS, Capability.PRINCIPALS, Capability.NODES})
+    description = ("Apache Kafka as N local KRaft nodes (kafka,nodes=3 or kafka:VERSION,nodes=3[,min.insync.replicas=2]"
+                   "[,transaction.version=N])")
+
+    @classmethod
+    def matches(cls, spec: str) -> bool:
+        return SPEC.fullmatch(spec) is not None and not is_single_node_spec(spec)
+
+    @classmethod
+    def availability(cls) -> str | None:
+        return KafkaTarget.availability()
 
     def nodes_by_role(self) -> KafkaClusterTarget:
         """The cluster finds its own nodes by role."""
         return self
+
+    nodes: list[KafkaTarget]
 
     def __init__(self, spec: str, **node_options):
         super().__init__(spec)
@@ -135,13 +149,4 @@ class KafkaClusterTarget(NodeFaults, Target):
 
 
 def kafka_cluster_target_kind() -> TargetKind:
-    from .broker import _availability
-
-    return TargetKind(
-        name="kafka-cluster",
-        description="Apache Kafka as N local KRaft nodes (kafka,nodes=3 or kafka:VERSION,nodes=3[,min.insync.replicas=2]"
-                    "[,transaction.version=N])",
-        matches=lambda spec: SPEC.fullmatch(spec) is not None and not is_single_node_spec(spec),
-        create=KafkaClusterTarget,
-        availability=_availability,
-    )
+    return TargetKind.of(KafkaClusterTarget)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ... import resources
+# Importable here as before it moved: nothing in it is Kafka's own.
+from ..properties import read_properties as read_properties
 
 DEFAULT_PROFILE = resources.broker_profile()
 NODE_ID = 1
@@ -86,23 +88,6 @@ def authorizer_settings() -> dict[str, str]:
             "org.apache.kafka.common.security.plain.PlainLoginModule required "
             + " ".join(f'user_{user}="{password}"' for user, password in PRINCIPALS.items()) + ";",
     }
-
-
-def read_properties(path: Path) -> dict[str, str]:
-    """``key=value`` / ``key: value`` lines of a Java properties file; ``#`` and ``!`` start comments.
-
-    Line continuations and escapes are not supported: broker profiles do not need them.
-    """
-    settings: dict[str, str] = {}
-    for number, raw in enumerate(path.read_text().splitlines(), start=1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        separator = min((line.find(mark) for mark in "=:" if mark in line), default=-1)
-        if separator <= 0:
-            raise ValueError(f"{path}:{number}: expected key=value, got {raw!r}")
-        settings[line[:separator].strip()] = line[separator + 1 :].strip()
-    return settings
 
 
 def as_property(value: object) -> str:

@@ -48,3 +48,19 @@ def repair(data: Path) -> None:
             original.unlink()
         moved.rename(original)
 
+
+class NodeDisks:
+    """The data directories of one node, as the disk faults (:class:`conformance.targets.nodes.Disks`) use them."""
+
+    def __init__(self, data: Path):
+        self.data = data
+
+    def fail(self, topic: str, partition: int) -> None:
+        """Fail the directory holding ``topic-partition`` as a dead disk does."""
+        fail(directory_holding(self.data, topic, partition))
+
+    def failed(self) -> bool:
+        return bool(failed(self.data))
+
+    def repair(self) -> None:
+        repair(self.data)
