@@ -70,7 +70,11 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
     """The pytest arguments of one run of the selection ``arguments`` describe (those after ``--`` not included)."""
     # -W default: a run from the harness's own checkout must not inherit the test suite's "warnings are errors"
     # (pyproject.toml): there a warning is a failed self-test, here it would be a run ended by an INTERNALERROR.
-    options = [*plugin_arguments(), "-W", "default", "--conformance-run-id", run_id, "--results", arguments.results,
+    # Paths go as --option=PATH, one argument: pytest finds its rootdir and ini file before it knows the plugins'
+    # options, and took the PATH of "--suite PATH" for a test path; a suite and a results file outside the
+    # checkout it was run from then left it without the checkout's ini, and the checkout's tests/conftest.py
+    # failed to import ("No module named 'worker_groups'") unless an Allure folder inside it pointed it back.
+    options = [*plugin_arguments(), "-W", "default", "--conformance-run-id", run_id, f"--results={arguments.results}",
                "--conformance-jobs", str(_jobs_of(arguments)), *LEAN]
     for target in arguments.target or [DEFAULT_TARGET]:
         options += ["--target", target]
@@ -78,7 +82,7 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
 
     # No paths: the suites the plugins contribute (the bundled ones, or suites/ here in their place).
     for path in suite_paths(arguments.paths, None if arguments.paths else Extensions.for_run().suite_dirs()):
-        options += ["--suite", str(path)]
+        options.append(f"--suite={path}")
     if arguments.strict:
         options.append("--conformance-strict")
     if arguments.drafts:
@@ -88,15 +92,15 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
     console = "pytest" if getattr(arguments, "transcripts_on_console", False) else "compact"
     options += ["--transcripts", arguments.transcripts, "--conformance-console", console]
     if arguments.client_config:
-        options += ["--client-config", arguments.client_config]
+        options.append(f"--client-config={arguments.client_config}")
     if getattr(arguments, "node_control", None):
-        options += ["--node-control", arguments.node_control]
+        options.append(f"--node-control={arguments.node_control}")
     if getattr(arguments, "restart_command", None):
         options += ["--conformance-restart-command", arguments.restart_command]
     for principal in getattr(arguments, "principal", None) or []:
-        options += ["--principal", principal]
+        options.append(f"--principal={principal}")
     if arguments.alluredir:
-        options += ["--alluredir", arguments.alluredir]
+        options.append(f"--alluredir={arguments.alluredir}")
         if clean_alluredir:  # one run, one Allure report: results left from an earlier run would show up as retries
             options.append("--clean-alluredir")
     return options

@@ -8,11 +8,12 @@ from ..protocol import frames
 from ..protocol.codec import Codec, default_codec
 from ..protocol.errors import error_name
 from . import sasl
-from .connection import ClientError, Connection, GarbageResponse, SecurityFailure
+from .connection import ClientError, Connection, Disconnected, GarbageResponse, SecurityFailure
 from .security import Security
 from .transcript import Transcript
 
 UNSUPPORTED_VERSION = 35
+API_VERSIONS_KEY = 18
 COORDINATOR_RETRIABLE = {14, 15, 16}  # load in progress, not available, not coordinator
 
 
@@ -105,22 +106,34 @@ class Cluster:
 
     # ---------------------------------------------------------------------- versions
     def api_versions(self, refresh: bool = False) -> dict[int, tuple[int, int]]:
-        """{api_key: (min, max)} the bootstrap broker advertises, negotiating the ApiVersions version."""
+        """{api_key: (min, max)} the bootstrap broker advertises, negotiating the ApiVersions version as Kafka's
+        clients do: from the newest version the codec knows, down to the broker's newest on UNSUPPORTED_VERSION
+        (KIP-511: it answers in a v0 body with its ranges), one version down on a closed connection (a broker that
+        closes on a version it does not know: librdkafka and the Java client reconnect one version lower)."""
         if self.supported is not None and not refresh:
             return self.supported
-        connection = self.connection()
-        version = max(self.codec.registry.api("ApiVersions").versions())
+        versions = self.codec.registry.api("ApiVersions").versions()
+        version = versions[-1]
         body = {"client_software_name": "kafka-conformance", "client_software_version": "0.1.0"}
-        for _ in range(2):
+        for _ in range(len(versions) + 1):
+            connection = self.connection()
             try:
                 response = connection.request("ApiVersions", version, body, step="negotiate").response
             except GarbageResponse as error:
                 response = self._unsupported_version_answer(error)
                 connection.close()
-                connection = self.connection()
+            except Disconnected:
+                lower = [known for known in versions if known < version]
+                if not connection.closed_by_peer or not lower:
+                    raise
+                version = lower[-1]
+                continue
             if response["error_code"] == UNSUPPORTED_VERSION:
                 advertised = {entry["api_key"]: entry["max_version"] for entry in response["api_keys"]}
-                version = min(advertised.get(18, 0), version)
+                # never the same version again: a broker that refuses it and advertises it would loop
+                version = min(advertised.get(API_VERSIONS_KEY, 0), version - 1)
+                if version < versions[0]:
+                    break
                 continue
             if response["error_code"]:
                 raise ClusterError(f"ApiVersions failed: {error_name(response['error_code'])}")
@@ -143,7 +156,7 @@ class Cluster:
         except Exception:  # noqa: BLE001 - judged by the error code below
             pass
         if len(payload) >= 6 and int.from_bytes(payload[4:6], "big", signed=True) == UNSUPPORTED_VERSION:
-            return {"error_code": UNSUPPORTED_VERSION, "api_keys": [{"api_key": 18, "max_version": 0}]}
+            return {"error_code": UNSUPPORTED_VERSION, "api_keys": [{"api_key": API_VERSIONS_KEY, "max_version": 0}]}
         raise ClusterError(f"ApiVersions answer is unreadable: {error}") from None
 
     def version_range(self, api: str | int) -> tuple[int, int] | None:

@@ -411,6 +411,18 @@ def _record_items_not_run(session: pytest.Session, state: RunState) -> None:
             state.record(item, item.result_without_run(Outcome.ERROR, f"not run: {down or why}"))
 
 
+@pytest.hookimpl(specname="pytest_terminal_summary", wrapper=True, tryfirst=True)
+def pytest_terminal_summary_counting_outcomes(terminalreporter):  # pytest reads pytest_* names only
+    """pytest's last line, written after every summary, counts the items per outcome, as the run's table does (the
+    compact console counts them so from the start)."""
+    try:
+        return (yield)
+    finally:
+        from ..report.console.progress import count_as_outcomes
+
+        count_as_outcomes(terminalreporter.stats)
+
+
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is None or hasattr(config, "workerinput"):

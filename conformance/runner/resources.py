@@ -32,6 +32,16 @@ class UnknownSetting(Exception):
 INVALID_CONFIG = 40
 
 
+class CannotCreateTopics(ClusterError):
+    """The target cannot make the topics a case needs, which is no harness error: ``unsupported`` where it has no
+    way to (no CreateTopics advertised, no control API of its own), else it refused them (CreateTopics answered an
+    error: a set-up step departed). The message names CreateTopics."""
+
+    def __init__(self, message: str, *, unsupported: bool):
+        super().__init__(message)
+        self.unsupported = unsupported
+
+
 def unknown_setting(topic: str, keys: list[str], message: str | None) -> str:
     """Why a topic with these settings cannot be created here: the keys the target's message names, or all."""
     named = [key for key in keys if key in (message or "")] or keys
@@ -106,8 +116,9 @@ class Resources:
             if unknown and result["error_code"] == INVALID_CONFIG:
                 continue
             if result["error_code"] not in (0, TOPIC_ALREADY_EXISTS):
-                raise ClusterError(f"creating topic {result['name']} failed: {error_name(result['error_code'])} "
-                                   f"{result.get('error_message') or ''}")
+                raise CannotCreateTopics(f"the set-up CreateTopics v{version} refused the case's topic {result['name']}: "
+                                         f"{error_name(result['error_code'])} {result.get('error_message') or ''}".rstrip(),
+                                         unsupported=False)
             self.created.append(result["name"])
         if unknown:
             raise UnknownSetting(unknown[0])
@@ -123,8 +134,8 @@ class Resources:
                 self.target.fault("topic_create", topic=name, partitions=int(options.get("partitions", 1)),
                                   replication=1)
             except CapabilityMissing:
-                raise ClusterError(f"{self.target.spec} supports no CreateTopics version and cannot create "
-                                   f"topics another way") from None
+                raise CannotCreateTopics(f"{self.target.spec} advertises no CreateTopics version and cannot create "
+                                         f"the topics this case needs another way", unsupported=True) from None
 
     def wait_for_leaders(self, names, timeout: float) -> None:
         deadline = time.monotonic() + timeout

@@ -23,8 +23,8 @@ from ..results.record import STOPPED_ANSWERING, Outcome, Requirement, StepRole
 from . import broker_config
 from .context import Context, Deviation, Incomplete, Progress, Skip
 from .dispatch import run_steps
-from .resources import (Resources, TooFewBrokers, UnknownSetting, delete_topics, replicas_needed, too_few_brokers,
-                        wait_until_gone)
+from .resources import (CannotCreateTopics, Resources, TooFewBrokers, UnknownSetting, delete_topics, replicas_needed,
+                        too_few_brokers, wait_until_gone)
 from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
 from .steps import bundled
@@ -376,6 +376,9 @@ class Runner:
         except ControlFailed as failed:  # the user's command to stop or start a node: no verdict, naming it
             return self._finish(result, Outcome.BLOCKED, started, transcript,
                                 f"no verdict: a node could not be controlled: {failed}")
+        except CannotCreateTopics as missing:  # something the target lacks or refuses, named: no harness error
+            return self._finish(result, Outcome.UNSUPPORTED if missing.unsupported else Outcome.BLOCKED, started,
+                                transcript, f"{missing}, so there is no verdict on this case")
         except (ClusterError, ClientError) as error:
             return self._finish(result, Outcome.ERROR, started, transcript, f"infrastructure: {error}")
         except Exception as error:  # noqa: BLE001 - a harness bug fails this item, never the run

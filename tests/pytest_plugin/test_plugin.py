@@ -131,7 +131,7 @@ def test_passing_cases_pass_and_start_the_target_once(suites):
 def test_unsupported_version_is_a_skip_saying_unsupported(suites, outcomes):
     outcomes[COMMIT] = Outcome.UNSUPPORTED
     result = run(suites, "--target", "fake", "-rs")
-    result.assert_outcomes(passed=2, skipped=3)
+    assert result.parseoutcomes() == {"passed": 2, "unsupported": 3}  # pytest's last line counts as the table does
     result.stdout.fnmatch_lines(["SKIPPED *unsupported: fake advertises EndTxn v0-v0, not v*"])
 
 
@@ -158,12 +158,14 @@ def test_must_deviation_fails_with_citation_expected_actual_and_transcript(suite
 def test_should_deviation_is_xfail_unless_strict(suites, outcomes):
     outcomes[EPOCH] = Outcome.FAILED
     lenient = run(suites, "--target", "fake", "-k", EPOCH, "-rx")
-    lenient.assert_outcomes(xfailed=1)
+    # an xfail to pytest (the build passes), a failed item in the last line as in the results and the table
+    assert lenient.ret == pytest.ExitCode.OK and lenient.parseoutcomes() == {"failed": 1, "deselected": 4}
     lenient.stdout.fnmatch_lines(["XFAIL *SHOULD not met: 1 send EndTxn: error_code: expected NONE, *"])
     strict = run(suites, "--target", "fake", "-k", EPOCH, "--conformance-strict")
     strict.assert_outcomes(failed=1)
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
     pytest_strict_mode = run(suites, "--target", "fake", "-k", EPOCH, "--strict")  # pytest's own, unrelated
-    pytest_strict_mode.assert_outcomes(xfailed=1)
+    assert pytest_strict_mode.ret == pytest.ExitCode.OK
 
 
 IMPLEMENTATION_SUITE = """\
@@ -189,7 +191,7 @@ def test_an_implementation_case_that_differs_from_kafka_is_an_xfail_even_under_s
     (suites.path / "suites" / "kip98" / "internals.yaml").write_text(IMPLEMENTATION_SUITE)
     allure_directory = suites.path / "allure-results"
     result = run(suites, "--target", "fake", "--conformance-strict", "-rx", "--alluredir", str(allure_directory))
-    result.assert_outcomes(passed=5, xfailed=1)
+    assert result.parseoutcomes() == {"passed": 5, "differs": 1}  # "1 differs from Kafka", as the table says
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["conformance target fake: ran: 5 passed, 1 differs from Kafka",
                                  "XFAIL *internal-topic* - differs from Kafka (IMPLEMENTATION, not a conformance "
@@ -217,7 +219,8 @@ def test_strict_can_be_set_in_the_ini_file(suites, outcomes):
 def test_harness_error_fails_saying_it_is_no_verdict(suites, outcomes):
     outcomes[NO_API] = Outcome.ERROR
     result = run(suites, "--target", "fake", "-k", NO_API)
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)  # pytest's last line counts it as the table does, and the build fails
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["error, no verdict on the target: infrastructure: connection reset by peer"])
 
 

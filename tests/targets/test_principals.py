@@ -151,8 +151,8 @@ def test_run_options_hand_every_principal_to_pytest():
                                 transcripts="failures", client_config="admin.properties", alluredir="",
                                 principal=["guest=g.properties", "nobody=n.properties"])
     options = pytest_options(arguments, "run-1")
-    assert options[options.index("--client-config"):][:6] == [
-        "--client-config", "admin.properties", "--principal", "guest=g.properties", "--principal", "nobody=n.properties"]
+    assert options[options.index("--client-config=admin.properties"):][:3] == [
+        "--client-config=admin.properties", "--principal=guest=g.properties", "--principal=nobody=n.properties"]
 
 
 # ------------------------------------------------------------------------------ the target and the steps

@@ -47,6 +47,29 @@ def _property(properties, name: str):
     return found
 
 
+def outcome_category(report, category: str) -> str:
+    """The category pytest's last line counts ``report`` under: a conformance item's outcome as the run's table
+    names it (passed, failed, differs from Kafka, blocked, error, unsupported, skipped), where pytest's own
+    ``category`` says otherwise (an item without a verdict is a pytest failure, a SHOULD not met an xfail, an
+    unsupported version a skip). Setup and teardown reports that count nothing ("") and other reports keep theirs;
+    so do deselected items, which sit in the stats too."""
+    if not category or getattr(report, "when", None) not in ("setup", "call") or not is_case_report(report):
+        return category
+    outcome = _property(report.user_properties, "outcome")
+    return OUTCOME_LABELS.get(outcome, category) if outcome else category
+
+
+def count_as_outcomes(stats: dict[str, list]) -> None:
+    """Regroups pytest's reports (``TerminalReporter.stats``) under :func:`outcome_category`, once every summary
+    that reads pytest's categories is written."""
+    regrouped: dict[str, list] = {}
+    for key, reports in stats.items():
+        for report in reports:
+            regrouped.setdefault(outcome_category(report, key), []).append(report)
+    stats.clear()
+    stats.update({key: reports for key, reports in regrouped.items() if reports})
+
+
 def progress_line(target: str, counts: Counter, total: int | None, *, zeros: bool = True) -> str:
     """``kafka: 215/371 items: 61 passed, 154 failed, ...``: every outcome, or (``zeros=False``) passed,
     failed and the others that are not 0."""
@@ -92,7 +115,8 @@ class ConsoleReporter:
     def pytest_report_teststatus(self, report, config):
         status = yield
         if status and is_case_report(report):
-            return status[0], "", ""  # counted by pytest, written by nobody: the progress line says it
+            # counted by pytest as the table counts it, written by nobody: the progress line says it
+            return outcome_category(report, status[0]), "", ""
         return status
 
     def pytest_runtest_logreport(self, report) -> None:
