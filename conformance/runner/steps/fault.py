@@ -5,7 +5,7 @@ harness's connections (``disconnect``). A target without the capability skips th
 from __future__ import annotations
 
 from ...suite import expressions
-from ...suite.kinds import StepKind, detail_from
+from ...suite.kinds import Fault, StepKind, detail_from
 from ...targets.base import CapabilityMissing
 from ..context import Context, Skip
 
@@ -25,4 +25,13 @@ def fault_step(context: Context, step: dict, index: str, name: str) -> None:
         raise Skip(str(error)) from None
 
 
-KIND = StepKind("fault", fault_step, describe=detail_from("fault"))
+def faults(step) -> tuple[Fault, ...]:
+    """The fault asked for, as written: ``fault: NAME`` or ``fault: {name: NAME, args: {...}}``."""
+    fault = step["fault"]
+    if isinstance(fault, dict):
+        return (Fault(fault.get("name"), fault.get("args") or {}),)
+    return (Fault(fault),)
+
+
+# a fault is rough on the target by definition: it is checked to still answer after the case
+KIND = StepKind("fault", fault_step, describe=detail_from("fault"), faults=faults, rough=lambda step: True)
