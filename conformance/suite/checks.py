@@ -227,6 +227,12 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
                           f"(or use:); found {', '.join(actions) or 'none'}")
         for key in actions:  # each kind checks what only it knows (send: the API and its field names)
             kinds[key].check(step, report, where, facts)
+            parse = kinds[key].parse
+            if parse is not None:  # and parses its arguments as the loader will build the step
+                try:
+                    parse(step)
+                except ValueError as error:
+                    report([*where, key], str(error))
         expect = step.get("expect") or {}
         if isinstance(expect, dict) and isinstance(expect.get("fields"), dict):
             _check_expect_fields(expect["fields"], known_matchers(components), report, [*where, "expect", "fields"])

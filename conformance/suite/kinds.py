@@ -100,6 +100,10 @@ class StepKind:
     with_nested: Callable[[dict, list[list]], dict] = _unchanged  # the step with its nested lists replaced
     # check(step, report(where, message), where, facts): what the schema cannot know about a step of this kind
     check: Callable[[dict, Callable, list, Facts], None] = _nothing_to_check
+    # parse(step): the step's own arguments as a frozen dataclass, parsed once at load (a built Step keeps them as
+    # ``parsed``; :meth:`parsed` reads them); ValueError for what the schema let through, reported with its line.
+    # Expressions (``${...}``) stay as written: they are resolved when the step runs. None: the kind reads ``args``.
+    parse: Callable[[Mapping], Any] | None = None
     # What a step of this kind means, read from the step alone (its nested steps declare their own):
     requests: Callable[[Mapping], Sequence[Request]] = _no_requests  # the requests it sends and judges
     faults: Callable[[Mapping], Sequence[Fault]] = _no_faults  # the faults it asks the target for
@@ -109,6 +113,12 @@ class StepKind:
     # sends what a broker may not survive (a malformed frame, raw bytes, a request answered by closing the
     # connection): the case's items run after every other item of the target, one at a time; rough too
     hazard: Callable[[Mapping], bool] = _never
+
+    def parsed(self, step: Mapping) -> Any:
+        """The step's arguments as :attr:`parse` makes them: kept by a step the loader built, parsed now for one
+        written elsewhere (a test's, a plugin's)."""
+        kept = getattr(step, "parsed", None)
+        return kept if kept is not None or self.parse is None else self.parse(step)
 
     def sends(self, step: Mapping) -> str | None:
         """The API a step of this kind sends at the version under test (None where it pins another version, or

@@ -37,6 +37,7 @@ class Step(Mapping[str, Any]):
     args: Mapping[str, Any]  # the step as the suite wrote it (read-only): its kind's own arguments
     # the kind itself, which declares what the step means (conformance.suite.walk reads it); None as for ``kind``
     step_kind: StepKind | None = field(default=None, repr=False)
+    parsed: Any = None  # its kind's arguments parsed at load (StepKind.parse); None for a kind that parses none
 
     @classmethod
     def of(cls, step: Mapping[str, Any], kinds: Mapping[str, Any]) -> "Step":
@@ -47,7 +48,8 @@ class Step(Mapping[str, Any]):
         when = step.get("when")
         observer = step.get("observer_control")
         keyword = next((key for key in step if key in kinds), None)
-        return cls(kind=keyword, step_kind=kinds[keyword] if keyword is not None else None,
+        kind = kinds[keyword] if keyword is not None else None
+        return cls(kind=keyword, step_kind=kind, parsed=kind.parse(step) if kind is not None and kind.parse else None,
                    label=str(step["label"]) if "label" in step else None,
                    line=int(getattr(step, "line", 0) or 0),
                    when=parse_when(when) if when else None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from .kinds import Fault, Request, StepKind
 from .step import Step
@@ -35,19 +36,27 @@ class Visit:
 
     @property
     def requests(self) -> Sequence[Request]:
-        return self.kind.requests(self.step) if self.kind is not None else ()
+        return self._declared(lambda kind: kind.requests(self.step), ())
 
     @property
     def faults(self) -> Sequence[Fault]:
-        return self.kind.faults(self.step) if self.kind is not None else ()
+        return self._declared(lambda kind: kind.faults(self.step), ())
 
     @property
     def rough(self) -> bool:
-        return self.kind is not None and self.kind.rough(self.step)
+        return self._declared(lambda kind: kind.rough(self.step), False)
 
     @property
     def hazard(self) -> bool:
-        return self.kind is not None and self.kind.hazard(self.step)
+        return self._declared(lambda kind: kind.hazard(self.step), False)
+
+    def _declared(self, read: Callable[[StepKind], Any], nothing: Any) -> Any:
+        if self.kind is None:
+            return nothing
+        try:
+            return read(self.kind)
+        except ValueError:  # arguments its kind cannot parse (a suite being checked): the loader reports them
+            return nothing
 
 
 def kind_of(step: Mapping, kinds: Mapping[str, StepKind] | None) -> StepKind | None:

@@ -5,6 +5,7 @@ scheduling), with no reader knowing its keyword."""
 from __future__ import annotations
 
 import textwrap
+from dataclasses import dataclass
 
 from conformance.protocol.codec import default_codec
 from conformance.report.documents import case_expectations
@@ -27,7 +28,21 @@ ASK = StepKind("ask", _nothing, requests=lambda step: (Request(step["ask"], step
                hazard=lambda step: step.get("label") == "garbled", rough=lambda step: step.get("label") == "garbled")
 TWICE = StepKind("twice", _nothing, nested=lambda step: [(("twice",), step["twice"])],
                  with_nested=lambda step, expanded: {**step, "twice": expanded[0]})
-POKE = StepKind("poke", _nothing, faults=lambda step: (Fault(step["poke"]),), rough=lambda step: True)
+@dataclass(frozen=True)
+class Poke:
+    """``poke: NAME``, parsed at load."""
+
+    name: str
+
+    @classmethod
+    def parse(cls, step):
+        if " " in str(step["poke"]):
+            raise ValueError(f"a fault name has no spaces: {step['poke']!r}")
+        return cls(str(step["poke"]))
+
+
+POKE = StepKind("poke", _nothing, parse=Poke.parse, faults=lambda step: (Fault(POKE.parsed(step).name),),
+                rough=lambda step: True)
 KINDS = {**BUILTIN_STEP_KINDS, "ask": ASK, "twice": TWICE, "poke": POKE}
 
 SUITE = """\
@@ -97,3 +112,13 @@ def test_a_new_kind_is_seen_by_every_reader_of_steps(tmp_path):
 def test_a_kind_that_declares_nothing_is_neither_rough_nor_sending(tmp_path):
     quiet = {"wait": 10}
     assert not any(visit.rough or visit.hazard or visit.requests or visit.faults for visit in walk([quiet], KINDS))
+
+
+def test_a_kinds_arguments_are_parsed_once_at_load_and_what_they_refuse_is_a_load_error(tmp_path):
+    case = loaded(tmp_path)
+    assert case.steps[1].parsed == Poke("restart")  # kept by the built step, read by its kind's declarations
+    (tmp_path / "walked.yaml").write_text(textwrap.dedent(SUITE).replace("poke: restart", "poke: re start")
+                                          .replace("REQUIREMENT", "SHOULD"))
+    _, errors = load_suite_file(tmp_path / "walked.yaml", components=Components(default_codec(), KINDS))
+    assert [str(error).split(": ", 1)[1] for error in errors] == [
+        "cases[0].steps[1].poke: a fault name has no spaces: 're start'"]
