@@ -3,7 +3,8 @@ and what the target did instead of answering (closed, stayed silent, sent garbag
 
 :func:`exchange` is three public stages that a kind sending several requests composes (``pipeline``): the
 connection a step's request goes out on (:func:`connection_for`), sending it without waiting (:func:`transmit`),
-and its answer as the step expects it (:func:`answer`).
+and its answer as the step expects it (:func:`answer`); :func:`judge` is the fourth, checking the answer and
+recording that an expectation was checked, without which an item proves nothing.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from ..protocol import frames
 from ..protocol.errors import error_code
 from ..protocol.primitives import Raw
 from ..suite import expressions, matchers
-from .context import Context, Deviation
-from .expect import describe_expect
+from .context import Context, Deviation, attributed
+from .expect import check_expect, describe_expect
 from .pacing import pause
 from .policy import destination
 
@@ -124,6 +125,15 @@ HOLDING_FIELDS = ("timeout_ms", "max_wait_ms")
 HOLDING_FIELDS_OF = {"JoinGroup": ("rebalance_timeout_ms", "session_timeout_ms")}
 HOLD_MARGIN_MS = 5_000
 DEFAULT_WAIT_MS = 10_000
+
+
+def judge(context: Context, name: str, api: str, version: int, response, expect: dict) -> None:
+    """The answer (None where the step expected none, and got none) checked against ``expect``, and the check
+    recorded (``context.checked``): an item whose step under test records none ends ERROR, proving nothing."""
+    with attributed(api, version):
+        if response is not None:
+            check_expect(context, name, response, expect, version)
+        context.checked(api, version, expect)
 
 
 def held_ms(api: str, fields: dict) -> int:

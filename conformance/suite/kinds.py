@@ -94,7 +94,10 @@ def _never(step: Mapping) -> bool:
 @dataclass(frozen=True)
 class StepKind:
     keyword: str  # the key that makes a step this kind (``send: EndTxn``)
-    run: Callable  # run(context, step, index, label): raises Deviation, Skip or Incomplete
+    # run(context, step, index, label): raises Deviation, Skip or Incomplete. A kind that sends and judges a request
+    # records each expectation it checked (``context.checked``; the runner's ``exchange.judge`` does both): an item
+    # whose step under test records none ends ERROR, "the step under test never ran", since it proved nothing
+    run: Callable
     describe: Callable[[Mapping], str] = lambda step: ""  # the detail after the keyword in a step's label
     nested: Callable[[Mapping], Nested] = _none
     with_nested: Callable[[dict, list[list]], dict] = _unchanged  # the step with its nested lists replaced

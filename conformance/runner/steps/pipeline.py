@@ -20,8 +20,8 @@ from ...suite.kinds import Facts, StepKind, StepRef
 from ...suite.step import Step
 from ..context import Context, Deviation, attributed
 from ..dispatch import label
-from ..exchange import answer, connection_for, transmit, wait_s
-from ..expect import check_expect, save
+from ..exchange import answer, connection_for, judge, transmit, wait_s
+from ..expect import save
 from ..policy import step_version
 
 # what a pipelined request may say: the rest of a send step's keys (a connection, a retry, a control, a principal,
@@ -50,9 +50,7 @@ def pipeline_step(context: Context, step: Mapping, index: str, name: str) -> Non
             expect = expressions.resolve(inner.get("expect") or {}, context.variables)
             with attributed(api, version), _named(ref):
                 response = answer(context, connection, sent, inner, ref.label, api, version, wait_s(inner, api, fields))
-                if response is not None:
-                    check_expect(context, ref.label, response, expect, version)
-                context.checked(api, version, expect)
+                judge(context, ref.label, api, version, response, expect)
             if response is not None:
                 save(context, response, inner.get("save"))
     finally:
