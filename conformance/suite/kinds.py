@@ -6,9 +6,11 @@ short description. What a step means is the kind's to declare: the requests it s
 (:class:`Request`), the steps nested in it, the faults it asks for (:class:`Fault`) and whether it treats
 the target roughly or sends what a broker may not survive. Everything that reads a case's steps (the
 runner's preparing-step roles, the coverage document, the citation checks, scheduling) walks them through
-their kinds (:mod:`conformance.suite.walk`), so a new kind that declares these is seen everywhere. This module is the contract both sides see: the suite format (loader, checks)
-asks a kind about its shape, the runner (``conformance.runner``) runs it. The built-in kinds (send,
-produce, fetch, wait, until, parallel, fault, fast_forward; ``conformance.runner.steps``, one module each) register
+their kinds (:mod:`conformance.suite.walk`), so a new kind that declares these is seen everywhere.
+
+This module is the contract both sides see: the suite format (loader, checks) asks a kind about its shape, the
+runner (``conformance.runner``) runs it. The built-in kinds (send, produce, fetch, wait, until, parallel, pipeline,
+fault, fast_forward; ``conformance.runner.steps``, one module each) register
 through the ``conformance_register_step_kinds`` hook like a plugin's, and the JSON Schema still describes
 every kind's keys for editors.
 """

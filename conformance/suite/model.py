@@ -71,7 +71,7 @@ class Case:
     def rough(self) -> bool:
         """Whether the case treats the target roughly (malformed frames, expected disconnects or silence):
         the target is checked to still answer after each of its items, even a passing one."""
-        return any(visit.rough for visit in walk(self.steps))
+        return any(visit.rough or visit.hazard for visit in walk(self.steps))
 
     @functools.cached_property
     def hazardous(self) -> bool:
