@@ -35,6 +35,8 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     # step kinds: the contract, what the loader tells a check, and how a step departs or skips
     "StepKind": ("conformance.suite.kinds", "StepKind"),
     "Facts": ("conformance.suite.kinds", "Facts"),
+    "Request": ("conformance.suite.kinds", "Request"),
+    "Fault": ("conformance.suite.kinds", "Fault"),
     "Deviation": ("conformance.runner.context", "Deviation"),
     "Skip": ("conformance.runner.context", "Skip"),
     "StepRole": ("conformance.results.record", "StepRole"),
@@ -56,9 +58,9 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
 # Written out for linters and type checkers; the same names as _PUBLIC (tests/project/test_public_api.py).
 __all__ = [
     "__version__", "hookimpl", "Extensions", "Target", "TargetInfo", "Capability", "CapabilityMissing",
-    "TargetUnavailable", "TargetRefused", "TargetKind", "ProcessTarget", "resolve_target", "StepKind", "Facts", "Deviation", "Skip",
-    "StepRole", "Cluster", "Security", "Emulation", "interceptor", "records", "CaseResult", "ResultRecord", "Outcome",
-    "Requirement",
+    "TargetUnavailable", "TargetRefused", "TargetKind", "ProcessTarget", "resolve_target", "StepKind", "Facts",
+    "Request", "Fault", "Deviation", "Skip", "StepRole", "Cluster", "Security", "Emulation", "interceptor", "records",
+    "CaseResult", "ResultRecord", "Outcome", "Requirement",
 ]
 
 if TYPE_CHECKING:  # what a type checker and an editor see; at run time __getattr__ imports on first use
@@ -70,7 +72,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time __getatt
     from .proxy.emulation import Emulation
     from .results.record import Outcome, Requirement, ResultRecord, StepRole
     from .runner.context import Deviation, Skip
-    from .suite.kinds import Facts, StepKind
+    from .suite.kinds import Facts, Fault, Request, StepKind
     from .suite.model import CaseResult
     from .targets.base import (Capability, CapabilityMissing, Target, TargetInfo, TargetRefused,
                                TargetUnavailable)

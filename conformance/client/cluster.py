@@ -76,6 +76,17 @@ class Cluster:
             self._connections[key] = connection
         return connection
 
+    def named_connection(self, name: str, destination: str | int = "bootstrap") -> Connection:
+        """A connection of its own to ``destination``, kept under ``name`` beside the shared one (a second
+        producer's, say) and opened again once broken; :meth:`close` closes it with the others."""
+        key = f"{name}@{destination}"
+        existing = self._connections.get(key)
+        if existing is not None and existing.connected:
+            return existing
+        connection = self.connection(destination, fresh=True)
+        self._connections[key] = connection
+        return connection
+
     def _connect(self, addresses: list[tuple[str, int]], name: str) -> Connection:
         """A connection (authenticated where the cluster needs it) to the first address that accepts."""
         security = self.security

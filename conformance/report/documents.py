@@ -12,8 +12,10 @@ from ..protocol.error_catalogue import CatalogueEntry, ErrorCatalogue, bundled_c
 from ..protocol.errors import UnknownErrorName, error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import SpecRegistry, VersionRange
+from ..suite.kinds import Request
 from ..suite.matchers import for_version
 from ..suite.model import Case, Suite
+from ..suite.walk import walk
 from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER, Outcome, ResultRecord
 from .itemref import case_id, known_bug, reproduce
 from .root_causes import noted, others, root_causes
@@ -42,49 +44,21 @@ def deviations_markdown(suites: list[Suite]) -> str:
 
 
 # ------------------------------------------------------------------------------ coverage
-BUILT_REQUESTS = {"produce": "Produce", "fetch": "Fetch"}  # step actions that build a request of that API
+def _api_name(request: Request, registry: SpecRegistry) -> str | None:
+    """The API of a request as the codec names it (None for one it does not know: lint reports it)."""
+    try:
+        return registry.api_name(request.api)
+    except SpecError:
+        return None
 
 
-def _walk_steps(steps):
-    for step in steps:
-        yield step
-        for branch in step.get("parallel") or []:
-            yield from _walk_steps(branch)
-        if isinstance(step.get("until"), Mapping) and isinstance(step["until"].get("step"), Mapping):
-            yield from _walk_steps([step["until"]["step"]])
-        if isinstance(step.get("until"), Mapping) and isinstance(step["until"].get("steps"), list):
-            yield from _walk_steps(step["until"]["steps"])
-
-
-def _step_api(step: dict, registry: SpecRegistry) -> str | None:
-    """The API a step sends: ``send`` names it, ``produce`` and ``fetch`` build Produce and Fetch requests."""
-    if "send" in step:
-        try:
-            return registry.api_name(step["send"])
-        except SpecError:
-            return None
-    return next((api for action, api in BUILT_REQUESTS.items() if action in step), None)
-
-
-def _runs_at(step: dict, version: int) -> bool:
-    """Whether the step sends at the case's ``version``: a step pinned to another version (set-up at
-    ``max``, say) or limited by ``when: {versions: ...}`` does not test it."""
-    built: dict = next((step[action] for action in BUILT_REQUESTS if isinstance(step.get(action), dict)), {})
-    pinned = step.get("version", built.get("version"))
-    if pinned is not None and str(pinned) != str(version):
+def _runs_at(step: Mapping, request: Request, version: int) -> bool:
+    """Whether the request goes out at the case's ``version``: one pinned to another version (set-up at
+    ``max``, say) or a step limited by ``when: {versions: ...}`` does not test it."""
+    if request.version is not None and str(request.version) != str(version):
         return False
     limited = (step.get("when") or {}).get("versions")
     return limited is None or version in VersionRange.parse(str(limited))
-
-
-def _step_expect(step: dict) -> dict:
-    """What the step checks the response against: produce and fetch steps check NONE unless told otherwise."""
-    expect: dict = step["expect"] if isinstance(step.get("expect"), dict) else {}
-    if "fetch" in step:
-        return {"error_code": "NONE", **expect}
-    if "produce" in step:
-        return expect or {"error_code": "NONE"}
-    return expect
 
 
 def _error_names(value) -> set[str]:
@@ -111,9 +85,10 @@ def _expected_errors(expect: dict, version: int) -> list[set[str]]:
 
 def case_expectations(case: Case, version: int, registry: SpecRegistry) -> list[set[str]]:
     """Each error expectation the case places on its API under test at ``version`` (sets of alternatives)."""
-    return [names for step in _walk_steps(case.steps)  # a control of an observer checks no claim of the case
-            if _step_api(step, registry) == case.api and _runs_at(step, version) and not step.get("observer_control")
-            for names in _expected_errors(_step_expect(step), version)]
+    return [names for visit in walk(case.steps)  # a control of an observer checks no claim of the case
+            if not visit.step.get("observer_control") for request in visit.requests
+            if _api_name(request, registry) == case.api and _runs_at(visit.step, request, version)
+            for names in _expected_errors(dict(request.expect), version)]
 
 
 def covered_codes(accepted: set[str], listed: dict[str, CatalogueEntry]) -> set[str]:

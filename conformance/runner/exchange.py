@@ -1,18 +1,25 @@
 """Sending one request as a step says: where to, on which connection, malformed or not, retried or not;
 and what the target did instead of answering (closed, stayed silent, sent garbage) as the step expects it.
+
+:func:`exchange` is three public stages that a kind sending several requests composes (``pipeline``): the
+connection a step's request goes out on (:func:`connection_for`), sending it without waiting (:func:`transmit`),
+and its answer as the step expects it (:func:`answer`); :func:`judge` is the fourth, checking the answer and
+recording that an expectation was checked, without which an item proves nothing.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
-from ..client.connection import ClientError, Disconnected, ResponseTimeout
+from ..client.connection import ClientError, Connection, Disconnected, ResponseTimeout
+from ..client.transcript import Exchange
 from ..protocol import frames
 from ..protocol.errors import error_code
 from ..protocol.primitives import Raw
 from ..suite import expressions, matchers
-from .context import Context, Deviation
-from .expect import describe_expect
+from .context import Context, Deviation, attributed
+from .expect import check_expect, describe_expect
 from .pacing import pause
 from .policy import destination
 
@@ -40,24 +47,37 @@ def malformation(spec: dict | None) -> frames.Malformation | None:
 
 def exchange(context: Context, step: dict, name: str, api: str, version: int, fields: dict):
     """Send one request as the step says; returns the response, or None when none was expected."""
-    expect = step.get("expect") or {}
+    connection = connection_for(context, step, api, fields)
+    sent = transmit(connection, step, name, api, version, fields)
+    return answer(context, connection, sent, step, name, api, version, wait_s(step, api, fields))
+
+
+def connection_for(context: Context, step: Mapping, api: str, fields: dict, *, fresh: bool = False) -> Connection:
+    """The connection a step's request goes out on: to its ``to`` (else where its API belongs), as its ``as``, on
+    its ``connection`` (a named one of its own) or the cluster's; ``fresh``: a new one, which the caller closes."""
     # The harness finds the destination even for a principal: the lookups would need the very rights a
     # case withholds from it. Node ids are the same on every listener.
     target = destination(context, api, fields, expressions.resolve(step.get("to"), context.variables))
     cluster = context.cluster_as(step.get("as"))
-    connection_name = step.get("connection")
-    if connection_name:
-        key = f"{connection_name}@{target}"
-        connection = cluster._connections.get(key)
-        if connection is None or not connection.connected:
-            connection = cluster.connection(target, fresh=True)
-            cluster._connections[key] = connection
-    else:
-        connection = cluster.connection(target)
-    timeout = wait_s(step, api, fields)
+    if fresh:
+        return cluster.connection(target, fresh=True)
+    if step.get("connection"):
+        return cluster.named_connection(str(step["connection"]), target)
+    return cluster.connection(target)
+
+
+def transmit(connection: Connection, step: Mapping, name: str, api: str, version: int, fields: dict) -> Exchange:
+    """Send the step's request without waiting for its answer (malformed, or with raw bytes, as the step says)."""
     body = raw_values(fields)
-    sent = connection.send(api, version, body, step=name, malformation=malformation(step.get("malform")),
+    return connection.send(api, version, body, step=name, malformation=malformation(step.get("malform")),
                            malleable=_has_raw(body), response_version=step.get("response_version"))
+
+
+def answer(context: Context, connection: Connection, sent: Exchange, step: Mapping, name: str, api: str, version: int,
+           timeout: float):
+    """The response to ``sent``, or None where the step expected none (a disconnect, silence, a refusal by
+    closing); a departure where the target did otherwise (closed, stayed silent, sent garbage or trailing bytes)."""
+    expect = step.get("expect") or {}
     try:
         # a malformed frame may leave the broker reading on: a request after it would be read as its rest
         if expect.get("no_response") and not expect.get("disconnect") and not step.get("malform"):
@@ -105,6 +125,15 @@ HOLDING_FIELDS = ("timeout_ms", "max_wait_ms")
 HOLDING_FIELDS_OF = {"JoinGroup": ("rebalance_timeout_ms", "session_timeout_ms")}
 HOLD_MARGIN_MS = 5_000
 DEFAULT_WAIT_MS = 10_000
+
+
+def judge(context: Context, name: str, api: str, version: int, response, expect: dict) -> None:
+    """The answer (None where the step expected none, and got none) checked against ``expect``, and the check
+    recorded (``context.checked``): an item whose step under test records none ends ERROR, proving nothing."""
+    with attributed(api, version):
+        if response is not None:
+            check_expect(context, name, response, expect, version)
+        context.checked(api, version, expect)
 
 
 def held_ms(api: str, fields: dict) -> int:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from ..results.record import StepRole
 from ..suite import expressions
 from ..suite.step import Step
+from ..suite.walk import kind_of, walk
 from .context import Context, Deviation, Skip
 
 TRANSACTION_APIS = {"InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "DescribeTransactions"}
@@ -115,28 +116,23 @@ def destination(context: Context, api: str, fields: dict, to) -> str | int:
     raise ValueError(f"unknown destination {to!r}")
 
 
-# The keys of a step that send one request of an API (the kind's keyword: ``produce`` sends Produce).
-SENDING_KEYS = {"produce": "Produce", "fetch": "Fetch"}
-NESTING_KEYS = ("until", "parallel", "branches", "steps", "step")
 # What an expectation that demands only success looks like (a step that prepares, rather than claims).
 SUCCESS_ONLY: tuple[dict[str, str], ...] = ({}, {"error_code": "NONE"})
 
 
-def sent_api(step: Mapping) -> str | None:
-    """The API a step itself sends (not one nested in it)."""
-    return step.get("send") or next((name for key, name in SENDING_KEYS.items() if key in step), None)
-
-
-def sends(step, api: str) -> bool:
+def sends(step: Mapping, api: str, kinds: Mapping) -> bool:
     """Whether ``step`` (or a step nested in it) sends a request of ``api`` that can go out at the version
     under test (a step that names a fixed version is another version's)."""
-    if isinstance(step, list):
-        return any(sends(item, api) for item in step)
-    if not isinstance(step, Mapping):
-        return False
-    if sent_api(step) == api and not isinstance(step.get("version"), int):
-        return True
-    return any(sends(step[key], api) for key in NESTING_KEYS if isinstance(step.get(key), (dict, list)))
+    return any(request.api == api and not isinstance(request.version, int)
+               for visit in walk([step], kinds) for request in visit.requests)
+
+
+def only_success(step: Mapping, api: str, kinds: Mapping) -> bool:
+    """Whether ``step`` itself sends ``api`` (not in a step nested in it) and demands nothing of the answer but
+    success."""
+    kind = kind_of(step, kinds)
+    own = [request for request in kind.requests(step) if request.api == api] if kind is not None else []
+    return bool(own) and all(request.expect in SUCCESS_ONLY for request in own)
 
 
 def preparing_steps(context: Context, steps: Sequence[Step], applies) -> set[int]:
@@ -152,28 +148,22 @@ def preparing_steps(context: Context, steps: Sequence[Step], applies) -> set[int
     api = context.api
     if api is None:
         return set()
-    sending = [index for index, step in enumerate(steps) if applies(context, step.when) and sends(step, api)]
-    claiming = [index for index in sending if claims_more(steps[index])]
+    kinds = context.step_kinds
+    sending = [index for index, step in enumerate(steps) if applies(context, step.when) and sends(step, api, kinds)]
+    claiming = [index for index in sending if claims_more(steps[index], kinds)]
     if not claiming:
         return set()
     preparing = set()
     for index in sending:
         step = steps[index]
-        if (index < claiming[-1] and sent_api(step) == api and (step.get("expect") or {}) in SUCCESS_ONLY
-                and not step.verifies):
+        if index < claiming[-1] and only_success(step, api, kinds) and not step.verifies:
             preparing.add(index)
     return preparing
 
 
-def claims_more(step) -> bool:
+def claims_more(step: Mapping, kinds: Mapping) -> bool:
     """Whether ``step`` (or a step nested in it) expects more of an answer than success."""
-    if isinstance(step, list):
-        return any(claims_more(item) for item in step)
-    if not isinstance(step, Mapping):
-        return False
-    if (step.get("expect") or {}) not in SUCCESS_ONLY:
-        return True
-    return any(claims_more(step[key]) for key in NESTING_KEYS if isinstance(step.get(key), (dict, list)))
+    return any(request.expect not in SUCCESS_ONLY for visit in walk([step], kinds) for request in visit.requests)
 
 
 def blame(context: Context, step: Step, deviation: Deviation) -> StepRole:

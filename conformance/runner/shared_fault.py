@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..suite import tree
+from ..suite.walk import walk
 from ..targets.base import CapabilityMissing
 
 if TYPE_CHECKING:
@@ -47,10 +47,9 @@ def shares_faults(case) -> bool:
     whose every fault step is a top-level one of :data:`SHAREABLE`."""
     if not case.serial or case.shares_restart:
         return False
-    faults = [step["fault"] for step in case.steps if "fault" in step]
-    nested = any(key == "fault" for step in case.steps if "fault" not in step for key, _ in tree.entries(step))
-    return bool(faults) and not nested and all(
-        (fault if isinstance(fault, str) else fault.get("name")) in SHAREABLE for fault in faults)
+    asking = [visit for visit in walk(case.steps) if visit.faults]
+    return bool(asking) and all(visit.top for visit in asking) and all(
+        fault.name in SHAREABLE for visit in asking for fault in visit.faults)
 
 
 @dataclass(eq=False)

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 
 from .. import resources
 from ..protocol.errors import error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
-from . import expressions, tree
+from . import expressions
 from .components import Components
 from .kinds import Facts
 from .versioned import is_version_map
+from .walk import walk
 from .when import WhenError, parse as parse_when
 
 SCHEMA_PATH = resources.suite_schema()
@@ -163,11 +165,10 @@ def refuse_fetch_only_expect(step: dict, report, where: list) -> None:
                                             f"{', '.join(SEND_EXPECT_KEYS)}; {key} is for fetch steps)")
 
 
-def check_shares_restart(steps: list, report, where: list) -> None:
+def check_shares_restart(steps: list, report, where: list, kinds: Mapping) -> None:
     """``serial: restart`` lets the case's restarts serve other cases' too: it must restart the broker,
     and do nothing else to the target that would reach the cases beside it (other faults)."""
-    faults = {fault.get("name") if isinstance(fault, dict) else fault
-              for key, fault in tree.entries(steps) if key == "fault"}
+    faults = {fault.name for visit in walk(steps, kinds) for fault in visit.faults}
     others = sorted(str(name) for name in faults - {"restart", "disconnect"})
     if "restart" not in faults:
         report(where, "serial: restart is for a case with a restart step (fault: restart); this one has none")
@@ -176,17 +177,15 @@ def check_shares_restart(steps: list, report, where: list) -> None:
                       "use serial: true")
 
 
-def check_proxy_faults_kept_to_the_case(steps: list, report, where: list) -> None:
+def check_proxy_faults_kept_to_the_case(steps: list, report, where: list, kinds: Mapping) -> None:
     """A case that runs beside others (not ``serial``) must keep each proxy fault it adds to its own requests
     (``client: "${client_id}"``, or ``fields`` naming its own ids): a rule kept to nobody picks whichever case's
     request comes next."""
-    for key, fault in tree.entries(steps):
-        if key != "fault" or not isinstance(fault, dict) or not str(fault.get("name", "")).startswith("proxy."):
+    for fault in (fault for visit in walk(steps, kinds) for fault in visit.faults):
+        if not str(fault.name).startswith("proxy.") or str(fault.name) in ("proxy.release", "proxy.clear"):
             continue
-        arguments = fault.get("args") or {}
-        if str(fault["name"]) not in ("proxy.release", "proxy.clear") and not arguments.get("client") \
-                and not arguments.get("fields"):
-            report(where, f"{fault['name']} would pick other cases' requests: keep it to this case's "
+        if not fault.args.get("client") and not fault.args.get("fields"):
+            report(where, f"{fault.name} would pick other cases' requests: keep it to this case's "
                           "(args: {client: \"${client_id}\"}) or make the case serial: true")
             return
 
@@ -228,6 +227,12 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
                           f"(or use:); found {', '.join(actions) or 'none'}")
         for key in actions:  # each kind checks what only it knows (send: the API and its field names)
             kinds[key].check(step, report, where, facts)
+            parse = kinds[key].parse
+            if parse is not None:  # and parses its arguments as the loader will build the step
+                try:
+                    parse(step)
+                except ValueError as error:
+                    report([*where, key], str(error))
         expect = step.get("expect") or {}
         if isinstance(expect, dict) and isinstance(expect.get("fields"), dict):
             _check_expect_fields(expect["fields"], known_matchers(components), report, [*where, "expect", "fields"])

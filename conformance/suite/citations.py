@@ -37,6 +37,7 @@ from collections.abc import Iterator, Mapping
 from ..protocol.errors import UnknownErrorName, error_code
 from . import quotes
 from .kip_facts import CONDITIONED, ERRORS_NAMED, SWITCHES
+from .walk import walk
 from .when import When
 
 # Words with which a cited sentence demands a refusal: an error, a rejection, a fence, an authorization (what is
@@ -94,12 +95,12 @@ def _matcher(value: dict) -> bool:
     return any(key in value for key in ("ne", "any_of", "eq"))
 
 
-def unquoted(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[list, str]]:
+def unquoted(case: dict, steps, api: str | None, where: list, kinds: Mapping) -> Iterator[tuple[list, str]]:
     """``(path, message)`` for each expectation of the step under test that a MUST holds without a citation
     that ties it to the condition."""
     cites = str(case.get("cites", ""))
     quoted_checked = False
-    for path, step in _under_test_steps(steps, api, [*where, "steps"]):
+    for path, step in _under_test_steps(steps, api, [*where, "steps"], kinds):
         expect = step.get("expect") or {}
         refusal = "refused" if expect.get("refused") is True else "error_code" if _any_error(expect.get("error_code")) else None
         if refusal and not REFUSAL_WORDS.search(cites):
@@ -274,7 +275,7 @@ def _split_by_version(cites: str, error_code, at: list) -> Iterator[tuple[list, 
                    "IMPLEMENTATION twin)")
 
 
-def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tuple[list, str]]:
+def switched_off(case: dict, steps, api: str | None, where: list, kinds: Mapping) -> Iterator[tuple[list, str]]:
     """``(path, message)`` where a MUST demands a refusal by behaviour a broker setting turns off (:data:`SWITCHES`)
     without requiring the broker to report that setting on. ``refused: or_no_effect`` counts too: a broker with the
     behaviour off writes what the behaviour would have refused (no-hanging-transaction-after-refusal, issue 35)."""
@@ -289,7 +290,7 @@ def switched_off(case: dict, steps, api: str | None, where: list) -> Iterator[tu
         if kip not in cited_kips(cites) or not re.search(words, cites, re.IGNORECASE) or api not in apis \
                 or setting in config:
             continue
-        if any(_demands_refusal(step.get("expect") or {}) for _, step in _under_test_steps(steps, api, where)):
+        if any(_demands_refusal(step.get("expect") or {}) for _, step in _under_test_steps(steps, api, where, kinds)):
             yield [*where, "requires"], (
                 f"a MUST refusal by {kip}'s behaviour that Apache Kafka's {setting} turns off holds only on a broker "
                 f"that does not report it off: add requires: {{switch: {{{setting}: true}}}} (skipped where the target "
@@ -304,19 +305,12 @@ def _demands_refusal(expect: dict) -> bool:
     return any(value not in (None, "NONE", ["NONE"]) for value in values)
 
 
-def _under_test_steps(steps, api: str | None, where: list):
-    for index, step in enumerate(steps or []):
-        if not isinstance(step, Mapping):
-            continue
-        sent = step.get("send") or ("Produce" if "produce" in step else "Fetch" if "fetch" in step else None)
-        if sent is not None and (api is None or sent == api) and "version" not in step:
-            yield [*where, index], step
-        nested = step.get("until")
-        if isinstance(nested, Mapping) and isinstance(nested.get("step"), Mapping):
-            yield from _under_test_steps([nested["step"]], api, [*where, index, "until", "step"])
-        for branch_index, branch in enumerate(step.get("parallel") or []):  # branches sent at the same time
-            if isinstance(branch, list):
-                yield from _under_test_steps(branch, api, [*where, index, "parallel", branch_index])
+def _under_test_steps(steps, api: str | None, where: list, kinds: Mapping):
+    """``(path, step)`` for each step, nested ones included, that sends ``api`` (any API, for None) at the version
+    under test."""
+    for visit in walk(steps, kinds):
+        if any((api is None or request.api == api) and request.version is None for request in visit.requests):
+            yield [*where, *visit.where], visit.step
 
 
 def twin(steps) -> list | None:

@@ -95,14 +95,14 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
             for at, message in settings.settings_relied_on(raw, steps, suite.topics, where):
                 report(at, message)
         if raw.get("requirement", defaults.get("requirement", "MUST")) == Requirement.MUST.value:
-            for at, message in citations.unquoted(raw, steps, api, where):
+            for at, message in citations.unquoted(raw, steps, api, where, components.step_kinds):
                 report(at, message)
-            for at, message in citations.switched_off(raw, steps, api, where):
+            for at, message in citations.switched_off(raw, steps, api, where, components.step_kinds):
                 report(at, message)
         if raw.get("serial") == "restart":
-            check_shares_restart(steps, report, [*where, "serial"])
+            check_shares_restart(steps, report, [*where, "serial"], components.step_kinds)
         if raw.get("serial") not in (True, "restart"):  # (serial: restart refuses any other fault itself)
-            check_proxy_faults_kept_to_the_case(steps, report, [*where, "steps"])
+            check_proxy_faults_kept_to_the_case(steps, report, [*where, "steps"], components.step_kinds)
         if schema_failed:
             continue  # problems are reported; no Case is built from a file that failed the schema
         suite.cases.append(Case(

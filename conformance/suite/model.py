@@ -10,21 +10,13 @@ from typing import Any
 from ..protocol.schema import VersionRange
 from . import tree
 from .step import Step
+from .walk import walk
 # The outcome and requirement vocabulary belongs to the results record (conformance.results.record): import it
 # from there; this module names only what a loaded suite is and what running a case gives.
 from ..results.record import ITEM_FIELDS, Outcome, Requirement, ResultRecord, StepRole
 
 LONG_TAG = "long"
 
-
-# Keys (or values, as in ``fault: disconnect``) that make a case rough on the target: malformed frames,
-# expected disconnects, refusals or silence, raw bytes, faults.
-ROUGH_WORDS = frozenset({"malform", "disconnect", "no_response", "refused", "raw_hex", "fault"})
-# Keys of a step that send what a broker may not survive: a malformed frame (an unknown API key or version, an
-# impossible size), raw bytes, a request the broker is expected to answer by closing the connection. Their
-# items run after every other item of the target, one at a time (runner.parallel), so a crash costs no other
-# verdict. (``fault: disconnect`` is the harness closing its own connection: a value, not one of these keys.)
-HAZARD_KEYS = frozenset({"malform", "raw_hex", "disconnect"})
 
 
 @dataclass
@@ -72,18 +64,21 @@ class Case:
         """The faults every run of the case asks the target for (``fault: restart``, ``fault: {name: ...}``):
         named outright, not computed, and on no step a ``when`` may leave out. A target lacking one cannot
         run the case at all."""
-        return sorted(set(tree.unconditional_faults(self.steps)))
+        return sorted({fault.name for visit in walk(self.steps) if not visit.conditional for fault in visit.faults
+                       if isinstance(fault.name, str) and fault.name and "${" not in fault.name})
 
     @functools.cached_property
     def rough(self) -> bool:
         """Whether the case treats the target roughly (malformed frames, expected disconnects or silence):
         the target is checked to still answer after each of its items, even a passing one."""
-        return any(text in ROUGH_WORDS for text in tree.texts(self.steps))
+        return any(visit.rough or visit.hazard for visit in walk(self.steps))
 
     @functools.cached_property
     def hazardous(self) -> bool:
-        """Whether the case sends what a broker may not survive (:data:`HAZARD_KEYS`); such cases are rough too."""
-        return any(key in HAZARD_KEYS for key, _ in tree.entries(self.steps))
+        """Whether the case sends what a broker may not survive (its steps' kinds say which do: a malformed frame,
+        raw bytes, an expected disconnect); its items run after every other item of the target, one at a time
+        (runner.parallel), so a crash costs no other verdict. Such cases are rough too."""
+        return any(visit.hazard for visit in walk(self.steps))
 
     @functools.cached_property
     def topics_used(self) -> list[str]:

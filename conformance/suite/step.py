@@ -15,10 +15,11 @@ a plain dict (:meth:`Step.of` makes one a Step where a reader needs the attribut
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from .kinds import StepKind
 from .when import When, parse as parse_when
 
 
@@ -34,6 +35,9 @@ class Step(Mapping[str, Any]):
     observer_control: str | None  # the observer this step controls (``observer_control:``), else None
     observed_by: str | None  # the observer a check relies on (``observed_by:``, named by a control), else None
     args: Mapping[str, Any]  # the step as the suite wrote it (read-only): its kind's own arguments
+    # the kind itself, which declares what the step means (conformance.suite.walk reads it); None as for ``kind``
+    step_kind: StepKind | None = field(default=None, repr=False)
+    parsed: Any = None  # its kind's arguments parsed at load (StepKind.parse); None for a kind that parses none
 
     @classmethod
     def of(cls, step: Mapping[str, Any], kinds: Mapping[str, Any]) -> "Step":
@@ -43,7 +47,9 @@ class Step(Mapping[str, Any]):
             return step
         when = step.get("when")
         observer = step.get("observer_control")
-        return cls(kind=next((key for key in step if key in kinds), None),
+        keyword = next((key for key in step if key in kinds), None)
+        kind = kinds[keyword] if keyword is not None else None
+        return cls(kind=keyword, step_kind=kind, parsed=kind.parse(step) if kind is not None and kind.parse else None,
                    label=str(step["label"]) if "label" in step else None,
                    line=int(getattr(step, "line", 0) or 0),
                    when=parse_when(when) if when else None,

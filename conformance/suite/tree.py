@@ -1,8 +1,9 @@
 """Walking the steps of a case as the loader parsed them: every mapping entry and every text, at any depth.
 
-A case's properties that the runner plans by (the principals it runs as, whether it treats the target
-roughly, the suite topics it names) are read from what the steps say, wherever they say it: in a step's
-own keys, in a template's body, inside an ``until`` or a ``parallel`` branch. Before this walk they were
+A case's properties that any key or text may carry (the principals it runs as, the suite topics it names) are read
+from what the steps say, wherever they say it: in a step's own keys, in a template's body, inside an ``until`` or a
+``parallel`` branch. What a step means (what it sends, the faults it asks for, whether it is rough on the target) is
+its kind's to say, read through :mod:`conformance.suite.walk`. Before this walk they were
 found by regular expressions over ``json.dumps(steps)``; the walk gives the same answers without reading
 JSON text (a key is a key, a value a value).
 """
@@ -35,19 +36,3 @@ def texts(value) -> Iterator[str]:
     elif isinstance(value, str):
         yield value
 
-
-def unconditional_faults(value) -> Iterator[str]:
-    """The fault names written out on fault steps (``fault: NAME`` or ``fault: {name: NAME}``) that no
-    ``when`` (theirs or an enclosing step's) may leave out."""
-    if isinstance(value, Mapping):  # a Step, a When or a plain mapping
-        if "when" in value:
-            return
-        fault = value.get("fault")
-        name = fault.get("name") if isinstance(fault, dict) else fault
-        if isinstance(name, str) and name and "${" not in name:
-            yield name
-        for item in value.values():
-            yield from unconditional_faults(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from unconditional_faults(item)

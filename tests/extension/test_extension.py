@@ -19,14 +19,14 @@ from conformance.targets.base import Target
 from conformance.targets.emulated import EmulatedTarget
 from conformance.targets.proxied import ProxiedTarget
 from conformance.targets.registry import TargetKind, resolve
-from conformance.runner.steps import bundled
+from conformance.runner.steps import BUILTIN_STEP_KINDS, bundled
 
 from fake_kafka import FakeKafka
 
 pytest_plugins = ["pytester"]
 
 BUILTIN_KINDS = {"kafka", "kafka-cluster", "tansu", "rdkafka-mock", "container", "host:port"}
-BUILTIN_STEPS = {"send", "produce", "fetch", "wait", "until", "parallel", "fault", "fast_forward"}
+BUILTIN_STEPS = set(BUILTIN_STEP_KINDS)  # one module each in conformance/runner/steps, listed there
 
 TOY_SUITE = """\
 suite: toy.notes

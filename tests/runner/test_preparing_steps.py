@@ -13,7 +13,7 @@ from conformance.protocol import records
 from conformance.suite.model import Outcome
 
 from fake_kafka import FakeKafka
-from scripted_runs import bundled_case, run_on
+from scripted_runs import bundled_case, run_on, written_case
 
 PRODUCER_FENCED, INVALID_PRODUCER_EPOCH = 90, 47
 
@@ -93,3 +93,36 @@ def test_where_every_step_of_the_api_only_demands_success_each_is_the_claim():
                     bundled_case("kip98/idempotence.yaml", "first-batch-any-sequence"), 4)
     assert result.outcome is Outcome.DIFFERS, result.message  # an IMPLEMENTATION case: judged, not blocked
     assert result.failure.step == 2 and result.failure.role == "under_test"
+
+
+UNTIL_WRAPPED = """\
+suite: scripted
+title: scripted
+spec: KIP-98
+topics:
+  log: {partitions: 1}
+defaults: {api: Produce, versions: "3+"}
+cases:
+  - id: older-epoch-rejected-in-time
+    title: The older epoch is refused, asked until it is
+    cites: "KIP-98"
+    requirement: IMPLEMENTATION
+    steps:
+      - use: idempotent.init
+      - produce: {topic: "${topics.log}", partition: 0, producer_id: "${pid}", producer_epoch: "${epoch + 1}", base_sequence: 0, records: 1}
+        expect: {error_code: NONE}
+      - until:
+          for_ms: 300
+          step:
+            produce: {topic: "${topics.log}", partition: 0, producer_id: "${pid}", producer_epoch: "${epoch}", base_sequence: 1, records: 1}
+            expect: {error_code: INVALID_PRODUCER_EPOCH}
+"""
+
+
+def test_a_later_claim_inside_an_until_makes_the_earlier_step_a_preparing_one(tmp_path):
+    # The claim is the until's one nested step: the walk over the case's steps reaches it through the until's kind
+    # (it once looked for nested steps by key and read only plain dicts, so a built until's step went unseen and
+    # the epoch+1 produce was judged as the step under test).
+    result = run_on(FakeKafka(tansu_like), written_case(tmp_path, UNTIL_WRAPPED), 4)
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert result.failure.role == "setup" and result.failure.step == 2

@@ -11,7 +11,7 @@ import pytest
 from conformance.results import StepRole
 from conformance.runner.context import Context, Deviation
 from conformance.runner.dispatch import run_steps
-from conformance.suite.kinds import StepKind, StepRef
+from conformance.suite.kinds import Request, StepKind, StepRef
 from conformance.suite.when import parse
 
 
@@ -32,7 +32,7 @@ def asks(context, step, index, name):
 
 KINDS = {"depart": StepKind("depart", depart, describe=lambda step: step["depart"]),
          "nest": StepKind("nest", nest),
-         "asks": StepKind("asks", asks, sends=lambda step: step["asks"])}
+         "asks": StepKind("asks", asks, requests=lambda step: (Request(step["asks"]),))}
 
 
 def context(api: str | None = "EndTxn", version: int | None = 3) -> Context:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from ...protocol.codec import default_codec
 from ...suite.components import Components
 from ...suite.kinds import StepKind
-from . import fast_forward, fault, fetch, parallel, produce, send, until, wait
+from . import fast_forward, fault, fetch, parallel, pipeline, produce, send, until, wait
 
 # In the order the suite format reference lists them.
 BUILTIN_STEP_KINDS: dict[str, StepKind] = {module.KIND.keyword: module.KIND for module in
-                                           (send, produce, fetch, wait, until, parallel, fault,
+                                           (send, produce, fetch, wait, until, parallel, pipeline, fault,
                                             fast_forward)}
 
 

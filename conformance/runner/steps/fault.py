@@ -4,15 +4,36 @@ harness's connections (``disconnect``). A target without the capability skips th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
 from ...suite import expressions
-from ...suite.kinds import StepKind, detail_from
+from ...suite.kinds import Fault, StepKind, detail_from
 from ...targets.base import CapabilityMissing
 from ..context import Context, Skip
 
 
+@dataclass(frozen=True)
+class FaultArguments:
+    """``fault: NAME`` or ``fault: {name: NAME, args: {...}}``, parsed at load; expressions stay as written."""
+
+    name: Any
+    args: Mapping = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def parse(cls, step: Mapping) -> "FaultArguments":
+        fault = step["fault"]  # its shape is the schema's to check
+        if not isinstance(fault, Mapping):
+            return cls(fault)
+        return cls(fault.get("name"), MappingProxyType(dict(fault.get("args") or {})))
+
+
 def fault_step(context: Context, step: dict, index: str, name: str) -> None:
-    fault = expressions.resolve(step["fault"], context.variables)
-    name, arguments = (fault, {}) if isinstance(fault, str) else (fault["name"], dict(fault.get("args") or {}))
+    fault: FaultArguments = KIND.parsed(step)
+    name = expressions.resolve(fault.name, context.variables)
+    arguments = dict(expressions.resolve(dict(fault.args), context.variables))
     try:
         if name == "restart":
             context.restart_target()
@@ -25,4 +46,12 @@ def fault_step(context: Context, step: dict, index: str, name: str) -> None:
         raise Skip(str(error)) from None
 
 
-KIND = StepKind("fault", fault_step, describe=detail_from("fault"))
+def faults(step) -> tuple[Fault, ...]:
+    """The fault asked for, as written."""
+    fault: FaultArguments = KIND.parsed(step)
+    return (Fault(fault.name, fault.args),)
+
+
+# a fault is rough on the target by definition: it is checked to still answer after the case
+KIND = StepKind("fault", fault_step, describe=detail_from("fault"), parse=FaultArguments.parse, faults=faults,
+                rough=lambda step: True)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from ...protocol import records
 from ...suite import expressions, matchers
-from ...suite.kinds import StepKind
+from ...suite.kinds import Request, StepKind
 from ..context import Context, Deviation, attributed
 from ..exchange import exchange, retrying, topic_id
 from ..expect import check_expect, element, save
 from .. import observe
+from . import requesting
 from ..policy import step_version
 
 DEFAULT_WAIT_MS = 200
@@ -225,4 +226,10 @@ def beyond_reach(summary: dict, wanted: dict) -> str | None:
     return None
 
 
-KIND = StepKind("fetch", fetch_step)
+def requests(step) -> tuple[Request, ...]:
+    """The Fetch request a fetch step sends; it expects the partition's NONE unless it says otherwise. (Where it
+    expects a refusal, :func:`_fetch` drops that NONE; the coverage document has always counted it, and still does.)"""
+    return (Request("Fetch", requesting.pinned(step, step.get("fetch")), {"error_code": "NONE", **(step.get("expect") or {})}),)
+
+
+KIND = StepKind("fetch", fetch_step, requests=requests, rough=requesting.rough, hazard=requesting.hazard)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 
 from ...suite.kinds import StepKind
 from ..context import Context, Incomplete
@@ -43,7 +44,7 @@ def parallel_step(context: Context, step: dict, index: str, name: str) -> None:
                          f"{PARALLEL_DEADLINE_S:.0f}s; its steps were not all checked")
 
 
-def _parallel_nested(step: dict):
+def _parallel_nested(step: Mapping):
     branches = step["parallel"] if isinstance(step.get("parallel"), list) else []
     return [(("parallel", number), branch) for number, branch in enumerate(branches) if isinstance(branch, list)]
 

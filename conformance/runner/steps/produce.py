@@ -11,11 +11,12 @@ import time
 from ...protocol import records
 from ...suite import expressions
 from ...suite.checks import refuse_fetch_only_expect
-from ...suite.kinds import Facts, StepKind
+from ...suite.kinds import Facts, Request, StepKind
 from ..context import Context, attributed
 from ..exchange import exchange, retrying, topic_id
 from ..expect import check_expect, element, save
 from .. import observe
+from . import requesting
 from ..policy import step_version
 
 
@@ -114,4 +115,10 @@ def check_produce(step: dict, report, where: list, facts: Facts) -> None:
         refuse_fetch_only_expect(step, report, where)
 
 
-KIND = StepKind("produce", produce_step, check=check_produce)
+def requests(step) -> tuple[Request, ...]:
+    """The Produce request a produce step sends; it expects the partition's NONE unless told otherwise."""
+    return (Request("Produce", requesting.pinned(step, step.get("produce")), step.get("expect") or {"error_code": "NONE"}),)
+
+
+KIND = StepKind("produce", produce_step, check=check_produce, requests=requests, rough=requesting.rough,
+                hazard=requesting.hazard)

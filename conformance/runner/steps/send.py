@@ -10,9 +10,10 @@ from ...protocol.errors import error_name
 from ...protocol.schema import MessageSpec
 from ...suite import expressions, matchers
 from ...suite.checks import check_request_fields, refuse_fetch_only_expect
-from ...suite.kinds import Facts, StepKind, detail_from
+from ...suite.kinds import Facts, Request, StepKind, detail_from
 from ..context import Context, Deviation, Skip, attributed
 from .. import control, observe
+from . import requesting
 from ..exchange import exchange, retrying
 from ..expect import check_expect, save
 from ..policy import step_version, with_coordinator_retry
@@ -184,5 +185,10 @@ def sent_versions(step: dict, api: str, spec: MessageSpec, under_test) -> list[i
     return versions  # the client's choice, or min/max/an expression
 
 
-KIND = StepKind("send", send_step, describe=detail_from("send"), check=check_send,
-                sends=lambda step: None if "version" in step else step.get("send"))
+def requests(step) -> tuple[Request, ...]:
+    """The one request a send step sends: its API at the version it pins (``version:``), else the case's."""
+    return (Request(step["send"], step.get("version"), step.get("expect") or {}),)
+
+
+KIND = StepKind("send", send_step, describe=detail_from("send"), check=check_send, requests=requests,
+                rough=requesting.rough, hazard=requesting.hazard)
