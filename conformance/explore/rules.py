@@ -154,10 +154,10 @@ DEVIATIONS = (
               "markers are still being written the partition leader still holds the transaction open at the old "
               "epoch, so the write joins the ending transaction. The model allows either answer there and does not "
               "judge those records' visibility. The same holds for a TxnOffsetCommit v5 at that epoch (Kafka 4.0.0 and "
-              "4.2.0, seen by exploration): the offsets partition skips verification while it holds the producer's "
-              "transaction open, so the offsets join the ending transaction; after a commit they are committed with "
-              "it (4.2.0: 1 of 4 tries), after an abort they never appear. The model allows either answer and judges "
-              "the offsets by that outcome.",
+              "4.2.0 seen by exploration, 4.4.0 too): the offsets partition skips verification while it holds the "
+              "producer's transaction open, so the offsets join the ending transaction; after a commit they are "
+              "committed with it (4.2.0: 1 of 4 tries, 4.4.0: 5 of 12), after an abort they never appear. The model "
+              "allows either answer and judges the offsets by that outcome.",
               "kafka"),
 )
 

@@ -133,6 +133,7 @@ def search(bootstrap: str, *, target: str, budget: Budget, seed: int, security=N
                 break
     finally:
         driver.close()
+    collector.settled = set(collector.found)  # shrinking is over: the last progress line says so
     result.elapsed_s = time.monotonic() - began
     result.found = [Found(rule_id, departure.message, history, None)
                     for rule_id, (history, departure) in collector.found.items()]
