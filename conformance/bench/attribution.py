@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from ..cli import main as conformance
 from ..defaults import DEFAULT_TARGET
 
 
@@ -31,13 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
 
     from ..protocol.codec import default_codec
+    from ..report.attribution import candidates
     from ..results.store import read_records
-    from ..cli.attribution import candidates
 
     out = Path(tempfile.mkdtemp(prefix="conformance-attribution-bench-"))
     started = time.monotonic()
-    status = conformance(["attribution", "--target", arguments.target, "--sample", str(arguments.sample),
-                          "--seed", str(arguments.seed), "--out", str(out), *arguments.paths])
+    status = subprocess.run([sys.executable, "-m", "conformance", "attribution", "--target", arguments.target,
+                             "--sample", str(arguments.sample), "--seed", str(arguments.seed), "--out", str(out),
+                             *arguments.paths], check=False).returncode
     seconds = time.monotonic() - started
     summary = json.loads((out / "attribution.json").read_text()) if (out / "attribution.json").exists() else None
     if summary is None:

@@ -49,21 +49,11 @@ def _run(target: str, paths: list[str], results: Path, *, transcripts: str) -> s
     return ran.stdout + ran.stderr
 
 
-def candidates(records, codec) -> list[str]:
-    """Every perturbation that can change an answer some item received: sent (API, version) × kind."""
-    from ..proxy.perturb import KINDS, Perturbation
-    from ..report.attribution import sent
-
-    pairs = sorted({pair for record in records for pair in sent(record)})
-    return [Perturbation(kind, api, version).spec for api, version in pairs for kind in KINDS
-            if Perturbation(kind, api, version).applies(codec)]
-
-
 def command_attribution(arguments) -> int:
     """Run the baseline, then each perturbation, judging each as it ends; 1 if any broke a rule."""
     from ..protocol.codec import default_codec
     from ..proxy.perturb import parse
-    from ..report.attribution import UNDER_TEST, USES, judge, relation
+    from ..report.attribution import UNDER_TEST, USES, candidates, judge, relation
     from ..results.store import read_records
 
     codec = default_codec()

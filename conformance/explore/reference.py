@@ -115,13 +115,13 @@ def run_on_reference(paths: list[Path], reference: str = REFERENCE) -> dict[Path
     own); a case with no results line is missing from the answer."""
     if not paths:
         return {}
-    package_root = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory(prefix="explore-reference-") as scratch:
         results = Path(scratch) / "results.jsonl"
         arguments = ["run", "--target", reference, *map(str, paths), "--results", str(results), "--alluredir", "",
                      "--transcripts", "none", "--jobs", "1"]
-        # this very package, whatever an installed one is; in a folder of its own (no conftest.py of a checkout)
-        code = (f"import sys; sys.path.insert(0, {str(package_root)!r}); from conformance.cli import main; "
+        # this very package, whatever an installed one is (this process's import path), in a folder of its own (no
+        # conftest.py of a checkout)
+        code = (f"import sys; sys.path[:0] = {sys.path!r}; from conformance.cli import main; "
                 f"sys.exit(main({arguments!r}))")
         subprocess.run([sys.executable, "-c", code], cwd=scratch, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, timeout=REFERENCE_TIMEOUT_S, check=False)

@@ -33,6 +33,15 @@ def sent(record: ResultRecord) -> set[tuple[str, int]]:
             if exchange.get("api") is not None and exchange.get("version") is not None}
 
 
+def candidates(records: Iterable[ResultRecord], codec) -> list[str]:
+    """Every perturbation that can change an answer some item received: each (API, version) sent × each kind."""
+    from ..proxy.perturb import KINDS, Perturbation
+
+    pairs = sorted({pair for record in records for pair in sent(record)})
+    return [Perturbation(kind, api, version).spec for api, version in pairs for kind in KINDS
+            if Perturbation(kind, api, version).applies(codec)]
+
+
 def relation(record: ResultRecord, api: str, version: int) -> str:
     """How a baseline item stands to a perturbation of ``api`` at ``version``."""
     if record.api == api and record.api_version == version:

@@ -129,7 +129,7 @@ def test_the_built_in_targets_step_kinds_sinks_and_suites_come_through_the_hooks
     extensions.manager.unregister(name=BUILTIN)  # what is left is what the harness itself adds: nothing
     assert extensions.registered_target_kinds() == [] and extensions.step_kinds() == {}
     assert extensions.sink_factories() == {} and extensions.suite_dirs() == []
-    assert {kind.name for kind in extensions.target_kinds()} == {"emulate", "proxy"}  # the wrappers, around nothing
+    assert {kind.name for kind in extensions.target_kinds()} == {"emulate", "proxy", "perturb"}  # the wrappers, around nothing
 
 
 def test_the_built_in_plugin_is_blocked_by_name(monkeypatch):

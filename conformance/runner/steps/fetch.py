@@ -92,12 +92,13 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         raise observe.Unaddressed(unaddressed)
     # An answer about another topic than the one asked is no evidence about the records asked for: a check goes on by
     # name; the step under test departs (a client would drop it: Fetch answers are matched by topic).
-    elsewhere = observe.answered_elsewhere("Fetch", version, fields["topics"][0], response)
+    asked = {"topic": topic, "topic_id": context.topic_ids.get(topic)}
+    elsewhere = observe.answered_elsewhere("Fetch", version, asked, response)
     if elsewhere and observing:
         raise observe.Unaddressed(elsewhere, elsewhere)
     if elsewhere:
         key = "topic_id" if observe.by_id("Fetch", version) else "topic"
-        raise Deviation(f"{name}: {elsewhere}", expected={key: str(fields["topics"][0][key])},
+        raise Deviation(f"{name}: {elsewhere}", expected={key: str(asked[key])},
                         actual={key: str(response["responses"][0][key])})   # attributed: Fetch at this version
     if response.get("error_code"):
         expect = expect or {"error_code": "NONE"}
