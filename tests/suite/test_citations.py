@@ -25,6 +25,7 @@ cases:
     steps:
       - send: EndTxn
         fields: {transactional_id: "${txn_ids.main}", producer_id: 99, producer_epoch: 0, committed: true}
+        control: {fields: {producer_id: 1}}  # a refusal needs its positive control (conformance/suite/controls.py)
         expect: EXPECT
 """
 
@@ -135,7 +136,9 @@ def test_a_refusal_with_another_code_passes_and_only_differs_from_kafka():
     """Before issue 35 the bundled case was a MUST of FETCH_SESSION_ID_NOT_FOUND, which no sentence ties to an
     unknown session: a broker refusing with another code failed it."""
     def run(case_id):
-        broker = FakeKafka(lambda api, version, body: {"error_code": 71, "responses": []} if api == "Fetch" else None)
+        # it refuses the unknown session only: a full fetch outside any session (the positive control) is served
+        broker = FakeKafka(lambda api, version, body: {"error_code": 71 if body.get("session_id") else 0, "responses": []}
+                           if api == "Fetch" else None)
         return run_on(broker, bundled_case("kip98/error-paths.yaml", case_id), 12)
 
     assert run("fetch-unknown-session").outcome is Outcome.PASSED  # INVALID_FETCH_SESSION_EPOCH: a refusal
@@ -236,6 +239,7 @@ cases:
     steps:
       - use: txn.init
         with: {txn: "${txn_ids.main}"}
+      - produce: {topic: "${topics.out}", partition: 0, records: 1}  # the positive control a refusal needs
       - produce: {topic: "${topics.out}", partition: 0, transactional_id: "${txn_ids.main}", producer_id: "${pid}",
                   producer_epoch: "${epoch}", records: 1}
         expect: {refused: REFUSED}
@@ -321,6 +325,7 @@ def test_a_step_under_test_inside_parallel_branches_is_held_to_the_same_rules(tm
       - parallel:
         - - wait: 10
         - - send: EndTxn""").replace("        fields: {transactional_id", "            fields: {transactional_id").replace(
+        "        control: {fields:", "            control: {fields:").replace(
         "        expect: EXPECT", "            expect: {error_code: INVALID_PRODUCER_ID_MAPPING}"))
     _, errors = load_suite_file(path, components=bundled())
     assert [error.key for error in errors] == ["cases[0].steps[0].parallel[1][0].expect.error_code"], errors
