@@ -78,8 +78,9 @@ def test_a_quote_must_be_in_the_cited_kips_text(tmp_path):
     assert load(tmp_path, '"KIP-98: Any other transactional messages will report an error ... was not performed"',
                 "{refused: true}")[1] == []
     assert load(tmp_path, '"KIP-890: the request fails if any partition is unknown"', "{refused: true}")[1] == []
-    # a SHOULD is not held to it, nor a MUST that demands no refusal
-    assert load(tmp_path, '"KIP-98: the request fails if any partition is unknown"', "{error_code: NONE}")[1] == []
+    # a MUST that demands no refusal is held to it too (test_a_must_of_anything_quotes_its_kip); a SHOULD is not
+    assert [error.key for error in load(tmp_path, '"KIP-98: the request fails if any partition is unknown"',
+                                        "{error_code: NONE}")[1]] == ["cases[0].cites"]
 
 
 def test_a_quote_of_kip_447_must_be_in_its_draft_or_fetch_offset_revision(tmp_path):
@@ -364,3 +365,17 @@ def test_switchable_verification_is_judged_except_on_a_broker_that_reports_it_of
     assert unreported.outcome is Outcome.FAILED and "ne NONE" in unreported.message
     on = run_on(verification_broker("true"), case, 3)
     assert on.outcome is Outcome.FAILED and "ne NONE" in on.message
+
+
+def test_a_must_of_anything_quotes_its_kip(tmp_path):
+    """52 MUSTs of fields, records and markers paraphrased KIP-98 ("the LSO is the high watermark when no transaction
+    is open", which its text never says), and only MUSTs of a code or a refusal had their quotes checked."""
+    path = tmp_path / "fields.yaml"
+    text = textwrap.dedent(CASE).replace("        control: {fields: {producer_id: 1}}  # a refusal needs its positive control (conformance/suite/controls.py)\n", "")
+    path.write_text(text.replace("CITES", '"KIP-98: the LSO is the high watermark when no transaction is open"').replace(
+        "EXPECT", "{fields: {producer_id: 99}}"))
+    _, errors = load_suite_file(path, components=bundled())
+    assert [error.key for error in errors] == ["cases[0].cites"], errors
+    assert "is not in the text of KIP-98" in errors[0].message
+    path.write_text(text.replace("CITES", NO_REFUSAL).replace("EXPECT", "{fields: {producer_id: 99}}"))
+    assert load_suite_file(path, components=bundled())[1] == []
