@@ -11,7 +11,7 @@ from ..suite import matchers
 from .context import Context, Deviation
 
 # `expect: {refused: true}`: what a KIP demands where it lists errors without tying one to the condition.
-REFUSED = "refused: any error code, or the connection closed"
+REFUSED = "refused: any error code (a closed connection is no refusal a client sees)"
 # `refused: or_no_effect`: the KIP demands a refusal or no effect; a NONE answer is judged by the effect,
 # which the case's `verifies` steps after it check (the loader insists there is one).
 REFUSED_OR_NO_EFFECT = "refused, or answered NONE with no effect (the verifying steps judge the effect)"

@@ -10,8 +10,9 @@ reading of the KIP: a citation that names the code for another condition passes 
 
 Checks against facts about the KIP texts (:mod:`kip_facts`, :mod:`quotes`) close the gaps issue 35's audits found:
 
-- a MUST of a code or a refusal that quotes a KIP whose text the project has quotes it: what follows the source's
-  colon is in that text (``add-partitions-unknown-topic`` quoted a sentence KIP-98 does not have);
+- a MUST that quotes a KIP whose text the project has quotes it: what follows the source's colon is in that text
+  (``add-partitions-unknown-topic`` quoted a sentence KIP-98 does not have; 52 MUSTs of fields, records and markers
+  paraphrased KIP-98, among them its ListOffsets and last stable offset, which its text leaves to the design document);
 - an exact code is tied by a sentence, not only listed among a response's codes: KIP-98 lists InvalidPidMapping
   and ties it to no condition, so a MUST of INVALID_PRODUCER_ID_MAPPING citing it is a refusal with Kafka's code
   in its twin; the ties a KIP's text does make are :data:`kip_facts.CONDITIONED`;
@@ -132,6 +133,9 @@ def unquoted(case: dict, steps, api: str | None, where: list, kinds: Mapping) ->
                     "<Kafka's code>} (the loader makes the IMPLEMENTATION twin <id>-kafka-answer from it) and, where "
                     "the request could change something, verify it did not")
 
+    if not quoted_checked:  # a MUST of anything else quotes its KIP too: a paraphrase is no sentence of it
+        yield from _misquoted(cites, where)
+
 
 def sources(cites: str) -> Iterator[tuple[str | None, str]]:
     """``(KIP or None, quoted text)`` of each source of a citation (split by ``;``): ``KIP-98, EndTxnResponse:
@@ -166,14 +170,14 @@ def _untied_message(cites: str, choices: list[str]) -> str:
 
 
 def _misquoted(cites: str, where: list) -> Iterator[tuple[list, str]]:
-    """A MUST of a code or a refusal quotes its KIP: each quote of a KIP whose text the project has must be in it."""
+    """A MUST quotes its KIP: each quote of a KIP whose text the project has must be in it."""
     for kip, quote in sources(cites):
         if kip is None:
             continue
         absent = quotes.missing(kip, quote)
         if absent is not None:
             yield [*where, "cites"], (
-                f"{absent!r} is not in the text of {kip}: a MUST of a code or a refusal quotes the sentence that "
+                f"{absent!r} is not in the text of {kip}: a MUST quotes the sentence that "
                 "demands it as the KIP has it (gaps as ..., case, quote marks and line breaks do not count); where "
                 "no sentence of the KIP demands it, make the case SHOULD, or the MUST the refusal the text demands")
 

@@ -17,7 +17,7 @@ import dataclasses
 from pathlib import Path
 
 from ..protocol.schema import MessageSpec, VersionRange
-from . import citations, internals, settings
+from . import citations, controls, internals, settings
 from .checks import (check_matchers, check_no_effect_verified, check_proxy_faults_kept_to_the_case, check_shares_restart,
                      check_steps, check_versions,
                      known_matchers, report_schema_errors, schema_validator)
@@ -89,6 +89,8 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
         check_steps(steps, report, [*where, "steps"], api_names, requests, (api, versions) if api and versions else None,
                     components=components)
         check_no_effect_verified(steps, report, [*where, "steps"])
+        for at, message in controls.uncontrolled(steps, api, where):
+            report(at, message)
         if raw.get("requirement", defaults.get("requirement", "MUST")) != Requirement.IMPLEMENTATION.value:
             for at, message in internals.internals_named(raw["steps"], [*where, "steps"]):
                 report(at, message)

@@ -25,6 +25,7 @@ cases:
     steps:
       - send: EndTxn
         fields: {transactional_id: "${txn_ids.main}", producer_id: 99, producer_epoch: 0, committed: true}
+        control: {fields: {producer_id: 1}}  # a refusal needs its positive control (conformance/suite/controls.py)
         expect: EXPECT
 """
 
@@ -77,8 +78,9 @@ def test_a_quote_must_be_in_the_cited_kips_text(tmp_path):
     assert load(tmp_path, '"KIP-98: Any other transactional messages will report an error ... was not performed"',
                 "{refused: true}")[1] == []
     assert load(tmp_path, '"KIP-890: the request fails if any partition is unknown"', "{refused: true}")[1] == []
-    # a SHOULD is not held to it, nor a MUST that demands no refusal
-    assert load(tmp_path, '"KIP-98: the request fails if any partition is unknown"', "{error_code: NONE}")[1] == []
+    # a MUST that demands no refusal is held to it too (test_a_must_of_anything_quotes_its_kip); a SHOULD is not
+    assert [error.key for error in load(tmp_path, '"KIP-98: the request fails if any partition is unknown"',
+                                        "{error_code: NONE}")[1]] == ["cases[0].cites"]
 
 
 def test_a_quote_of_kip_447_must_be_in_its_draft_or_fetch_offset_revision(tmp_path):
@@ -135,7 +137,9 @@ def test_a_refusal_with_another_code_passes_and_only_differs_from_kafka():
     """Before issue 35 the bundled case was a MUST of FETCH_SESSION_ID_NOT_FOUND, which no sentence ties to an
     unknown session: a broker refusing with another code failed it."""
     def run(case_id):
-        broker = FakeKafka(lambda api, version, body: {"error_code": 71, "responses": []} if api == "Fetch" else None)
+        # it refuses the unknown session only: a full fetch outside any session (the positive control) is served
+        broker = FakeKafka(lambda api, version, body: {"error_code": 71 if body.get("session_id") else 0, "responses": []}
+                           if api == "Fetch" else None)
         return run_on(broker, bundled_case("kip98/error-paths.yaml", case_id), 12)
 
     assert run("fetch-unknown-session").outcome is Outcome.PASSED  # INVALID_FETCH_SESSION_EPOCH: a refusal
@@ -236,6 +240,7 @@ cases:
     steps:
       - use: txn.init
         with: {txn: "${txn_ids.main}"}
+      - produce: {topic: "${topics.out}", partition: 0, records: 1}  # the positive control a refusal needs
       - produce: {topic: "${topics.out}", partition: 0, transactional_id: "${txn_ids.main}", producer_id: "${pid}",
                   producer_epoch: "${epoch}", records: 1}
         expect: {refused: REFUSED}
@@ -321,6 +326,7 @@ def test_a_step_under_test_inside_parallel_branches_is_held_to_the_same_rules(tm
       - parallel:
         - - wait: 10
         - - send: EndTxn""").replace("        fields: {transactional_id", "            fields: {transactional_id").replace(
+        "        control: {fields:", "            control: {fields:").replace(
         "        expect: EXPECT", "            expect: {error_code: INVALID_PRODUCER_ID_MAPPING}"))
     _, errors = load_suite_file(path, components=bundled())
     assert [error.key for error in errors] == ["cases[0].steps[0].parallel[1][0].expect.error_code"], errors
@@ -359,3 +365,17 @@ def test_switchable_verification_is_judged_except_on_a_broker_that_reports_it_of
     assert unreported.outcome is Outcome.FAILED and "ne NONE" in unreported.message
     on = run_on(verification_broker("true"), case, 3)
     assert on.outcome is Outcome.FAILED and "ne NONE" in on.message
+
+
+def test_a_must_of_anything_quotes_its_kip(tmp_path):
+    """52 MUSTs of fields, records and markers paraphrased KIP-98 ("the LSO is the high watermark when no transaction
+    is open", which its text never says), and only MUSTs of a code or a refusal had their quotes checked."""
+    path = tmp_path / "fields.yaml"
+    text = textwrap.dedent(CASE).replace("        control: {fields: {producer_id: 1}}  # a refusal needs its positive control (conformance/suite/controls.py)\n", "")
+    path.write_text(text.replace("CITES", '"KIP-98: the LSO is the high watermark when no transaction is open"').replace(
+        "EXPECT", "{fields: {producer_id: 99}}"))
+    _, errors = load_suite_file(path, components=bundled())
+    assert [error.key for error in errors] == ["cases[0].cites"], errors
+    assert "is not in the text of KIP-98" in errors[0].message
+    path.write_text(text.replace("CITES", NO_REFUSAL).replace("EXPECT", "{fields: {producer_id: 99}}"))
+    assert load_suite_file(path, components=bundled())[1] == []
