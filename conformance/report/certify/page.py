@@ -29,6 +29,7 @@ def render(certificate: dict, grades: list[Grade], records: list[ResultRecord]) 
     return pages.render(
         "certification.html.j2",
         certificate=certificate,
+        signer=certificate.get("signer"),
         said=f"{identity.get('target')} {identity.get('target_version') or ''}".strip(),
         identity=[(str(name), str(value)) for name, value in identity.items() if value not in (None, "", {})],
         fingerprint=None if found is None else _fingerprint(found),

@@ -21,8 +21,8 @@ PRODUCTS = {"kafka": "Apache Kafka", "kafka-cluster": "Apache Kafka", "tansu": "
             "rdkafka-mock": "librdkafka mock cluster"}
 
 
-def entry(folder: Path) -> dict:
-    """What the register shows of one verified bundle."""
+def entry(folder: Path, found: bundle.Verification | None = None) -> dict:
+    """What the register shows of one verified bundle (``found``: what verifying it said of its signer)."""
     facts = json.loads((folder / "certification.json").read_text(encoding="utf-8"))
     identity, declared = facts.get("identity") or {}, (facts.get("claims") or {}).get("declared") or {}
     levels = facts.get("levels", [])
@@ -37,28 +37,31 @@ def entry(folder: Path) -> dict:
         "manifest": bundle.manifest_digest(folder),
         "reached": [level["name"] for level in levels if level["status"] == "reached"],
         "badges": [svg.badge_shape(level["name"], level["label"]) for level in levels],
+        "signer": None if found is None else found.signer,
+        "trusted": bool(found and found.trusted),
         "claims": None if "claims" not in facts else {"file": facts["claims"]["file"],
                                                        "false_claims": facts["claims"]["false_claims"]},
     }
 
 
-def build(folders: list[Path], out: Path) -> tuple[Path, list[tuple[Path, list[str]]]]:
-    """Verify each bundle, copy those that pass into ``out``, write ``out/index.html``.
+def build(folders: list[Path], out: Path, trusted=()) -> tuple[Path, list[tuple[Path, list[str]]]]:
+    """Verify each bundle, copy those that pass into ``out``, write ``out/index.html``; ``trusted``: the
+    fingerprints of the keys the register trusts (a bundle signed by another key is listed, marked as such).
     Returns the page and the bundles refused, each with its differences."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     entries, refused = [], []
     for folder in map(Path, folders):
-        problems = bundle.verify(folder)
-        if problems:
-            refused.append((folder, problems))
+        found = bundle.verify(folder, trusted)
+        if found.problems:
+            refused.append((folder, found.problems))
             continue
         copy = out / folder.name
         if copy.resolve() != folder.resolve():
             if copy.exists():
                 shutil.rmtree(copy)
             shutil.copytree(folder, copy)
-        entries.append(entry(copy))
+        entries.append(entry(copy, found))
     entries.sort(key=lambda found: (found["product"].lower(), found["version"], found["date"]))
     page = out / "index.html"
     page.write_text(render(entries), encoding="utf-8")

@@ -1,0 +1,160 @@
+"""certify verify against forgeries, not only careless edits: a dishonest vendor edits, then reseals the manifest
+and signs again. Each forgery fails naming its cause; a bundle signed again with another key verifies only as
+"signed by <fingerprint>, not a trusted key". Bundles made from hand-made results (no broker)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+import pytest
+from report_records import record
+from signed_bundles import Keys, certify
+
+from conformance.cli import main
+from conformance.report.certify import bundle, signing
+
+API_VERSIONS = {"api": "ApiVersions", "version": 3, "step": "negotiate", "response": {
+    "error_code": 0, "api_keys": [{"api_key": 0, "min_version": 3, "max_version": 11},
+                                  {"api_key": 26, "min_version": 0, "max_version": 4}],
+    "supported_features": [], "finalized_features": []}}
+
+
+@pytest.fixture()
+def keys(tmp_path):
+    return Keys(tmp_path / "keys")
+
+
+@pytest.fixture()
+def other(tmp_path):
+    return Keys(tmp_path / "other-keys")
+
+
+def rows() -> list[dict]:
+    made = [record("dup", version, "passed", suite="kip98.idempotence", api="Produce") for version in range(3, 12)]
+    made[0]["transcript"] = [API_VERSIONS]
+    return made + [record("commit", 3, "failed"), record("commit", 4, "passed"), record("abort", 3, "passed")]
+
+
+@pytest.fixture()
+def fresh(tmp_path, keys):
+    return certify(tmp_path, "cert", rows(), keys=keys)
+
+
+def reseal(folder, keys: Keys | None) -> None:
+    """What a forger does after editing: every digest of the manifest made again (files and items), the results
+    digest of certification.json too, and the manifest signed again with ``keys`` (the vendor's own key, when the
+    vendor is the forger)."""
+    from conformance.report.certify.certificate import results_digest
+    from conformance.results.record import ResultRecord
+
+    lines = [line for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
+    records = []
+    for line in lines:
+        row = json.loads(line)
+        name = row.pop("transcript_file", None)
+        if name:
+            row["transcript"] = json.loads((folder / name).read_text())
+        records.append(ResultRecord.from_line(row))
+    facts = json.loads((folder / "certification.json").read_text())
+    facts["results"]["digest"] = results_digest(records)
+    (folder / "certification.json").write_text(json.dumps(facts, indent=1) + "\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"] = {name: bundle.sha256(folder / name) for name in sorted(bundle._present(folder))
+                         if name not in bundle.UNLISTED}
+    manifest["items"] = {record.item_id: {"outcome": record.outcome, "sha256": hashlib.sha256(line.encode()).hexdigest()}
+                         for record, line in zip(records, lines)}
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    (folder / signing.SIGNATURE).unlink(missing_ok=True)
+    if keys is not None:
+        signing.sign(folder, folder / "manifest.json", signing.load_private(keys.private))
+
+
+@pytest.fixture()
+def verify(keys, capsys):
+    def verifying(folder) -> tuple[int, str]:
+        status = main(["certify", "verify", str(folder), "--trust", keys.fingerprint])
+        return status, capsys.readouterr().out
+    return verifying
+
+
+def test_a_signed_bundle_verifies_only_with_its_key_trusted(fresh, keys, other, capsys):
+    assert main(["certify", "verify", str(fresh), "--trust", str(keys.public)]) == 0
+    assert f"verified, signed by {keys.fingerprint}" in capsys.readouterr().out
+    assert main(["certify", "verify", str(fresh), "--trust", str(other.public)]) == 1
+    assert f"signed by {keys.fingerprint}, not a trusted key" in capsys.readouterr().out
+    html = (fresh / "index.html").read_text()
+    assert f"<code>{keys.fingerprint}</code>" in html  # who signed, on the page
+    assert keys.private.read_text() not in html + (fresh / "signature.json").read_text()
+
+
+def test_keygen_writes_a_private_key_only_its_owner_reads_and_prints_the_fingerprint(tmp_path, capsys):
+    assert main(["certify", "keygen", "--out", str(tmp_path / "k")]) == 0
+    out = capsys.readouterr().out
+    private = tmp_path / "k" / signing.PRIVATE_KEY
+    assert private.stat().st_mode & 0o777 == 0o600
+    from cryptography.hazmat.primitives import serialization
+
+    public = serialization.load_pem_public_key((tmp_path / "k" / signing.PUBLIC_KEY).read_bytes())
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    assert f"fingerprint {hashlib.sha256(raw).hexdigest()}" in out
+    assert "PRIVATE KEY" not in out and private.read_text().splitlines()[1] not in out
+    assert main(["certify", "keygen", "--out", str(tmp_path / "k")]) == 2  # never overwritten
+    assert "exists; not overwritten" in capsys.readouterr().err
+
+
+def test_a_key_that_is_not_one_is_refused_in_one_line_without_its_content(tmp_path, capsys):
+    secret = tmp_path / "secret.pem"
+    secret.write_text("-----BEGIN PRIVATE KEY-----\nc2VjcmV0LXZhbHVl\n-----END PRIVATE KEY-----\n")
+    assert main(["certify", "--results", str(tmp_path / "none.jsonl"), "--sign-key", str(secret)]) == 2
+    err = capsys.readouterr().err
+    assert f"{secret}: not an unencrypted private key in PEM" in err and "c2VjcmV0" not in err
+    assert main(["certify", "verify", str(tmp_path), "--trust", "abc"]) == 2
+    assert "--trust abc: neither a public key file nor a key fingerprint" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ the forgeries
+def test_results_edited_then_graded_again_offline_verify_only_as_another_key(tmp_path, fresh, other, verify):
+    edited = fresh / "results.jsonl"  # edited in place: certify reads the transcripts beside it
+    edited.write_text(edited.read_text().replace('"outcome": "failed"', '"outcome": "passed"'))
+    forged = tmp_path / "forged"
+    assert main(["certify", "--results", str(edited), "-o", str(forged), "--sign-key", str(other.private)]) == 0
+    status, out = verify(next(forged.iterdir()))
+    assert status == 1 and f"signed by {other.fingerprint}, not a trusted key" in out
+    unsigned = tmp_path / "unsigned"
+    main(["certify", "--results", str(edited), "-o", str(unsigned)])
+    status, out = verify(next(unsigned.iterdir()))
+    assert status == 1 and "unsigned: no signature.json" in out
+
+
+def test_an_edited_page_fails_even_resealed_and_signed_by_the_vendor(fresh, keys, verify):
+    page = fresh / "index.html"
+    page.write_text(page.read_text().replace(">MISSED<", ">REACHED<"))
+    reseal(fresh, keys)
+    status, out = verify(fresh)
+    assert status == 1
+    assert "edited page: index.html is not the page made from certification.json and the results" in out
+
+
+def test_an_edited_badge_fails_even_resealed(fresh, keys, verify):
+    badge = fresh / "badges" / "transactions.svg"
+    badge.write_text(badge.read_text().replace("missed", "reached"))
+    reseal(fresh, keys)
+    status, out = verify(fresh)
+    assert status == 1 and "edited badge: badges/transactions.svg is not the badge of Transactions 'missed'" in out
+
+
+def test_a_bundle_resealed_without_a_key_is_unsigned(fresh, verify):
+    reseal(fresh, None)
+    status, out = verify(fresh)
+    assert status == 1 and "unsigned: no signature.json, so nothing says who made the bundle" in out
+
+
+def test_a_signature_of_another_manifest_is_named(fresh, keys, verify):
+    signature = json.loads((fresh / signing.SIGNATURE).read_text())
+    manifest = fresh / "manifest.json"
+    manifest.write_text(manifest.read_text() + " ")
+    status, out = verify(fresh)
+    assert status == 1 and f"bad signature: manifest.json is not what key {keys.fingerprint} signed" in out
+    assert base64.b64decode(signature["signature"])  # the signature itself untouched
