@@ -324,7 +324,8 @@ def run_suites(arguments, extensions: Extensions) -> tuple[list[ResultRecord], l
     output = Path(arguments.output)
     output.mkdir(parents=True, exist_ok=True)
     results = output / f"results-{run_id}.jsonl"
-    session = RunSession(results, run_id=run_id, extensions=extensions)  # the pytest run runs this session
+    # the pytest run runs this session; every item's exchanges kept: verify judges passes again from their bytes too
+    session = RunSession(results, run_id=run_id, extensions=extensions, transcripts="all")
     options = [*plugin_arguments(), "-W", "default", "--conformance-run-id", run_id, "--results", str(results),
                "--target", arguments.target]  # -W default: as conformance run (run_options.pytest_options)
     for path in suite_paths(arguments.paths, None if arguments.paths else extensions.suite_dirs()):

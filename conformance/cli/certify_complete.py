@@ -102,7 +102,8 @@ def plan(spec: str, output: Path, run_id: str, *, semantic_seconds: float, paths
         results = output / f"results-{run_id}-{slug}.jsonl"
         suites = tuple(f"{path.parent.name}.{path.stem}" for path in files)
         return Companion(name, why, companion_spec, suites,
-                         [*python, "run", "--target", companion_spec, "--long", "--results", str(results),
+                         [*python, "run", "--target", companion_spec, "--long", "--transcripts", "all",
+                          "--results", str(results),
                           "--alluredir", str(output / f"allure-{run_id}-{slug}"), *extra,
                           *map(str, files)], results, lane=lane)
 

@@ -158,3 +158,139 @@ def test_a_signature_of_another_manifest_is_named(fresh, keys, verify):
     status, out = verify(fresh)
     assert status == 1 and f"bad signature: manifest.json is not what key {keys.fingerprint} signed" in out
     assert base64.b64decode(signature["signature"])  # the signature itself untouched
+
+
+# ------------------------------------------------------------------------------ judged again from the bytes
+CASE = "init-producer-id-timeout-too-large"  # kip98.transactions: step 1 expects INVALID_TRANSACTION_TIMEOUT
+STEP = "1 send InitProducerId"
+
+
+def answered(error_code: int, version: int = 4) -> dict:
+    """The InitProducerId exchange of that step as a transcript records it, the bytes encoded by the harness's
+    codec."""
+    from conformance.protocol import frames
+    from conformance.protocol.codec import default_codec
+
+    body = {"throttle_time_ms": 0, "error_code": error_code, "producer_id": -1, "producer_epoch": -1}
+    raw = frames.encode_response(default_codec(), "InitProducerId", version, 7, body)
+    return {"connection": "127.0.0.1:9092", "api": "InitProducerId", "api_key": 22, "version": version,
+            "correlation_id": 7, "step": STEP, "request": {}, "response": dict(body),
+            "response_bytes": base64.b64encode(raw).decode(), "problem": None}
+
+
+def judged_rows() -> list[dict]:
+    failed = record(CASE, 4, "failed", api="InitProducerId", transcript=[answered(-1)])
+    failed.update(step=1, step_label=STEP, step_api="InitProducerId", expected="INVALID_TRANSACTION_TIMEOUT",
+                  actual="UNKNOWN_SERVER_ERROR", message=f"{STEP}: expected INVALID_TRANSACTION_TIMEOUT, got "
+                                                         "UNKNOWN_SERVER_ERROR")
+    passed = record(CASE, 3, "passed", api="InitProducerId", transcript=[answered(50, 3)])  # 50: INVALID_TRANSACTION_TIMEOUT
+    return [*rows(), failed, passed]
+
+
+@pytest.fixture()
+def judged(tmp_path, keys):
+    return certify(tmp_path, "judged", judged_rows(), keys=keys)
+
+
+def transcript_of(folder, case: str, version: int):
+    for line in (folder / "results.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if row["case"] == case and row["api_version"] == version:
+            return folder / row["transcript_file"]
+    raise AssertionError(f"no transcript of {case} v{version}")
+
+
+def test_an_honest_bundle_is_judged_again_from_its_bytes(judged, verify):
+    status, out = verify(judged)
+    assert status == 0, out
+    assert "judged again from the bytes: 2 recorded responses decoded, 2 verdicts" in out
+
+
+def test_an_error_code_edited_in_a_transcript_fails_even_resealed(judged, keys, verify):
+    path = transcript_of(judged, CASE, 4)
+    exchanges = json.loads(path.read_text())
+    exchanges[0]["response"]["error_code"] = 0  # -1 -> 0: the JSON edited, the bytes left as they were
+    path.write_text(json.dumps(exchanges, indent=1) + "\n")
+    reseal(judged, keys)
+    status, out = verify(judged)
+    assert status == 1
+    assert (f"forged transcript: kip98.transactions::{CASE}@v4: exchange 1 (InitProducerId v4, step '{STEP}'): "
+            "the response shows response.error_code = 0; its bytes say -1") in out
+
+
+def test_bytes_made_again_to_match_the_edit_contradict_the_verdict(judged, keys, verify):
+    path = transcript_of(judged, CASE, 4)
+    path.write_text(json.dumps([answered(50)], indent=1) + "\n")  # the bytes forged too: now they meet the case
+    reseal(judged, keys)
+    status, out = verify(judged)
+    assert status == 1
+    assert (f"verdict does not follow from the bytes: kip98.transactions::{CASE}@v4 states it got "
+            "UNKNOWN_SERVER_ERROR at step '1 send InitProducerId'; the response's bytes answer "
+            "INVALID_TRANSACTION_TIMEOUT") in out
+
+
+def test_a_failed_item_flipped_to_passed_contradicts_its_bytes(judged, keys, verify):
+    path = judged / "results.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in lines:
+        if row["case"] == CASE and row["api_version"] == 4:
+            row.update(outcome="passed", verdict="passed", step=None, step_label=None, step_role=None,
+                       expected=None, actual=None, message="")
+    path.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in lines))
+    reseal(judged, keys)
+    status, out = verify(judged)
+    assert status == 1
+    assert (f"verdict does not follow from the bytes: kip98.transactions::{CASE}@v4 is passed, but the response's "
+            f"bytes at step '{STEP}' answer UNKNOWN_SERVER_ERROR, which departs from the case's expectation "
+            "(error_code INVALID_TRANSACTION_TIMEOUT)") in out
+
+
+# ------------------------------------------------------------------------------ relabels
+def edit_lines(folder, change) -> None:
+    path = folder / "results.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in lines:
+        change(row)
+    path.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in lines))
+
+
+def test_every_line_s_harness_version_changed_is_named(tmp_path, keys, verify):
+    folder = certify(tmp_path, "h", [{**row, "harness_version": harness_version()} for row in rows()], keys=keys)
+    edit_lines(folder, lambda row: row.update(harness_version="9.9.9"))
+    reseal(folder, keys)
+    status, out = verify(folder)
+    assert status == 1
+    from conformance.report.certify.certificate import harness
+
+    assert "harness relabelled: 12 result lines say harness 9.9.9 ran them; certification.json and the manifest " \
+           f"say {harness()['version']}" in out
+
+
+def harness_version() -> str:
+    """What this harness writes in a results line (with its commit, in a checkout)."""
+    from conformance.results.provenance import provenance
+
+    return provenance().harness_version
+
+
+def test_results_relabelled_as_another_target_are_named(fresh, keys, verify):
+    edit_lines(fresh, lambda row: row.update(target="tansu", target_version="0.6.0"))
+    reseal(fresh, keys)
+    status, out = verify(fresh)
+    assert status == 1
+    assert "target relabelled: 12 result lines name target 'tansu'; certification.json says 'kafka'" in out
+    assert "target version relabelled: 12 result lines say version '0.6.0'; certification.json says '4.4.0'" in out
+    assert ("target relabelled: kip98.idempotence::dup@v3 ran as "
+            "'suites/kip98/idempotence.yaml::dup[kafka-v3]' (its node id), but its line says it ran on 'tansu'") in out
+
+
+def test_a_relabelled_certificate_contradicts_the_api_versions_it_was_taken_from(fresh, keys, verify):
+    path = fresh / "certification.json"
+    facts = json.loads(path.read_text())
+    facts["fingerprint"]["apis"][0]["max"] = 12
+    path.write_text(json.dumps(facts, indent=1) + "\n")
+    reseal(fresh, keys)
+    status, out = verify(fresh)
+    assert status == 1
+    assert "fingerprint does not follow: certification.json's apis is not what the results' ApiVersions answer says" \
+        in out

@@ -34,7 +34,7 @@ from .. import known_failures
 from ..itemref import label, latest
 from . import claims as claims_module
 from . import levels as levels_module
-from . import page, signing, svg
+from . import consistency, page, rejudge, signing, svg
 from .certificate import build, harness, results_digest
 from .needs import CompanionFacts, add_needs
 
@@ -184,7 +184,11 @@ def verify(folder: Path, trusted: Iterable[str] = ()) -> Verification:
         return found  # another version grades by its own rules: nothing more to compare here
     found.problems += _grading_inputs(folder, certificate)
     if records is not None:
+        found.problems += consistency.check(certificate, records)
         found.problems += _regrade(folder, certificate, records)
+        judged = rejudge.rejudge(records)
+        found.problems += judged.problems
+        found.notes.append(judged.summary())
     return found
 
 
