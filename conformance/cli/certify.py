@@ -33,12 +33,15 @@ def register(commands) -> None:
     certify = commands.add_parser(
         "certify", help="grade a target against the certification levels; writes a signed bundle (HTML page, JSON, "
                         "badges, evidence)",
-        description="Grade a target against the certification levels and write a bundle anyone can verify offline. "
-                    "Three more actions, each with its own --help: 'conformance certify keygen --out DIR' makes the "
-                    "Ed25519 key that signs bundles (--sign-key); 'conformance certify verify BUNDLE --trust KEY' "
-                    "checks a bundle offline (its signature, every file, the grades and every recorded exchange "
-                    "judged again); 'conformance certify register BUNDLE... --trust KEY --out DIR' builds the "
-                    "static page listing verified bundles and who signed each.")
+        description="Grade a target against the certification levels and write a bundle anyone can verify offline.",
+        epilog="actions (each with its own --help):\n"
+               "  conformance certify keygen --out DIR\n"
+               "      make the Ed25519 key that signs bundles (certify --sign-key FILE)\n"
+               "  conformance certify verify BUNDLE --trust KEY\n"
+               "      check a bundle offline: its signature, every file, the grades, every exchange judged again\n"
+               "  conformance certify register BUNDLE... --trust KEY --out DIR\n"
+               "      the static page of verified bundles: product, version, levels, who signed each",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     certify.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     certify.add_argument("--target", metavar="SPEC",
                          help="the target to run the suites on; with --results, the target to take from them "
@@ -162,7 +165,7 @@ def command_verify(arguments) -> int:
         if found.problems:
             status = 1
             count = len(found.problems)
-            print(f"{folder}: NOT verified ({count} difference{'s' if count != 1 else ''})")
+            print(f"{folder}: NOT verified ({count} difference{'s' if count != 1 else ''}; {found.signed_by})")
             for problem in found.problems:
                 print(f"  - {problem}")
         elif not found.trusted:

@@ -294,3 +294,100 @@ def test_a_relabelled_certificate_contradicts_the_api_versions_it_was_taken_from
     assert status == 1
     assert "fingerprint does not follow: certification.json's apis is not what the results' ApiVersions answer says" \
         in out
+
+
+def test_the_mock_relabelled_as_tansu_and_graded_again_is_named(tmp_path, keys, other, verify):
+    mock = [{**row, "target": "rdkafka-mock", "nodeid": row["nodeid"].replace("[kafka-", "[rdkafka-mock-")}
+            for row in rows()]
+    folder = certify(tmp_path, "mock", mock, keys=keys)
+    assert verify(folder)[0] == 0
+    edit_lines(folder, lambda row: row.update(target="tansu:0.6.0", target_version="0.6.0"))
+    for signer in (keys, other):  # the vendor's own key, or another one
+        forged = tmp_path / f"forged-{signer.fingerprint[:8]}"
+        main(["certify", "--results", str(folder / "results.jsonl"), "-o", str(forged), "--sign-key", str(signer.private)])
+        status, out = verify(next(forged.iterdir()))
+        assert status == 1
+        assert ("target relabelled: kip98.idempotence::dup@v3 ran as "
+                "'suites/kip98/idempotence.yaml::dup[rdkafka-mock-v3]' (its node id), but its line says it ran on "
+                "'tansu:0.6.0'") in out
+        assert f"signed by {signer.fingerprint}" + ("" if signer is keys else ", not a trusted key") in out
+
+
+def test_a_bundle_only_signed_again_by_another_key_verifies_only_as_not_trusted(fresh, other, verify):
+    signing.sign(fresh, fresh / "manifest.json", signing.load_private(other.private))
+    facts = json.loads((fresh / "certification.json").read_text())
+    assert facts["signer"]["fingerprint"] != other.fingerprint
+    status, out = verify(fresh)  # the page names the first signer: this one fails as relabelled
+    assert status == 1 and "signer relabelled: certification.json (and so the page) names" in out
+
+
+def test_a_bundle_made_and_signed_by_another_key_verifies_only_as_not_trusted(tmp_path, other, verify):
+    folder = certify(tmp_path, "theirs", rows(), keys=other)
+    status, out = verify(folder)
+    assert status == 1
+    assert f"{folder}: signed by {other.fingerprint}, not a trusted key\n" in out and "NOT verified" not in out
+
+
+# ------------------------------------------------------------------------------ careless edits (nothing resealed)
+def flip_outcome(folder):
+    path = folder / "results.jsonl"
+    path.write_text(path.read_text().replace('"outcome": "failed"', '"outcome": "passed"'))
+
+
+def remove_line(folder):
+    path = folder / "results.jsonl"
+    path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if '"case": "abort"' not in line))
+
+
+def change_transcript(folder):
+    path = folder / "transcripts" / "0.json"
+    path.write_text(path.read_text().replace('"max_version": 11', '"max_version": 12'))
+
+
+def change_levels(folder):
+    path = folder / "levels.yaml"
+    path.write_text(path.read_text().replace("requirements: [MUST, SHOULD, MAY]", "requirements: [MUST]"))
+
+
+def edit_grade(folder):
+    path = folder / "certification.json"
+    facts = json.loads(path.read_text())
+    level = next(level for level in facts["levels"] if level["id"] == "transactions")
+    level.update(status="reached", label="reached")
+    path.write_text(json.dumps(facts, indent=1) + "\n")
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    (flip_outcome, "edited outcome: kip98.transactions::commit@v3 is 'passed' in results.jsonl, 'failed' in the "
+                   "manifest"),
+    (remove_line, "removed item: kip98.transactions::abort@v3 (passed in the manifest, absent from results.jsonl)"),
+    (change_transcript, "edited file: transcripts/0.json"),
+    (change_levels, "edited file: levels.yaml"),
+    (edit_grade, "edited file: certification.json"),
+])
+def test_a_careless_edit_is_named(fresh, verify, edit, named):
+    edit(fresh)
+    status, out = verify(fresh)
+    assert status == 1 and named in out
+    assert "bad signature" not in out  # the manifest itself is untouched: its signature still holds
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    (change_levels, "changed levels file: levels.yaml is not the levels file harness"),
+    (edit_grade, "level does not follow: Transactions status is 'reached' in certification.json; the results give "
+                 "'missed'"),
+])
+def test_a_careless_edit_resealed_by_the_vendor_is_still_named(fresh, keys, verify, edit, named):
+    edit(fresh)
+    reseal(fresh, keys)
+    status, out = verify(fresh)
+    assert status == 1 and named in out
+
+
+def test_certify_help_names_its_actions(capsys):
+    with pytest.raises(SystemExit):
+        main(["certify", "--help"])
+    out = capsys.readouterr().out
+    for action, purpose in (("keygen", "make the Ed25519 key that signs bundles"),
+                            ("verify", "check a bundle offline"), ("register", "the static page of verified bundles")):
+        assert f"conformance certify {action} " in out and purpose in out
