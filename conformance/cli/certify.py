@@ -254,8 +254,14 @@ def command_certify(arguments) -> int:
                   f"{len(false_claims)} of them false claims" + "".join(f"\n  {row['claim']}: {row['status']} ({row['detail']})"
                                                               for row in false_claims))
         for required in arguments.require:
-            if not any(grade.level.id == required and grade.status == levels.REACHED for grade in grades):
+            reached = [grade for grade in grades if grade.level.id == required and grade.status == levels.REACHED]
+            if not reached:
                 print(f"certify: {target} did not reach the required level {required!r}", file=sys.stderr)
+                status = status or 1
+            elif reached[0].stale:  # a waiver of a failure that is gone would hide its coming back
+                print(f"certify: {target} reached {required!r}, but with stale waivers (the known failures they "
+                      "waive pass now; remove them): " + "; ".join(entry.describe() for entry in reached[0].stale),
+                      file=sys.stderr)
                 status = status or 1
     return status
 

@@ -232,3 +232,32 @@ def test_a_level_missed_on_a_known_kafka_bug_names_the_bug_and_that_it_is_unfixe
     assert "Strict: missed: " in shown and "KAFKA-20310, unfixed as of 4.4.0" in shown
     page = next((tmp_path / "cert").glob("*/index.html")).read_text(encoding="utf-8")
     assert "3 of them KAFKA-20310, unfixed as of 4.4.0" in page
+
+
+def test_a_waiver_whose_failure_passes_now_is_stale():
+    rows = [produce("dup", 3, "passed"), produce("order", 3, "failed"), record("commit", 3, "passed")]
+    stale = known_failures.Entry("known_failures", "kip98.idempotence::dup", (), "fixed since", None, None, "k.yaml:1")
+    live = known_failures.Entry("known_failures", "kip98.idempotence::order", (), "still there", None, None, "k.yaml:2")
+    [idempotent] = grade([IDEMPOTENT], rows, FEATURES, [stale, live])
+    assert idempotent.status == REACHED and idempotent.stale == [stale]
+    assert [entry for _, entry in idempotent.waived] == [live]
+    assert idempotent.reasons[-1].startswith("1 stale waiver: the known failure it waives passes now, so --require "
+                                             "fails until it is removed (kip98.idempotence::dup, k.yaml:1)")
+
+
+def test_require_fails_on_a_level_reached_with_a_stale_waiver(tmp_path, capsys):
+    rows = [produce(case, version, "passed") for case in ("dup", "order") for version in range(3, 12)]
+    rows += [record("dup", version, "passed", suite="kip98.produce-validation", api="Produce")
+             for version in range(3, 12)]
+    rows += [record("init", version, "passed", suite="kip98.idempotence", api="InitProducerId")
+             for version in range(0, 6)]
+    known = tmp_path / "known.yaml"
+    known.write_text("known_failures:\n  - case: kip98.idempotence::dup\n    reason: the broker used to append twice\n")
+    results = write_jsonl(tmp_path / "r.jsonl", rows)
+    arguments = ["certify", "--results", str(results), "-o", str(tmp_path / "out"), "--require", "idempotent-producer"]
+    assert main(arguments) == 0  # reached, no waiver
+    capsys.readouterr()
+    assert main([*arguments, "--known-failures", str(known)]) == 1
+    err = capsys.readouterr().err
+    assert "certify: kafka reached 'idempotent-producer', but with stale waivers (the known failures they waive pass " \
+           "now; remove them): kip98.idempotence::dup (all versions): the broker used to append twice" in err
