@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,6 +148,14 @@ class Grade:
         return self.status
 
 
+def first_sentence(text: str) -> str:
+    """The first sentence of a message's first line, whole: a reason cut at a width can read as its opposite
+    ("... which tansu ... does" of "... which tansu never does")."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    end = re.search(r"(?<!\d)\.(\s|$)", line)  # a full stop, not a version's dot
+    return line[:end.start() + 1] if end else line
+
+
 def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, int] | None,
           waivers: list[known_failures.Entry] = (), known_suites: list[str] = (), claims=None) -> list[Grade]:
     """One grade per level, in file order (so included levels are graded first).
@@ -244,8 +253,8 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
         for record in result.incomplete:
             by_outcome.setdefault(str(record.outcome), []).append(record)
         for outcome, rows in by_outcome.items():  # with one message as an example of why
-            example = (rows[0].message or "").strip().splitlines()[:1]
-            reasons.append(f"{len(rows)} {outcome}, no verdict" + (f" (e.g. {example[0][:120]})" if example else ""))
+            example = first_sentence(rows[0].message or "")
+            reasons.append(f"{len(rows)} {outcome}, no verdict" + (f" (e.g. {example})" if example else ""))
     if result.counted == 0:
         return NOT_RUN, reasons + ["no item of this level in the results"]
     if missed:
