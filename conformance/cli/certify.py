@@ -22,7 +22,7 @@ from ..results.record import ResultRecord
 from ..results.store import new_run_id, read_records
 from ..report.certify import certificate, fingerprint, levels
 from . import certify_complete
-from ..report.certify import bundle
+from ..report.certify import bundle, needs, signing
 from ..report.certify import register as register_page
 from ..report.certify import claims as claim_checks
 from ..report.invocation import SUITE_PATHS_HELP
@@ -30,8 +30,18 @@ from ..defaults import CERTIFICATION_OUTPUT, REGISTER_OUTPUT
 
 
 def register(commands) -> None:
-    certify = commands.add_parser("certify", help="grade a target against the certification levels; "
-                                                  "writes an HTML page, JSON and badges")
+    certify = commands.add_parser(
+        "certify", help="grade a target against the certification levels; writes a signed bundle (HTML page, JSON, "
+                        "badges, evidence)",
+        description="Grade a target against the certification levels and write a bundle anyone can verify offline.",
+        epilog="actions (each with its own --help):\n"
+               "  conformance certify keygen --out DIR\n"
+               "      make the Ed25519 key that signs bundles (certify --sign-key FILE)\n"
+               "  conformance certify verify BUNDLE --trust KEY\n"
+               "      check a bundle offline: its signature, every file, the grades, every exchange judged again\n"
+               "  conformance certify register BUNDLE... --trust KEY --out DIR\n"
+               "      the static page of verified bundles: product, version, levels, who signed each",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     certify.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     certify.add_argument("--target", metavar="SPEC",
                          help="the target to run the suites on; with --results, the target to take from them "
@@ -51,6 +61,9 @@ def register(commands) -> None:
     certify.add_argument("--levels", metavar="FILE", help="levels file (default: the bundled levels.yaml)")
     certify.add_argument("-o", "--output", default=CERTIFICATION_OUTPUT, metavar="DIR",
                          help=f"where the certification folder is created (default: {CERTIFICATION_OUTPUT})")
+    certify.add_argument("--sign-key", metavar="FILE.pem",
+                         help="sign the bundle with this Ed25519 private key (conformance certify keygen makes one); "
+                              "its fingerprint is shown on the page. Unsigned bundles do not verify")
     certify.add_argument("--require", action="append", default=[], metavar="LEVEL",
                          help="exit 1 unless this level (id) is reached (repeatable)")
     certify.add_argument("--claims", metavar="FILE.yaml",
@@ -70,21 +83,31 @@ def register(commands) -> None:
     certify.nested_commands = nested_commands()  # certify verify, certify register: parsed on their own
 
 
-NESTED = ("verify", "register")
+NESTED = ("keygen", "verify", "register")
+TRUST_HELP = ("a key to trust: its public key file (PEM) or its fingerprint (64 hex digits, as keygen and the page "
+              "show it); repeatable. A bundle signed by any other key is reported as 'not a trusted key'")
 
 
 def nested_commands() -> argparse._SubParsersAction:
-    """``conformance certify verify`` and ``certify register``: parsed apart from ``certify``, whose first
-    positional arguments are suite paths (:func:`conformance.cli.dispatch` sends them here)."""
+    """``conformance certify keygen``, ``certify verify`` and ``certify register``: parsed apart from ``certify``,
+    whose first positional arguments are suite paths (:func:`conformance.cli.dispatch` sends them here)."""
     holder = argparse.ArgumentParser(prog="conformance certify")
     nested = holder.add_subparsers(dest="certify_action", required=True)
-    verify = nested.add_parser("verify", help="re-grade certification bundles offline and say 'verified' or what "
-                                              "differs (exit 1 on any difference)")
+    keygen = nested.add_parser("keygen", help="make the Ed25519 key pair that signs certification bundles "
+                                              "(certify --sign-key) and print its fingerprint")
+    keygen.add_argument("--out", required=True, metavar="DIR",
+                        help=f"where to write {signing.PRIVATE_KEY} (private, mode 0600) and {signing.PUBLIC_KEY}")
+    keygen.set_defaults(handler=command_keygen)
+    verify = nested.add_parser("verify", help="check certification bundles offline: the signature, every file, the "
+                                              "grades and every recorded exchange judged again; says 'verified, "
+                                              "signed by KEY' or what differs (exit 1 unless verified and trusted)")
     verify.add_argument("bundles", nargs="+", metavar="BUNDLE", help="certification folders")
+    verify.add_argument("--trust", action="append", default=[], metavar="KEY", help=TRUST_HELP)
     verify.set_defaults(handler=command_verify)
-    listing = nested.add_parser("register", help="verify bundles and build a static page of the certified "
-                                                 "implementations (product, version, levels, date, harness)")
+    listing = nested.add_parser("register", help="verify bundles and build a static page listing them (product, "
+                                                 "version, levels, date, harness, who signed)")
     listing.add_argument("bundles", nargs="+", metavar="BUNDLE", help="certification folders")
+    listing.add_argument("--trust", action="append", default=[], metavar="KEY", help=TRUST_HELP)
     listing.add_argument("--out", default=REGISTER_OUTPUT, metavar="DIR",
                          help=f"the register's folder: index.html and a copy of each bundle (default: {REGISTER_OUTPUT})")
     listing.set_defaults(handler=command_register)
@@ -98,8 +121,33 @@ def dispatch_nested(argv: list[str]) -> int:
     return arguments.handler(arguments)
 
 
+def _trusted(arguments) -> set[str] | None:
+    """The fingerprints of the keys given with --trust; None (after one line on stderr) when one names no key."""
+    try:
+        return {signing.trusted_fingerprint(given) for given in arguments.trust}
+    except signing.SigningKeyError as error:
+        print(f"certify: {error}", file=sys.stderr)
+        return None
+
+
+def command_keygen(arguments) -> int:
+    try:
+        private, public, found = signing.keygen(Path(arguments.out))
+    except (signing.SigningKeyError, OSError) as error:
+        print(f"certify keygen: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {private} (private: keep it; sign with certify --sign-key {private})")
+    print(f"wrote {public} (public: hand it to whoever verifies: certify verify BUNDLE --trust {public})")
+    print(f"fingerprint {found}")
+    return 0
+
+
 def command_register(arguments) -> int:
-    page, refused = register_page.build([Path(folder) for folder in arguments.bundles], Path(arguments.out))
+    trusted = _trusted(arguments)
+    if trusted is None:
+        return 2
+    page, refused = register_page.build([Path(folder) for folder in arguments.bundles], Path(arguments.out),
+                                        trusted=trusted)
     for folder, problems in refused:
         print(f"{folder}: not verified, not listed:" + "".join(f"\n  - {problem}" for problem in problems),
               file=sys.stderr)
@@ -108,16 +156,25 @@ def command_register(arguments) -> int:
 
 
 def command_verify(arguments) -> int:
+    trusted = _trusted(arguments)
+    if trusted is None:
+        return 2
     status = 0
     for folder in arguments.bundles:
-        problems = bundle.verify(Path(folder))
-        if problems:
+        found = bundle.verify(Path(folder), trusted)
+        if found.problems:
             status = 1
-            print(f"{folder}: NOT verified ({len(problems)} difference{'s' if len(problems) != 1 else ''})")
-            for problem in problems:
+            count = len(found.problems)
+            print(f"{folder}: NOT verified ({count} difference{'s' if count != 1 else ''}; {found.signed_by})")
+            for problem in found.problems:
                 print(f"  - {problem}")
+        elif not found.trusted:
+            status = 1
+            print(f"{folder}: {found.signed_by}" + ("" if trusted else " (no key trusted: give --trust KEY)"))
         else:
-            print(f"{folder}: verified (manifest sha256 {bundle.manifest_digest(Path(folder))})")
+            print(f"{folder}: verified, {found.signed_by} (manifest sha256 {bundle.manifest_digest(Path(folder))})")
+        for note in found.notes:
+            print(f"  {note}")
     return status
 
 
@@ -143,6 +200,13 @@ def command_certify(arguments) -> int:
         except NodeControlError as error:
             print(f"certify: {error}", file=sys.stderr)
             return 2
+    key = None
+    if getattr(arguments, "sign_key", None):  # read before any broker starts; its errors never show the key
+        try:
+            key = signing.load_private(arguments.sign_key)
+        except signing.SigningKeyError as error:
+            print(f"certify: {error}", file=sys.stderr)
+            return 2
     if not arguments.results and not arguments.target:
         print("certify: give --target SPEC (to run the suites) or --results FILE", file=sys.stderr)
         return 2
@@ -150,7 +214,7 @@ def command_certify(arguments) -> int:
     waivers = known_failures.load(arguments.known_failures) + list(claims.deviations if claims else ())
     extensions = Extensions.for_run()  # once for the whole certification: the run, the suites, the fingerprint
     if arguments.results:
-        records = [row for path in arguments.results for row in read_records(path)]
+        records = [row for path in arguments.results for row in bundle.with_transcripts(path, read_records(path))]
         sources, probes = list(arguments.results), {}
     else:
         records, sources, probes = run_suites(arguments, extensions)
@@ -167,17 +231,18 @@ def command_certify(arguments) -> int:
         features = None if print_found is None else print_found.get("finalized_features", {})
         grades = levels.grade(level_list, rows, features, waivers, known_suites=known_suites, claims=claims)
         companions = getattr(arguments, "companions", [])
-        for grade in grades:  # what a level lacks that no companion gave it, in words a vendor can act on
-            if grade.status in (levels.INCOMPLETE, levels.NOT_RUN):
-                grade.reasons += certify_complete.needs_of(grade, companions,
-                                                           node_control=bool(getattr(arguments, "node_control", None)))
+        # what a level lacks that no companion gave it, in words a vendor can act on
+        needs.add_needs(grades, companions, node_control=bool(getattr(arguments, "node_control", None)))
         facts = certificate.build(target, rows, grades, fingerprint=print_found, identity=identity, sources=sources,
                                   levels_file=arguments.levels or "bundled levels.yaml", claims=claims)
         if companions:
             facts["companions"] = [companion.facts() for companion in companions]
+        if key is not None:
+            facts["signer"] = signing.signer_of(key)
         folder = certificate.write(facts, grades, rows, Path(arguments.output))
         bundle.write(folder, rows, levels_path=arguments.levels, claims_path=arguments.claims,
-                     known_failure_paths=arguments.known_failures, known_suites=known_suites)
+                     known_failure_paths=arguments.known_failures, known_suites=known_suites,
+                     node_control=bool(getattr(arguments, "node_control", None)), key=key)
         print(f"{target}: " + ", ".join(f"{grade.level.name}: {grade.label}" for grade in grades))
         for grade in grades:  # why each level not reached is not, in the words of the page (a known bug by name)
             if grade.status != levels.REACHED and grade.reasons:
@@ -189,8 +254,14 @@ def command_certify(arguments) -> int:
                   f"{len(false_claims)} of them false claims" + "".join(f"\n  {row['claim']}: {row['status']} ({row['detail']})"
                                                               for row in false_claims))
         for required in arguments.require:
-            if not any(grade.level.id == required and grade.status == levels.REACHED for grade in grades):
+            reached = [grade for grade in grades if grade.level.id == required and grade.status == levels.REACHED]
+            if not reached:
                 print(f"certify: {target} did not reach the required level {required!r}", file=sys.stderr)
+                status = status or 1
+            elif reached[0].stale:  # a waiver of a failure that is gone would hide its coming back
+                print(f"certify: {target} reached {required!r}, but with stale waivers (the known failures they "
+                      "waive pass now; remove them): " + "; ".join(entry.describe() for entry in reached[0].stale),
+                      file=sys.stderr)
                 status = status or 1
     return status
 
@@ -262,7 +333,8 @@ def run_suites(arguments, extensions: Extensions) -> tuple[list[ResultRecord], l
     output = Path(arguments.output)
     output.mkdir(parents=True, exist_ok=True)
     results = output / f"results-{run_id}.jsonl"
-    session = RunSession(results, run_id=run_id, extensions=extensions)  # the pytest run runs this session
+    # the pytest run runs this session; every item's exchanges kept: verify judges passes again from their bytes too
+    session = RunSession(results, run_id=run_id, extensions=extensions, transcripts="all")
     options = [*plugin_arguments(), "-W", "default", "--conformance-run-id", run_id, "--results", str(results),
                "--target", arguments.target]  # -W default: as conformance run (run_options.pytest_options)
     for path in suite_paths(arguments.paths, None if arguments.paths else extensions.suite_dirs()):

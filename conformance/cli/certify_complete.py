@@ -35,6 +35,7 @@ from ..results.record import ResultRecord
 from ..results.store import read_records
 from ..resources import suites as bundled_suites
 from ..targets import hostport
+from ..report.certify.needs import GIVEN, NEEDS, needs_of  # noqa: F401 - certify's names for them
 
 
 @dataclass
@@ -61,20 +62,6 @@ class Companion:
 
 STOPPING = threading.Event()  # set when certify ends early: the companions not started yet are not
 SEMANTIC_SECONDS = 30.0  # the exactly-once tier's clients per group protocol: several faults at its 8 s interval
-
-# What a level's suites need that one node of a provisioned target does not give, and what to say when a
-# target cannot have it (HOST:PORT: the harness has no hand on the cluster's nodes unless --node-control gives one).
-NEEDS = {"cluster.*": "needs a way to stop a node (--node-control FILE: the commands that stop and start the "
-                      "nodes of a HOST:PORT cluster and move leadership; kafka,nodes=3 is a cluster the harness "
-                      "provisions)",
-         "faults.*": "needs the fault proxy in front of the target (proxy+SPEC)",
-         "semantic.*": "needs the exactly-once tier's real clients (conformance semantic --target SPEC, with "
-                       "--node-control FILE on HOST:PORT for its faults; then certify --results with both files)"}
-# With --node-control the cluster's items ran: those still without a verdict say why themselves (a command the file
-# lacks, too few nodes, a command that failed).
-GIVEN = {"cluster.*": "ran with --node-control; the items without a verdict say why (a command the file lacks, "
-                      "fewer nodes than a case needs, a command that failed)"}
-
 
 def is_single_kafka(spec: str) -> bool:
     """``kafka`` or ``kafka:VERSION`` with feature options, one node: the specs certify completes."""
@@ -115,7 +102,8 @@ def plan(spec: str, output: Path, run_id: str, *, semantic_seconds: float, paths
         results = output / f"results-{run_id}-{slug}.jsonl"
         suites = tuple(f"{path.parent.name}.{path.stem}" for path in files)
         return Companion(name, why, companion_spec, suites,
-                         [*python, "run", "--target", companion_spec, "--long", "--results", str(results),
+                         [*python, "run", "--target", companion_spec, "--long", "--transcripts", "all",
+                          "--results", str(results),
                           "--alluredir", str(output / f"allure-{run_id}-{slug}"), *extra,
                           *map(str, files)], results, lane=lane)
 
@@ -225,31 +213,3 @@ def combine(main: list[ResultRecord], companions: list[Companion], extra: list[R
     kept = [record for record in main
             if not any(fnmatch.fnmatchcase(str(record.suite), pattern) for pattern in provided)]
     return kept + extra
-
-
-def needs_of(grade, companions: list[Companion], *, node_control: bool = False) -> list[str]:
-    """What a level lacks, in words a vendor can act on: the suites of :data:`NEEDS` among its items without a
-    verdict or its suites not run, and each companion that should have given them but did not. ``node_control``:
-    the run had the nodes' commands (--node-control), so the cluster's suites say :data:`GIVEN` instead."""
-    import fnmatch
-
-    suites = {str(record.suite) for record in grade.incomplete} | set(grade.not_run)
-    if grade.counted == 0:  # nothing of the level ran: its own suite patterns say what it needs
-        suites |= {pattern for pattern in grade.level.suites if pattern != "*"}
-    found = []
-    for pattern, need in NEEDS.items():
-        lacking = [suite for suite in suites if fnmatch.fnmatchcase(suite, pattern)]
-        if not lacking:
-            continue
-        if all(any(companion.records and not companion.problem
-                   and any(fnmatch.fnmatchcase(suite, provided) for provided in companion.suites)
-                   for companion in companions) for suite in lacking):
-            continue  # a companion ran each of them: their items without a verdict say why themselves
-        if node_control and pattern in GIVEN:
-            found.append(f"{pattern[:-2]} suites: {GIVEN[pattern]}")
-            continue
-        failed = [companion for companion in companions if companion.problem
-                  and any(fnmatch.fnmatchcase(provided, pattern) for provided in companion.suites)]
-        found.append(f"{pattern[:-2]} suites: {need}" + "".join(
-            f"; {companion.name} on {companion.spec} gave none: {companion.problem}" for companion in failed))
-    return found

@@ -232,3 +232,60 @@ def test_a_level_missed_on_a_known_kafka_bug_names_the_bug_and_that_it_is_unfixe
     assert "Strict: missed: " in shown and "KAFKA-20310, unfixed as of 4.4.0" in shown
     page = next((tmp_path / "cert").glob("*/index.html")).read_text(encoding="utf-8")
     assert "3 of them KAFKA-20310, unfixed as of 4.4.0" in page
+
+
+def test_a_waiver_whose_failure_passes_now_is_stale():
+    rows = [produce("dup", 3, "passed"), produce("order", 3, "failed"), record("commit", 3, "passed")]
+    stale = known_failures.Entry("known_failures", "kip98.idempotence::dup", (), "fixed since", None, None, "k.yaml:1")
+    live = known_failures.Entry("known_failures", "kip98.idempotence::order", (), "still there", None, None, "k.yaml:2")
+    [idempotent] = grade([IDEMPOTENT], rows, FEATURES, [stale, live])
+    assert idempotent.status == REACHED and idempotent.stale == [stale]
+    assert [entry for _, entry in idempotent.waived] == [live]
+    assert idempotent.reasons[-1].startswith("1 stale waiver: the known failure it waives passes now, so --require "
+                                             "fails until it is removed (kip98.idempotence::dup, k.yaml:1)")
+
+
+def test_require_fails_on_a_level_reached_with_a_stale_waiver(tmp_path, capsys):
+    rows = [produce(case, version, "passed") for case in ("dup", "order") for version in range(3, 12)]
+    rows += [record("dup", version, "passed", suite="kip98.produce-validation", api="Produce")
+             for version in range(3, 12)]
+    rows += [record("init", version, "passed", suite="kip98.idempotence", api="InitProducerId")
+             for version in range(0, 6)]
+    known = tmp_path / "known.yaml"
+    known.write_text("known_failures:\n  - case: kip98.idempotence::dup\n    reason: the broker used to append twice\n")
+    results = write_jsonl(tmp_path / "r.jsonl", rows)
+    arguments = ["certify", "--results", str(results), "-o", str(tmp_path / "out"), "--require", "idempotent-producer"]
+    assert main(arguments) == 0  # reached, no waiver
+    capsys.readouterr()
+    assert main([*arguments, "--known-failures", str(known)]) == 1
+    err = capsys.readouterr().err
+    assert "certify: kafka reached 'idempotent-producer', but with stale waivers (the known failures they waive pass " \
+           "now; remove them): kip98.idempotence::dup (all versions): the broker used to append twice" in err
+
+
+def test_a_reason_is_never_cut_inside_a_sentence():
+    message = ("the target does not support DescribeConfigs, so its settings cannot be read, which tansu 0.6.0 never "
+               "does on this listener or any other one it serves. The rest is detail.")
+    rows = [produce("dup", 3, "passed"), produce("order", 3, "skipped", message=message)]
+    [idempotent] = grade([IDEMPOTENT], rows, FEATURES)
+    assert f"1 skipped, no verdict (e.g. {message.split(' The rest')[0]})" in idempotent.reasons
+    from conformance.report.certify.page import whole_lines
+
+    long = "\n".join(f"line {index} " + "x" * 150 for index in range(5))
+    assert whole_lines(long) == "\n".join(long.splitlines()[:2]) + "\n(3 more lines in the results)"
+    assert whole_lines("y" * 600) == "y" * 600  # the first line whole, however long
+
+
+def test_the_page_opens_with_the_levels_by_status_and_a_banner_for_a_crash(tmp_path):
+    from conformance.results.record import STOPPED_ANSWERING
+
+    rows = [produce("dup", version, "passed") for version in range(3, 12)]
+    rows.append(record("commit", 3, "failed", message=f"{STOPPED_ANSWERING}: the process exited (SIGABRT)"))
+    main(["certify", "--results", str(write_jsonl(tmp_path / "r.jsonl", rows)), "-o", str(tmp_path / "out")])
+    html = next((tmp_path / "out").iterdir()).joinpath("index.html").read_text()
+    headline = html.split("<p id='headline'>")[1].split("</p>")[0]
+    assert headline.startswith("<b class='status-missed'>Missed</b>: Transactions, Strict. ")
+    assert "<b class='status-incomplete'>Incomplete</b>: Idempotent producer" in headline
+    banner = html.split("<div class='banner' id='crash-banner'>")[1].split("</div>")[0]
+    assert "The target crashed 1 time" in banner and "kip98.transactions::commit@v3" in banner
+    assert f"{STOPPED_ANSWERING}: the process exited (SIGABRT)" in banner

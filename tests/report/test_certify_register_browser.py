@@ -6,24 +6,25 @@ from __future__ import annotations
 import pytest
 from chromium_pipe import Browser
 from headless_chromium import colour_count
-from report_records import record, write_jsonl
+from report_records import record
+from signed_bundles import Keys, certify
 
 from conformance.cli import main
 
 pytestmark = pytest.mark.broker  # starts chromium
 
 
-def bundle(tmp_path, name: str, target: str, outcome: str):
+def bundle(tmp_path, name: str, target: str, outcome: str, keys: Keys):
     rows = [record("dup", version, outcome, suite="kip98.idempotence", api="Produce", target=target)
             for version in range(3, 12)]
-    main(["certify", "--results", str(write_jsonl(tmp_path / f"{name}.jsonl", rows)), "-o", str(tmp_path / name)])
-    return next((tmp_path / name).iterdir())
+    return certify(tmp_path, name, rows, keys=keys)
 
 
 def test_the_register_renders_with_its_badges_and_links(tmp_path):
-    bundles = [bundle(tmp_path, "one", "kafka", "passed"), bundle(tmp_path, "two", "tansu", "failed")]
+    keys = Keys(tmp_path / "keys")
+    bundles = [bundle(tmp_path, "one", "kafka", "passed", keys), bundle(tmp_path, "two", "tansu", "failed", keys)]
     out = tmp_path / "register"
-    assert main(["certify", "register", *map(str, bundles), "--out", str(out)]) == 0
+    assert main(["certify", "register", *map(str, bundles), "--out", str(out), "--trust", str(keys.public)]) == 0
     with Browser(width=1300, height=900) as browser:
         browser.open((out / "index.html").as_uri())
         browser.wait_for("document.querySelectorAll('tr.entry').length == 2")

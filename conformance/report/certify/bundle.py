@@ -8,12 +8,15 @@ Beside ``index.html``, ``certification.json`` and the badges, the folder holds
   when the certification had them;
 - ``grading.json``: the other inputs of the grade (the suite ids that existed, which optional files were given);
 - ``manifest.json``: the sha256 of every file above and of each item (its id, outcome and digest), with the
-  harness version that made the bundle. The manifest's own digest is what a register publishes.
+  harness version that made the bundle. The manifest's own digest is what a register publishes;
+- ``signature.json``: the signer's Ed25519 signature of the manifest (:mod:`.signing`), so of every file.
 
 The suites themselves are not copied: ``certification.json`` carries the digest of every suite file, and the
-harness version that ships them. :func:`verify` re-grades the bundle with this harness and names every
-difference: a file edited or missing, an item edited or removed, another harness version, suites or levels that
-are not the ones that version ships, a level that does not follow from the results.
+harness version that ships them. :func:`verify` checks the signature, re-grades the bundle with this harness and
+names every difference: a file edited or missing, an item edited or removed, another harness version, suites or
+levels that are not the ones that version ships, a level that does not follow from the results. Nothing derived is
+taken on trust: the page, the badges and every derived part of ``certification.json`` are made again from the
+results and compared byte for byte, and every recorded exchange is judged again from its bytes (:mod:`.rejudge`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import resources
@@ -30,7 +34,9 @@ from .. import known_failures
 from ..itemref import label, latest
 from . import claims as claims_module
 from . import levels as levels_module
-from .certificate import harness, results_digest
+from . import consistency, page, rejudge, signing, svg
+from .certificate import build, harness, results_digest
+from .needs import CompanionFacts, add_needs
 
 MANIFEST = "manifest.json"
 RESULTS = "results.jsonl"
@@ -38,6 +44,7 @@ LEVELS = "levels.yaml"
 CAPABILITIES = "capabilities.yaml"
 GRADING = "grading.json"
 VERIFIED = "verified"
+UNLISTED = {MANIFEST, signing.SIGNATURE}  # the manifest cannot list itself, nor the signature of itself
 
 
 def sha256(path: Path) -> str:
@@ -49,8 +56,10 @@ def _line(record: dict) -> str:
 
 
 def write(folder: Path, records: list[ResultRecord], *, levels_path: str | Path | None, claims_path: str | Path | None,
-          known_failure_paths: Sequence[str] = (), known_suites: Sequence[str] = ()) -> Path:
-    """Add the evidence, the grading inputs and the manifest to a certification folder; returns the manifest."""
+          known_failure_paths: Sequence[str] = (), known_suites: Sequence[str] = (), node_control: bool = False,
+          key=None) -> Path:
+    """Add the evidence, the grading inputs and the manifest to a certification folder, and sign the manifest with
+    ``key`` (an Ed25519 private key) when given; returns the manifest."""
     folder = Path(folder)
     items = list(latest(records).values())
     transcripts = folder / "transcripts"
@@ -77,9 +86,8 @@ def write(folder: Path, records: list[ResultRecord], *, levels_path: str | Path 
     (folder / GRADING).write_text(json.dumps({
         "levels": LEVELS, "levels_bundled": levels_path is None,
         "capabilities": CAPABILITIES if claims_path else None, "known_failures": waivers,
-        "known_suites": sorted(known_suites)}, indent=1) + "\n", encoding="utf-8")
-    files = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*")
-                   if path.is_file() and path.name != MANIFEST)
+        "known_suites": sorted(known_suites), "node_control": node_control}, indent=1) + "\n", encoding="utf-8")
+    files = sorted(name for name in _present(folder) if name not in UNLISTED)
     manifest = {
         "format": 1,
         "harness": harness(),
@@ -89,7 +97,29 @@ def write(folder: Path, records: list[ResultRecord], *, levels_path: str | Path 
     }
     path = folder / MANIFEST
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if key is not None:
+        signing.sign(folder, path, key)
     return path
+
+
+def _present(folder: Path) -> set[str]:
+    return {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
+
+
+def with_transcripts(path: str | Path, records: list[ResultRecord]) -> list[ResultRecord]:
+    """Records read from ``path``, a bundle's results file among them: each ``transcript_file`` put back in place
+    (a file beside it), so the bundle's results certify again as the results they were."""
+    restored = []
+    for record in records:
+        line = record.evidence()
+        name = line.get("transcript_file")
+        transcript = Path(path).parent / str(name)
+        if name and transcript.is_file():
+            line = {key: value for key, value in line.items() if key != "transcript_file"}
+            line["transcript"] = json.loads(transcript.read_text(encoding="utf-8"))
+            record = ResultRecord.from_line(line)
+        restored.append(record)
+    return restored
 
 
 def manifest_digest(folder: Path) -> str:
@@ -98,29 +128,68 @@ def manifest_digest(folder: Path) -> str:
 
 
 # ------------------------------------------------------------------------------ verifying
-def verify(folder: Path) -> list[str]:
-    """Every difference between the bundle and what it claims; an empty list means verified."""
+@dataclass
+class Verification:
+    """What verifying one bundle found: every difference, and who signed it (when the signature holds)."""
+
+    folder: Path
+    problems: list[str] = field(default_factory=list)
+    signer: str | None = None  # the fingerprint of the key whose signature of the manifest holds
+    trusted: bool = False  # that key is one the reader trusts
+    notes: list[str] = field(default_factory=list)  # what was checked, for the reader (never a difference)
+
+    @property
+    def verified(self) -> bool:
+        """No difference, and signed by a trusted key."""
+        return not self.problems and self.signer is not None and self.trusted
+
+    @property
+    def signed_by(self) -> str:
+        if self.signer is None:
+            return "not signed"
+        return f"signed by {self.signer}" + ("" if self.trusted else ", not a trusted key")
+
+
+def verify(folder: Path, trusted: Iterable[str] = ()) -> Verification:
+    """Every difference between the bundle and what it claims, and who signed it; ``trusted``: the fingerprints of
+    the keys the reader trusts (:func:`.signing.trusted_fingerprint`)."""
     folder = Path(folder)
+    found = Verification(folder)
     if not (folder / MANIFEST).is_file():
-        return [f"{folder}: no {MANIFEST}: not a certification bundle (made before bundles, or not one at all)"]
+        found.problems.append(f"{folder}: no {MANIFEST}: not a certification bundle (made before bundles, or not "
+                              "one at all)")
+        return found
+    signature = signing.check(folder, MANIFEST)
+    if signature.problem:
+        found.problems.append(signature.problem)
+    found.signer, found.trusted = signature.fingerprint, signature.fingerprint in set(trusted)
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         certificate = json.loads((folder / "certification.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        return [f"{folder}: cannot read the bundle: {error}"]
-    problems = _files(folder, manifest)
+        found.problems.append(f"{folder}: cannot read the bundle: {error}")
+        return found
+    named = (certificate.get("signer") or {}).get("fingerprint")
+    if found.signer is not None and named != found.signer:
+        found.problems.append(f"signer relabelled: certification.json (and so the page) names {named}, the "
+                              f"signature is by {found.signer}")
+    found.problems += _files(folder, manifest)
     records, item_problems = _items(folder, manifest)
-    problems += item_problems
+    found.problems += item_problems
     made, here = certificate.get("harness", {}), harness()
     if made.get("version") != here["version"] or manifest.get("harness", {}).get("version") != made.get("version"):
-        problems.append(f"another harness version: the bundle was graded by {made.get('name')} {made.get('version')} "
-                        f"(manifest: {manifest.get('harness', {}).get('version')}); this is {here['name']} "
-                        f"{here['version']}: verify it with that version")
-        return problems  # another version grades by its own rules: nothing more to compare here
-    problems += _grading_inputs(folder, certificate)
+        found.problems.append(f"another harness version: the bundle was graded by {made.get('name')} "
+                              f"{made.get('version')} (manifest: {manifest.get('harness', {}).get('version')}); "
+                              f"this is {here['name']} {here['version']}: verify it with that version")
+        return found  # another version grades by its own rules: nothing more to compare here
+    found.problems += _grading_inputs(folder, certificate)
     if records is not None:
-        problems += _regrade(folder, certificate, records)
-    return problems
+        found.problems += consistency.check(certificate, records)
+        found.problems += _regrade(folder, certificate, records)
+        judged = rejudge.rejudge(records)
+        found.problems += judged.problems
+        found.notes.append(judged.summary())
+    return found
 
 
 def _files(folder: Path, manifest: dict) -> list[str]:
@@ -135,8 +204,7 @@ def _files(folder: Path, manifest: dict) -> list[str]:
                 problems.append(f"missing file: {name} (listed in the manifest)")
         elif sha256(path) != digest:
             problems.append(f"edited file: {name} (sha256 {sha256(path)[:16]}…, the manifest says {digest[:16]}…)")
-    present = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
-    for name in sorted(present - set(listed) - {MANIFEST}):
+    for name in sorted(_present(folder) - set(listed) - UNLISTED):
         problems.append(f"unlisted file: {name} (not in the manifest)")
     return problems
 
@@ -215,6 +283,8 @@ def _regrade(folder: Path, certificate: dict, records: list[ResultRecord]) -> li
     features = None if found is None else found.get("finalized_features", {})
     grades = levels_module.grade(level_list, records, features, waivers,
                                  known_suites=grading.get("known_suites", []), claims=claims)
+    add_needs(grades, [CompanionFacts.of(facts) for facts in certificate.get("companions") or ()],
+              node_control=bool(grading.get("node_control")))
     stated = {level["id"]: level for level in certificate.get("levels", [])}
     for grade in grades:
         said = stated.pop(grade.level.id, None)
@@ -222,10 +292,10 @@ def _regrade(folder: Path, certificate: dict, records: list[ResultRecord]) -> li
             problems.append(f"level does not follow: {grade.level.name} is graded {grade.label!r} "
                             "but the certificate does not list it")
             continue
-        for field, value in (("status", grade.status), ("label", grade.label), ("counted", grade.counted),
+        for name, value in (("status", grade.status), ("label", grade.label), ("counted", grade.counted),
                              ("passed", grade.passed)):
-            if said.get(field) != value:
-                problems.append(f"level does not follow: {grade.level.name} {field} is {said.get(field)!r} in "
+            if said.get(name) != value:
+                problems.append(f"level does not follow: {grade.level.name} {name} is {said.get(name)!r} in "
                                 f"certification.json; the results give {value!r}")
     for level_id in stated:
         problems.append(f"level does not follow: {level_id} is in the certificate but not in {LEVELS}")
@@ -240,4 +310,47 @@ def _regrade(folder: Path, certificate: dict, records: list[ResultRecord]) -> li
                             "which certification.json does not say")
     if not problems and certificate.get("results", {}).get("digest") != results_digest(records):
         problems.append("results digest: certification.json's digest is not that of the bundled results")
+    if not problems:  # the rest is derived from the same grades: named once, where they first differ
+        problems += _derived(folder, certificate, grades, records, claims)
     return problems
+
+
+# What certification.json holds that is not derived from the results: the facts of the run, checked elsewhere
+# (the harness and the suites against this harness, the signer against the signature) or the run's own.
+NOT_DERIVED = ("generated_at", "harness", "suites", "companions", "signer")
+
+
+def _derived(folder: Path, certificate: dict, grades, records: list[ResultRecord], claims) -> list[str]:
+    """certification.json's derived parts, the page and the badges, made again from the results: byte for byte."""
+    problems = []
+    try:
+        again = build(certificate["target"], records, grades, fingerprint=certificate.get("fingerprint"),
+                      identity=certificate.get("identity") or {}, sources=certificate["results"].get("sources", []),
+                      levels_file=certificate.get("levels_file", ""), claims=claims)
+    except (KeyError, TypeError, ValueError) as error:
+        return [f"cannot make certification.json again: {type(error).__name__}: {error}"]
+    if claims is not None:
+        again["claims"]["file"] = (certificate.get("claims") or {}).get("file")  # the name the vendor gave it
+    again = json.loads(json.dumps(again, default=str))
+    for key in sorted(set(again) | set(certificate)):
+        if key not in NOT_DERIVED and again.get(key) != certificate.get(key):
+            problems.append(f"derived field does not follow: certification.json's {key!r} is not what the results "
+                            "give")
+    items = list(latest(records).values())
+    if _text(folder / "index.html") != page.render(certificate, grades, items):
+        problems.append("edited page: index.html is not the page made from certification.json and the results")
+    for grade in grades:
+        name = f"badges/{grade.level.id}.svg"
+        if _text(folder / name) != svg.badge(grade.level.name, grade.label) + "\n":
+            problems.append(f"edited badge: {name} is not the badge of {grade.level.name} {grade.label!r}")
+    drawn = {f"badges/{grade.level.id}.svg" for grade in grades}
+    for name in sorted(name for name in _present(folder) if name.startswith("badges/") and name not in drawn):
+        problems.append(f"edited badge: {name} is the badge of no level")
+    return problems
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

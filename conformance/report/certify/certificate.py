@@ -85,7 +85,8 @@ def build(target: str, records: list[ResultRecord], grades: list[Grade], *, fing
                     "not_advertised": [label(row) for row in grade.unadvertised],
                     "without_verdict": [label(row) for row in grade.incomplete],
                     "waived": [{"item": label(row), "reason": entry.reason, "link": entry.link}
-                               for row, entry in grade.waived]} for grade in grades],
+                               for row, entry in grade.waived],
+                    "stale_waivers": [entry.describe() for entry in grade.stale]} for grade in grades],
         "counts": page.outcome_counts(items),
         # One fault of one API version each, with the items it decided (failed there, or blocked by it).
         "root_causes": [{"cause": cause.cause, "title": cause.title, "items": [label(row) for row in cause.records]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,12 +138,22 @@ class Grade:
     not_run: list[str] = field(default_factory=list)  # the level's suites absent from the results
     not_claimed: int = 0  # items outside the vendor's claims (--claims): left out of the grade
     reasons: list[str] = field(default_factory=list)
+    # waivers of this level whose items all pass now: the known failure is gone, so the waiver is stale
+    stale: list[known_failures.Entry] = field(default_factory=list)
 
     @property
     def label(self) -> str:
         if self.status == REACHED and self.waived:
             return f"reached with {len(self.waived)} waived"
         return self.status
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a message's first line, whole: a reason cut at a width can read as its opposite
+    ("... which tansu ... does" of "... which tansu never does")."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    end = re.search(r"(?<!\d)\.(\s|$)", line)  # a full stop, not a version's dot
+    return line[:end.start() + 1] if end else line
 
 
 def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, int] | None,
@@ -160,6 +171,7 @@ def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, 
     grades: dict[str, Grade] = {}
     for level in levels:
         result = Grade(level, NOT_RUN)
+        passing: dict[known_failures.Entry, None] = {}  # waivers that name a passing item of the level
         for record in items:
             if not level.selects(record):
                 continue
@@ -177,6 +189,9 @@ def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, 
             result.counted += 1
             if outcome == Outcome.PASSED:
                 result.passed += 1
+                entry = known_failures.first_match(list(waivers), record, "known_failures")
+                if entry is not None and level.allow_known_failures:
+                    passing.setdefault(entry, None)
             elif outcome == Outcome.FAILED:
                 entry = known_failures.first_match(list(waivers), record, "known_failures")
                 if entry is not None and level.allow_known_failures:
@@ -196,6 +211,12 @@ def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, 
             result.status, result.reasons = _status(level, result, features, grades)
             if result.not_claimed:
                 result.reasons.append(f"{result.not_claimed} items outside the claims, not counted")
+        still_failing = {entry for _, entry in result.waived}
+        result.stale = [entry for entry in passing if entry not in still_failing]
+        if result.stale:
+            result.reasons.append(f"{len(result.stale)} stale waiver{'s' if len(result.stale) != 1 else ''}: the "
+                                  "known failure it waives passes now, so --require fails until it is removed ("
+                                  + "; ".join(f"{entry.case}, {entry.source}" for entry in result.stale) + ")")
         grades[level.id] = result
     return list(grades.values())
 
@@ -232,8 +253,8 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
         for record in result.incomplete:
             by_outcome.setdefault(str(record.outcome), []).append(record)
         for outcome, rows in by_outcome.items():  # with one message as an example of why
-            example = (rows[0].message or "").strip().splitlines()[:1]
-            reasons.append(f"{len(rows)} {outcome}, no verdict" + (f" (e.g. {example[0][:120]})" if example else ""))
+            example = first_sentence(rows[0].message or "")
+            reasons.append(f"{len(rows)} {outcome}, no verdict" + (f" (e.g. {example})" if example else ""))
     if result.counted == 0:
         return NOT_RUN, reasons + ["no item of this level in the results"]
     if missed:

@@ -11,11 +11,12 @@ import json
 from collections import Counter
 
 from ... import pages
-from ...results.record import INCOMPLETE_OUTCOMES, OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER, Outcome, ResultRecord, StepRole
+from ...results.record import (INCOMPLETE_OUTCOMES, OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER,
+                               STOPPED_ANSWERING, Outcome, ResultRecord, StepRole)
 from ..itemref import case_id, known_bug, label, reproduce
 from ..root_causes import others, root_causes
 from . import svg
-from .levels import Grade
+from .levels import Grade, first_sentence
 
 
 def render(certificate: dict, grades: list[Grade], records: list[ResultRecord]) -> str:
@@ -29,6 +30,7 @@ def render(certificate: dict, grades: list[Grade], records: list[ResultRecord]) 
     return pages.render(
         "certification.html.j2",
         certificate=certificate,
+        signer=certificate.get("signer"),
         said=f"{identity.get('target')} {identity.get('target_version') or ''}".strip(),
         identity=[(str(name), str(value)) for name, value in identity.items() if value not in (None, "", {})],
         fingerprint=None if found is None else _fingerprint(found),
@@ -43,7 +45,26 @@ def render(certificate: dict, grades: list[Grade], records: list[ResultRecord]) 
         incomplete=[_incomplete(row) for row in rest if row.outcome in INCOMPLETE_OUTCOMES],
         differs=[_item(row) for row in rest if row.outcome == Outcome.DIFFERS],
         harness=json.dumps(certificate["harness"]),
+        headline=headline(grades),
+        crashes=crashes(records),
     )
+
+
+def headline(grades: list[Grade]) -> list[tuple[str, str, list[str]]]:
+    """The page's first line: the levels by status, reached first (status, its CSS class, the levels' labels)."""
+    order = ("reached", "missed", "incomplete", "not claimed", "not run")
+    by_status: dict[str, list[str]] = {}
+    for grade in grades:
+        by_status.setdefault(grade.status, []).append(
+            grade.level.name + (f" ({grade.label})" if grade.label != grade.status else ""))
+    return [(status, f"status-{status.replace(' ', '-')}", by_status[status])
+            for status in sorted(by_status, key=lambda status: order.index(status) if status in order else 9)]
+
+
+def crashes(records: list[ResultRecord]) -> list[dict]:
+    """The items after which the target stopped answering (the runner's words begin the message): a banner."""
+    return [{"label": label(row), "message": first_sentence(str(row.message or "")), "reproduce": reproduce(row)}
+            for row in records if str(row.message or "").startswith(STOPPED_ANSWERING)]
 
 
 def _fingerprint(found: dict) -> dict:
@@ -105,7 +126,21 @@ def _root_cause(cause) -> dict:
 
 def _incomplete(row: ResultRecord) -> dict:
     return {"outcome": row.outcome, "label": label(row), "step_api": str(row.step_api or ""),
-            "message": str(row.message or "")[:400], "reproduce": reproduce(row)}
+            "message": whole_lines(str(row.message or "")), "reproduce": reproduce(row)}
+
+
+def whole_lines(text: str, limit: int = 400) -> str:
+    """A message's first lines, each whole (a line cut at a width can read as its opposite), as many as fit in
+    ``limit`` characters, the first one always; how many lines are left out is said."""
+    lines = text.splitlines()
+    kept, size = [], 0
+    for line in lines:
+        if kept and size + len(line) > limit:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    left = len(lines) - len(kept)
+    return "\n".join(kept) + (f"\n({left} more line{'s' if left != 1 else ''} in the results)" if left else "")
 
 
 def outcome_counts(records: list[ResultRecord]) -> dict:

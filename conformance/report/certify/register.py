@@ -1,9 +1,12 @@
-"""The register: one static page of certified implementations, each bundle verified before it is listed.
+"""The register: one static page of certification bundles, each verified before it is listed.
 
-``conformance certify register BUNDLE... --out DIR`` verifies every bundle (:func:`.bundle.verify`), copies
-those that pass into ``DIR/<bundle>/`` (so each entry's page and evidence travel with the register) and writes
-``DIR/index.html`` from ``register.html.j2``: product, version, the level badges, the date, the harness version,
-the manifest's sha256 and a link to each certification page. A bundle that does not verify is not listed.
+``conformance certify register BUNDLE... --trust KEY --out DIR`` verifies every bundle (:func:`.bundle.verify`),
+copies those that pass into ``DIR/<bundle>/`` (so each entry's page and evidence travel with the register) and
+writes ``DIR/index.html`` from ``register.html.j2``: product, version, the level badges (the grades its page
+shows: verify made that page again from the same JSON), who signed it and whether the register trusts that key, the
+date, the harness version, the manifest's sha256 and a link to each certification page. A bundle that does not
+verify is not listed. Bundles of one product version are listed newest first; those whose grades differ are
+flagged on each row, naming the other bundle and the levels they disagree on, as are two bundles of one run.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ PRODUCTS = {"kafka": "Apache Kafka", "kafka-cluster": "Apache Kafka", "tansu": "
             "rdkafka-mock": "librdkafka mock cluster"}
 
 
-def entry(folder: Path) -> dict:
-    """What the register shows of one verified bundle."""
+def entry(folder: Path, found: bundle.Verification | None = None) -> dict:
+    """What the register shows of one verified bundle (``found``: what verifying it said of its signer)."""
     facts = json.loads((folder / "certification.json").read_text(encoding="utf-8"))
     identity, declared = facts.get("identity") or {}, (facts.get("claims") or {}).get("declared") or {}
     levels = facts.get("levels", [])
@@ -36,36 +39,70 @@ def entry(folder: Path) -> dict:
         "harness": f"{facts['harness'].get('name')} {facts['harness'].get('version')}",
         "manifest": bundle.manifest_digest(folder),
         "reached": [level["name"] for level in levels if level["status"] == "reached"],
+        "grades": {level["name"]: level["label"] for level in levels},
+        "run_ids": list(facts.get("run_ids") or ()),
         "badges": [svg.badge_shape(level["name"], level["label"]) for level in levels],
+        "signer": None if found is None else found.signer,
+        "trusted": bool(found and found.trusted),
         "claims": None if "claims" not in facts else {"file": facts["claims"]["file"],
                                                        "false_claims": facts["claims"]["false_claims"]},
     }
 
 
-def build(folders: list[Path], out: Path) -> tuple[Path, list[tuple[Path, list[str]]]]:
-    """Verify each bundle, copy those that pass into ``out``, write ``out/index.html``.
+def build(folders: list[Path], out: Path, trusted=()) -> tuple[Path, list[tuple[Path, list[str]]]]:
+    """Verify each bundle, copy those that pass into ``out``, write ``out/index.html``; ``trusted``: the
+    fingerprints of the keys the register trusts (a bundle signed by another key is listed, marked as such).
     Returns the page and the bundles refused, each with its differences."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     entries, refused = [], []
     for folder in map(Path, folders):
-        problems = bundle.verify(folder)
-        if problems:
-            refused.append((folder, problems))
+        found = bundle.verify(folder, trusted)
+        if found.problems:
+            refused.append((folder, found.problems))
             continue
         copy = out / folder.name
         if copy.resolve() != folder.resolve():
             if copy.exists():
                 shutil.rmtree(copy)
             shutil.copytree(folder, copy)
-        entries.append(entry(copy))
-    entries.sort(key=lambda found: (found["product"].lower(), found["version"], found["date"]))
+        entries.append(entry(copy, found))
     page = out / "index.html"
     page.write_text(render(entries), encoding="utf-8")
     return page, refused
 
 
+def ordered(entries: list[dict]) -> list[dict]:
+    """By product and version, the newest bundle of each first; each entry says whether it is the newest of its
+    product version and which others of that version it contradicts (other grades) or repeats (the same run)."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for found in entries:
+        groups.setdefault((found["product"].lower(), found["version"]), []).append(found)
+    listed = []
+    for key in sorted(groups):
+        group = sorted(groups[key], key=lambda found: (found["date"], found["folder"]), reverse=True)
+        for index, found in enumerate(group):
+            found["newest"] = index == 0
+            found["older_than"] = "" if index == 0 else group[0]["folder"]
+            found["contradicts"] = [_contradiction(found, other) for other in group
+                                    if other is not found and _differing(found, other)]
+            found["same_run"] = [other["folder"] for other in group if other is not found
+                                 and set(found["run_ids"]) & set(other["run_ids"])]
+        listed += group
+    return listed
+
+
+def _differing(found: dict, other: dict) -> list[str]:
+    return [name for name in found["grades"] if name in other["grades"]
+            and found["grades"][name] != other["grades"][name]]
+
+
+def _contradiction(found: dict, other: dict) -> str:
+    return f"{other['folder']}: " + "; ".join(f"{name} {found['grades'][name]} here, {other['grades'][name]} there"
+                                              for name in _differing(found, other))
+
+
 def render(entries: list[dict]) -> str:
     """The register page of these entries (none: the page says how to add one)."""
-    return pages.render("register.html.j2", entries=entries,
+    return pages.render("register.html.j2", entries=ordered(entries),
                         generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
