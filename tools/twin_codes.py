@@ -56,12 +56,13 @@ def seen(rows) -> dict[str, dict[int, dict[str, set[str]]]]:
 
 def listed(suite_paths) -> dict[str, object]:
     """twin full id -> the ``error_code`` its step under test expects (a name, a list or a version map)."""
-    suites, _ = load_suites(suite_paths, components=bundled())
+    components = bundled()
+    suites, _ = load_suites(suite_paths, components=components)
     found = {}
     for suite in suites:
         for case in suite.cases:
             if case.id.endswith(TWIN):
-                for _, step in _under_test_steps(case.steps, case.api, []):
+                for _, step in _under_test_steps(case.steps, case.api, [], components.step_kinds):
                     expect = step.get("expect") or {}
                     if "error_code" in expect:
                         found[case.full_id] = expect["error_code"]

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from .citations import _under_test_steps
-
-SENT_BY = {"produce": "Produce", "fetch": "Fetch"}  # step kinds that send an API without naming it
+from .kinds import StepKind
+from .walk import Visit, walk
 
 MESSAGE = ("a refusal needs a positive control in its case: the same request without the fault accepted at the same "
            "version, so a broker that refuses every {api} does not pass. Give the step control: {{fields: {{...}}}} "
@@ -30,29 +29,28 @@ MESSAGE = ("a refusal needs a positive control in its case: the same request wit
            "expecting error_code: NONE)")
 
 
-def sent(step: Mapping) -> str | None:
-    """The API a step itself sends."""
-    return step.get("send") or next((api for key, api in SENT_BY.items() if key in step), None)
+def accepted(visit: Visit, api: str) -> bool:
+    """Whether a step sends ``api`` at the version under test and expects it served (its kind's defaults count)."""
+    return any(request.api == api and request.version is None and not request.expect.get("refused")
+               and request.expect.get("error_code") in ("NONE", ["NONE"]) for request in visit.requests)
 
 
-def accepted(step, api: str) -> bool:
-    """Whether a top-level step sends ``api`` at the version under test and expects it served."""
-    if not isinstance(step, Mapping) or sent(step) != api or "version" in step:
-        return False
-    expect = step.get("expect") or {}
-    served = "NONE" if "send" not in step else None  # produce and fetch steps expect NONE unless told otherwise
-    return expect.get("error_code", served) in ("NONE", ["NONE"]) and not expect.get("refused")
+def runs_a_control(visit: Visit) -> bool:
+    """A ``control:`` on a ``send`` step: the one kind that sends the request without the fault first (a ``produce``
+    or ``fetch`` step shows its control by another step)."""
+    return bool(visit.step.get("control")) and visit.kind is not None and visit.kind.keyword == "send"
 
 
-def uncontrolled(steps: list, api: str | None, where: list) -> Iterator[tuple[list, str]]:
+def uncontrolled(steps: list, api: str | None, where: list,
+                 kinds: Mapping[str, StepKind]) -> Iterator[tuple[list, str]]:
     """``(path, message)`` for each step under test expecting ``refused: true`` without a positive control."""
-    for path, step in _under_test_steps(steps, api, [*where, "steps"]):
-        if (step.get("expect") or {}).get("refused") is not True or step.get("malform"):
-            continue
-        if step.get("control") and "send" in step:
-            continue
-        top = path[len(where) + 1]  # the top-level step that holds it
-        refused_api = sent(step)
-        if refused_api and any(accepted(other, refused_api) for index, other in enumerate(steps) if index != top):
-            continue
-        yield [*path, "expect", "refused"], MESSAGE.format(api=refused_api or "request")
+    visits = list(walk(steps, kinds))
+    for visit in visits:
+        for request in visit.requests:
+            if request.version is not None or (api is not None and request.api != api):
+                continue  # not the version under test, or not the API under test
+            if request.expect.get("refused") is not True or visit.step.get("malform") or runs_a_control(visit):
+                continue
+            if any(accepted(other, request.api) for other in visits if other.top and other.where[0] != visit.where[0]):
+                continue
+            yield [*where, "steps", *visit.where, "expect", "refused"], MESSAGE.format(api=request.api)

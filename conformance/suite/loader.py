@@ -89,7 +89,7 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
         check_steps(steps, report, [*where, "steps"], api_names, requests, (api, versions) if api and versions else None,
                     components=components)
         check_no_effect_verified(steps, report, [*where, "steps"])
-        for at, message in controls.uncontrolled(steps, api, where):
+        for at, message in controls.uncontrolled(steps, api, where, components.step_kinds):
             report(at, message)
         if raw.get("requirement", defaults.get("requirement", "MUST")) != Requirement.IMPLEMENTATION.value:
             for at, message in internals.internals_named(raw["steps"], [*where, "steps"]):
