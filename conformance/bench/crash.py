@@ -9,7 +9,7 @@ brought back (``revive``: what a supervisor's restart command does for an attach
 every item: one at a time through the crashing proxy (the reference verdicts; first, so that it pays for
 what the first run warms); in parallel through a proxy that never crashes (the reference time); in parallel
 through the crashing one. It prints the ratio of the two parallel runs
-(issue 35's goal: at most 1.5), the items whose outcome differs from the one-at-a-time run (the goal: none)
+(the goal: at most 1.5), the items whose outcome differs from the one-at-a-time run (the goal: none)
 and what the crashing case was told. ``--attached`` runs without a way to bring the target back, as for a
 HOST:PORT broker without ``--restart-command``. Ratios measured in one run are the numbers to compare.
 """

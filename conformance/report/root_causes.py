@@ -1,4 +1,4 @@
-"""Items that share a root cause, as one entry (issue 35).
+"""Items that share a root cause, as one entry.
 
 One fault of one API version (librdkafka's mock writes its Produce v5 responses without LogStartOffset)
 departs wherever that version is sent: it failed 21 items of 6 cases, each reported on its own. The runner

@@ -1,5 +1,5 @@
 """Controls: a refusal or a malformation is only evidence once the same request without the fault is shown
-to be served, at the same version (issue 35).
+to be served, at the same version.
 
 A broker that answers UNKNOWN_SERVER_ERROR to every InitProducerId "refuses" a zero timeout too; a broker
 whose Metadata returns every topic for an empty list departs with trailing bytes and without them. So before

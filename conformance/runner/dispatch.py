@@ -106,7 +106,7 @@ def applies(context: Context, when) -> bool:
 def observer_departed(context: Context, step: Step, deviation: Deviation) -> None:
     """A control of an observer departed (``observer_control``): the check that relies on that observer cannot
     see what it looks for on this target, so it is no evidence either way. The item is blocked, naming the
-    observer's finding, never failed on the step under test (issue 35: Tansu's LSO passes an open transaction,
+    observer's finding, never failed on the step under test (Tansu's LSO passes an open transaction,
     so a check that reads the LSO cannot tell whether a refused write left one open). Where the case names
     the checks that rely on it (``observed_by``), only those are left out: a failure elsewhere stands, and a
     refusal that meets ``refused: or_no_effect`` needs no check of the effect (run_steps)."""

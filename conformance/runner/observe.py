@@ -1,4 +1,4 @@
-"""A set-up or check request must be able to observe before it may judge (issue 35).
+"""A set-up or check request must be able to observe before it may judge.
 
 A Fetch or Produce that is not the step under test is only the harness's way of building or seeing an
 effect. From the version at which those APIs address topics by id (KIP-516), a topic the target gave the

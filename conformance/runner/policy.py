@@ -137,7 +137,7 @@ def only_success(step: Mapping, api: str, kinds: Mapping) -> bool:
 
 def preparing_steps(context: Context, steps: Sequence[Step], applies) -> set[int]:
     """The indexes of the top-level steps that only prepare the condition a later step of the API under
-    test is judged on (issue 35: Tansu's older-epoch-rejected failed at its produce at epoch+1, which only
+    test is judged on (Tansu's older-epoch-rejected failed at its produce at epoch+1, which only
     sets the epoch the older one is compared with, and the older-epoch request was never sent).
 
     A step prepares when it sends the API under test itself, demands nothing of the answer but success (no

@@ -1,4 +1,4 @@
-"""A code or a refusal no sentence demands is not a MUST (issue 35).
+"""A code or a refusal no sentence demands is not a MUST.
 
 A MUST that expects an exact error code of the step under test holds a broker to that code, so the KIP
 sentence in ``cites`` must tie the code to the condition: the lint looks for the code's name in the citation,
@@ -8,7 +8,7 @@ error, or says the request is refused, rejected, fails or is invalid. Otherwise 
 Kafka's code an IMPLEMENTATION twin (``<id>-kafka-answer``). It is a mechanical check of the citation, not a
 reading of the KIP: a citation that names the code for another condition passes it, which a reviewer catches.
 
-Checks against facts about the KIP texts (:mod:`kip_facts`, :mod:`quotes`) close the gaps issue 35's audits found:
+Checks against facts about the KIP texts (:mod:`kip_facts`, :mod:`quotes`) close the gaps the audits of independent brokers found:
 
 - a MUST that quotes a KIP whose text the project has quotes it: what follows the source's colon is in that text
   (``add-partitions-unknown-topic`` quoted a sentence KIP-98 does not have; 52 MUSTs of fields, records and markers
@@ -282,7 +282,7 @@ def _split_by_version(cites: str, error_code, at: list) -> Iterator[tuple[list, 
 def switched_off(case: dict, steps, api: str | None, where: list, kinds: Mapping) -> Iterator[tuple[list, str]]:
     """``(path, message)`` where a MUST demands a refusal by behaviour a broker setting turns off (:data:`SWITCHES`)
     without requiring the broker to report that setting on. ``refused: or_no_effect`` counts too: a broker with the
-    behaviour off writes what the behaviour would have refused (no-hanging-transaction-after-refusal, issue 35)."""
+    behaviour off writes what the behaviour would have refused (no-hanging-transaction-after-refusal)."""
     cites = str(case.get("cites", ""))
     requires = case.get("requires")
     config: dict = {}

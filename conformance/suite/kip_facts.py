@@ -1,4 +1,4 @@
-"""Facts about KIP texts the MUST lint checks citations against (issue 35): no sentence is copied, only facts.
+"""Facts about KIP texts the MUST lint checks citations against: no sentence is copied, only facts.
 
 ``ERRORS_NAMED``: which of Kafka's error codes each KIP's text names, in any spelling :func:`citations.names`
 knows (``INVALID_TXN_STATE``, ``InvalidTxnState``, ``InvalidTxnStateException``, a KIP's own alias). Computed

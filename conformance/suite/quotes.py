@@ -1,4 +1,4 @@
-"""Whether a sentence quoted in ``cites`` is in the cited KIP's text (issue 35).
+"""Whether a sentence quoted in ``cites`` is in the cited KIP's text.
 
 The project may not copy KIP texts into the package, so what it keeps of each text it judges against is a
 fingerprint: a short hash of every run of :data:`WINDOW` consecutive words of the text, normalised (case, quote

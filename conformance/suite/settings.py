@@ -1,4 +1,4 @@
-"""A broker setting is not a protocol rule (issue 35).
+"""A broker setting is not a protocol rule.
 
 A topic created with Kafka's settings (``configs: {message.timestamp.before.max.ms: ...}``) behaves as Apache
 Kafka's setting makes it behave; no KIP obliges another broker to know that key, let alone honour it. So a

@@ -1,4 +1,4 @@
-"""A set-up waits for what the protocol says, not for a broker that assigns at once (issue 35, H-E).
+"""A set-up waits for what the protocol says, not for a broker that assigns at once (an audit of independent brokers).
 
 ``kip848.txn-offset-commit::older-epoch-of-a-kept-partition-accepted`` judges a TxnOffsetCommit sent with the
 member's previous epoch for a partition it has held since that epoch (KIP-1251: assignment epoch <= epoch <=

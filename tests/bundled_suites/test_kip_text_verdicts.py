@@ -1,4 +1,4 @@
-"""The bundled cases judge what the KIP text says, not the way Apache Kafka does it (issue 19).
+"""The bundled cases judge what the KIP text says, not the way Apache Kafka does it.
 
 Each test runs a *bundled* case against a scripted broker that satisfies the KIP another way than Kafka:
 it aborts an open transaction at once instead of answering CONCURRENT_TRANSACTIONS, answers another of
@@ -209,7 +209,7 @@ cases:
     assert all("IMPLEMENTATION" in error.message for error in errors)
 
 
-# ---------------------------------------------------------------------- the outcome after a NONE answer (issue 35)
+# ---------------------------------------------------------------------- the outcome after a NONE answer
 def AcceptsCommitAfterAbort(acts: bool) -> SynchronousAbortBroker:
     """Answers NONE to a commit of a transaction it just aborted; ``acts`` says whether that commit then
     writes a COMMIT marker (a real departure) or changes nothing (the outcome KIP-98 demands, by another route)."""
@@ -266,7 +266,7 @@ def test_txn_offset_commit_before_add_offsets_answered_none_is_judged_by_its_eff
     assert outside.outcome is Outcome.FAILED and outside.failure.role == "under_test", outside.message
 
 
-# ---------------------------------------------------------------------- read the log as a client does (issue 35)
+# ---------------------------------------------------------------------- read the log as a client does
 class OneBatchPerFetch(SynchronousAbortBroker):
     """Returns one batch per Fetch, from the offset asked (legal: librdkafka's mock does), so an ABORT
     marker comes in the response after the records it ends."""
@@ -288,7 +288,7 @@ def test_a_broker_that_returns_one_batch_per_fetch_is_read_on_to_the_high_waterm
     assert "onward from offset 2" in result.rendered_transcript()
 
 
-# ---------------------------------------------------------------------- check the observer, not another API (issue 35)
+# ---------------------------------------------------------------------- check the observer, not another API
 class FencesButListsNoAbortedTransactions(SynchronousAbortBroker):
     """Refuses a write at a fenced epoch and appends nothing of it (what KIP-98 demands), but lists no aborted
     transactions in Fetch, so a read_committed consumer would see the aborted record: a departure of

@@ -1,4 +1,4 @@
-"""A resent marker carries its coordinator's epoch, not the epoch of a broker never restarted (issue 35).
+"""A resent marker carries its coordinator's epoch, not the epoch of a broker never restarted.
 
 ``kip890.marker-retry::marker-resent-at-the-same-epoch-is-accepted`` differed on Kafka 4.4.0 in the suite
 benchmark's "8 at a time" mode and passed alone. That mode runs on the broker its serial mode just restarted

@@ -179,6 +179,19 @@ def test_the_readme_is_short_and_keeps_its_two_setup_commands():
     assert ci == command.group(1)  # CI calls exactly the README's test command
 
 
+def test_nothing_users_read_cites_the_project_s_issue_numbers():
+    """Code, suites, docs and fixtures say what happened, never "issue" and its number: no user can look one up."""
+    cited = re.compile(r"\b[Ii]ssues? #?\d+")
+    found = []
+    for folder in ("conformance", "suites", "docs", "plugins", "fixtures", "tools", "tests"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".md", ".yaml", ".html", ".j2", ".txt") and path.is_file():
+                for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                    if cited.search(line) and "github.com" not in line and "pytest-xdist#" not in line:
+                        found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert found == []
+
+
 def test_every_relative_link_of_the_readme_and_docs_resolves():
     pages = [ROOT / "README.md", *DOCS.rglob("*.md")]
     broken = []

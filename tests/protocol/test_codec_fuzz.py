@@ -172,7 +172,7 @@ def test_decode_errors_say_which_field_and_where():
 
 def test_a_field_left_out_is_named_where_the_bytes_run_out():
     # librdkafka's mock writes Produce v5 responses without LogStartOffset, which ProduceResponse.json has from
-    # v5 on: the error names that field and its offset, not the array around it (issue 35)
+    # v5 on: the error names that field and its offset, not the array around it
     body = {"responses": [{"name": "t", "partition_responses": [{
         "index": 0, "error_code": 0, "base_offset": 5, "log_append_time_ms": -1, "log_start_offset": 0}]}],
         "throttle_time_ms": 0}

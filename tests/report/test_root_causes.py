@@ -1,5 +1,5 @@
 """Items that share a root cause are one entry on the console, the findings page and the certification page
-(issue 35: the mock's one Produce v5 layout fault was 21 entries, one per case)."""
+(the mock's one Produce v5 layout fault was 21 entries, one per case)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Set-up must not die on one broken version (issue 35).
+"""Set-up must not die on one broken version.
 
 librdkafka's mock advertises JoinGroup v0-6 and closes the connection at v6 (v5 works); set-up at
 ``version: max`` blocked three KIP-848 cases there. A set-up or check request whose top version breaks

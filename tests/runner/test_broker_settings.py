@@ -1,4 +1,4 @@
-"""A broker setting is not a protocol rule (issue 35).
+"""A broker setting is not a protocol rule.
 
 Kafka 3.5 does not know KIP-937's ``message.timestamp.before.max.ms``: creating the topic of
 ``protocol.produce-fetch::produce-timestamp-too-old`` there was answered INVALID_CONFIG ("Unknown topic config

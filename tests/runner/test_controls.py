@@ -1,4 +1,4 @@
-"""A refusal needs a positive control, a malformation a control (issue 35), against scripted brokers.
+"""A refusal needs a positive control, a malformation a control, against scripted brokers.
 
 - Tansu answered UNKNOWN_SERVER_ERROR to every InitProducerId at v0-2, so
   ``kip98.transactions::init-producer-id-timeout-zero`` "passed" there: a refusal of everything. The case now

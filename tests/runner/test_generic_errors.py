@@ -1,4 +1,4 @@
-"""A version that refuses every request with a generic error is one finding, on that version (issue 35, H-A).
+"""A version that refuses every request with a generic error is one finding, on that version (an audit of independent brokers).
 
 Tansu answers every InitProducerId at v0-2 with UNKNOWN_SERVER_ERROR and serves the same requests at v3-5.
 That gave 15 failed and 9 blocked items in 8 cases, with verdicts that disagreed for one fault: an item was

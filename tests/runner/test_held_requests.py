@@ -1,4 +1,4 @@
-"""A step waits at least as long as its own request lets the broker hold it (issue 35).
+"""A step waits at least as long as its own request lets the broker hold it.
 
 Tansu holds a JoinGroup for up to half the session timeout, within the rebalance timeout the case itself
 sends; the harness gave up at its own 10 s and blocked the case. The scripted broker below holds the

@@ -1,4 +1,4 @@
-"""A check of a transaction's end reads the markers, not read_committed's filtering (issue 35's second audit).
+"""A check of a transaction's end reads the markers, not read_committed's filtering (the second audit of independent brokers).
 
 EndTxn and InitProducerId end a transaction by writing a marker after its records; hiding an aborted
 transaction's records from read_committed is then Fetch's work (its aborted transactions list), which the

@@ -1,4 +1,4 @@
-"""Check the observer before blaming the step (issue 35).
+"""Check the observer before blaming the step.
 
 A check is only evidence where its observer can see what it looks for. Tansu's LSO passes a transaction left
 open, so ``kip890.transaction-v2::no-hanging-transaction-after-refusal`` failed Produce for what is Tansu's LSO

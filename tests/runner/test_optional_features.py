@@ -1,4 +1,4 @@
-"""An optional feature declined is not applicable (issue 35).
+"""An optional feature declined is not applicable.
 
 KIP-227 lets a broker decline fetch sessions: it answers a full fetch with session id 0. The bundled
 ``protocol.produce-fetch::fetch-session-wrong-epoch`` opens a session in set-up; on such a broker it was

@@ -1,4 +1,4 @@
-"""A set-up step on the API under test is not the step under test (issue 35).
+"""A set-up step on the API under test is not the step under test.
 
 Tansu's ``kip98.idempotence::older-epoch-rejected`` failed at its produce at epoch+1, which only sets the
 epoch the older one is compared with: the runner took it for the step under test because it sends the same

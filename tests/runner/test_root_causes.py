@@ -1,4 +1,4 @@
-"""One fault of one API version is one finding, grouped by its root cause (issue 35).
+"""One fault of one API version is one finding, grouped by its root cause.
 
 librdkafka's mock writes its Produce v5 responses without LogStartOffset, which ProduceResponse.json has
 from v5 on (it writes it from v6). That single layout fault failed 21 cases one by one, and each said only

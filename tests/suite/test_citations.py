@@ -1,4 +1,4 @@
-"""A code or a refusal no sentence demands is not a MUST (issue 35): the loader's check of citations, the
+"""A code or a refusal no sentence demands is not a MUST: the loader's check of citations, the
 IMPLEMENTATION twin it makes from ``kafka_code``, and a scripted broker that refuses with another code."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_a_must_of_an_exact_code_needs_a_citation_that_names_it(tmp_path):
 
 
 def test_a_code_the_kip_only_lists_is_not_tied_to_the_condition(tmp_path):
-    """Issue 35's audit: end-txn-never-initialised and three more demanded INVALID_PRODUCER_ID_MAPPING citing
+    """An audit of independent brokers: end-txn-never-initialised and three more demanded INVALID_PRODUCER_ID_MAPPING citing
     KIP-98, whose text names InvalidPidMapping only in the lists of the responses' codes; a broker refusing with
     UNKNOWN_PRODUCER_ID failed. Listed is not tied: the MUST is the refusal, Kafka's code its twin."""
     listed = '"KIP-98, EndTxnResponse error codes: InvalidPidMapping"'
@@ -64,7 +64,7 @@ def test_a_code_the_kip_only_lists_is_not_tied_to_the_condition(tmp_path):
 
 
 def test_a_quote_must_be_in_the_cited_kips_text(tmp_path):
-    """Issue 35's audit: add-partitions-unknown-topic quoted "the request fails if any partition is unknown", which
+    """An audit of independent brokers: add-partitions-unknown-topic quoted "the request fails if any partition is unknown", which
     KIP-98 does not say. A MUST of a code or a refusal quoting a KIP the project has the text of is checked against
     it, whitespace, quote marks and case aside; a KIP without a text here is not judged."""
     _, errors = load(tmp_path, '"KIP-98, AddPartitionsToTxnRequest: the request fails if any partition is unknown"',
@@ -84,7 +84,7 @@ def test_a_quote_must_be_in_the_cited_kips_text(tmp_path):
 
 
 def test_a_quote_of_kip_447_must_be_in_its_draft_or_fetch_offset_revision(tmp_path):
-    """The third audit of issue 35: 16 of 19 KIP-447 quotes in the suites were paraphrases of the adopted design
+    """The third audit of independent brokers: 16 of 19 KIP-447 quotes in the suites were paraphrases of the adopted design
     ("a zombie producer ... gets ILLEGAL_GENERATION"), which neither KIP-447 text here has. Both texts are
     fingerprinted now: a paraphrase is refused, a sentence of the draft or of the revision passes."""
     paraphrase = '"KIP-447: a zombie producer whose consumer has been fenced by a rebalance is refused"'
@@ -107,7 +107,7 @@ def test_a_quote_of_kip_447_must_be_in_its_draft_or_fetch_offset_revision(tmp_pa
 
 
 def test_codes_in_response_fields_by_request_version_are_held_to_the_same_rules(tmp_path):
-    """The third audit of issue 35: OffsetFetch MUSTs wrote their codes per version ({"2-7": {error_code: ...},
+    """The third audit of independent brokers: OffsetFetch MUSTs wrote their codes per version ({"2-7": {error_code: ...},
     "8+": {"groups[0].error_code": ...}}), which the lint did not look into, so their paraphrased KIP-447 quotes
     went unjudged."""
     by_version = '{fields: {"3": {"error_code": UNKNOWN_TOPIC_OR_PARTITION}}}'  # a code KIP-98 never names
@@ -134,7 +134,7 @@ def test_kafka_code_beside_a_refusal_makes_the_implementation_twin(tmp_path):
 
 
 def test_a_refusal_with_another_code_passes_and_only_differs_from_kafka():
-    """Before issue 35 the bundled case was a MUST of FETCH_SESSION_ID_NOT_FOUND, which no sentence ties to an
+    """Before the audits of independent brokers the bundled case was a MUST of FETCH_SESSION_ID_NOT_FOUND, which no sentence ties to an
     unknown session: a broker refusing with another code failed it."""
     def run(case_id):
         # it refuses the unknown session only: a full fetch outside any session (the positive control) is served
@@ -174,7 +174,7 @@ def load_partition_case(tmp_path, cites: str, code: str = "UNKNOWN_TOPIC_OR_PART
 
 
 def test_a_code_the_cited_kip_never_names_is_refused_even_in_a_response_field(tmp_path):
-    """Issue 35's audit: add-partition-out-of-range demanded UNKNOWN_TOPIC_OR_PARTITION citing KIP-98's
+    """An audit of independent brokers: add-partition-out-of-range demanded UNKNOWN_TOPIC_OR_PARTITION citing KIP-98's
     AddPartitionsToTxn errors, which do not include it: the old lint read only ``cites`` and let it through."""
     _, errors = load_partition_case(tmp_path, '"KIP-98, AddPartitionsToTxnRequest errors: UnknownTopicOrPartition"')
     assert [error.key for error in errors] == [
@@ -194,7 +194,7 @@ def test_a_code_the_cited_kip_never_names_is_refused_even_in_a_response_field(tm
 
 def test_an_error_the_kip_ties_to_one_condition_is_no_must_for_another(tmp_path):
     """KIP-98 ties InvalidTransactionTimeout to a timeout above the maximum only: a MUST refusal of a zero
-    timeout citing it (init-producer-id-timeout-zero before issue 35) is refused; quoting the condition passes."""
+    timeout citing it (init-producer-id-timeout-zero before the audits of independent brokers) is refused; quoting the condition passes."""
     expect = "{refused: true}"
     _, errors = load(tmp_path, '"KIP-98, InitPidResponse error codes: InvalidTransactionTimeout"', expect)
     assert [error.key for error in errors] == ["cases[0].steps[0].expect.refused"], errors
@@ -354,7 +354,7 @@ def verification_broker(value: str | None) -> FakeKafka:
 
 
 def test_switchable_verification_is_judged_except_on_a_broker_that_reports_it_off():
-    """Before issue 35, produce-to-partition-not-added failed every broker that accepts the write, though Kafka
+    """Before the audits of independent brokers, produce-to-partition-not-added failed every broker that accepts the write, though Kafka
     itself accepts it with verification turned off. Now a broker that reports the setting off is skipped, naming
     it; one that reports it on, or has no such setting (no way to turn the behaviour off), and accepts the write
     fails."""

@@ -71,7 +71,7 @@ def test_the_fingerprints_quotes_are_checked_against_are_those_of_the_texts():
 
 
 def test_a_sentence_of_the_text_is_found_and_a_paraphrase_is_not():
-    """Issue 35's audit: add-partitions-unknown-topic quoted a sentence KIP-98 does not have."""
+    """An audit of independent brokers: add-partitions-unknown-topic quoted a sentence KIP-98 does not have."""
     assert quotes.missing("KIP-98", "the request fails if any partition is unknown") is not None
     sentence = next(line for line in texts()["KIP-98"].splitlines() if "InvalidTransactionTimeout` error" in line)
     assert quotes.missing("KIP-98", sentence.upper().replace("`", "\u201c")) is None  # case and quote marks

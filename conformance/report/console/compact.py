@@ -70,7 +70,7 @@ class Entry:
 
 @dataclass
 class CauseEntry:
-    """The items one root cause decided, of every case it touches: one entry (issue 35)."""
+    """The items one root cause decided, of every case it touches: one entry."""
 
     cause: RootCause
 
