@@ -140,8 +140,8 @@ def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | 
         lines += ["## Checked and kept out", "",
                   "Bugs named by earlier versions of this ledger, by the bundled suites or by the fact check, that are "
                   "not entries, each with the reason.", ""]
-        for bug in kept:
-            lines += [f"### [{bug.key}]({bug.link})", "", f"- **What:** {_cell(bug.title)}",
-                      f"- **Why kept out:** {_cell(bug.reason)}", *_sources(bug.sources), ""]
+        for left in kept:
+            lines += [f"### [{left.key}]({left.link})", "", f"- **What:** {_cell(left.title)}",
+                      f"- **Why kept out:** {_cell(left.reason)}", *_sources(left.sources), ""]
     return "\n".join(lines).rstrip() + "\n"
 
