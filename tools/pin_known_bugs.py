@@ -1,8 +1,10 @@
 """Write fixtures/known-bugs/evidence.jsonl from the results of ``conformance releases --known-bugs``.
 
-Usage: python tools/pin_known_bugs.py RESULTS.jsonl
-Keeps, for each release the known-bugs ledger checks its entries on, the latest run's items of the entries'
-cases (a few fields each); tools/build_docs.py makes docs/generated/known-bugs.md from the ledger and this file.
+Usage: python tools/pin_known_bugs.py RESULTS.jsonl [RESULTS.jsonl ...]
+Keeps, for each target the known-bugs ledger checks its entries on, the latest run's items of the entries'
+cases (a few fields each). The evidence already pinned counts as one more results file, so a run of some
+releases (--releases) replaces those releases' evidence and keeps the others'. tools/build_docs.py makes
+docs/generated/known-bugs.md from the ledger and this file.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ EVIDENCE = ROOT / "fixtures" / "known-bugs" / "evidence.jsonl"
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
+    if not argv:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    lines = evidence_lines(read_results(argv[0]))
+    pinned = read_results(str(EVIDENCE)) if EVIDENCE.is_file() else []
+    lines = evidence_lines(pinned + [record for path in argv for record in read_results(path)])
     EVIDENCE.parent.mkdir(parents=True, exist_ok=True)
     EVIDENCE.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines), encoding="utf-8")
     print(f"wrote {EVIDENCE}: {len(lines)} items")

@@ -65,6 +65,33 @@ class ReleaseRange:
 
 
 @dataclass(frozen=True)
+class Sources:
+    """Where an entry's facts come from: those shown (from Kafka's history or a run), those inferred, those not known."""
+
+    established: tuple[str, ...]
+    inferred: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, raw: dict) -> "Sources":
+        return cls(*(tuple(raw.get(name) or ()) for name in ("established", "inferred", "unknown")))
+
+
+@dataclass(frozen=True)
+class KeptOut:
+    """A bug checked and left out of the ledger, with the reason (no affected release, no citable key)."""
+
+    key: str
+    title: str
+    reason: str
+    sources: Sources
+
+    @property
+    def link(self) -> str:
+        return f"https://issues.apache.org/jira/browse/{self.key}"
+
+
+@dataclass(frozen=True)
 class Bug:
     """One ledger entry."""
 
@@ -79,6 +106,7 @@ class Bug:
     verify: dict | None  # {"affected": X.Y.Z, "fixed": X.Y.Z, "target": KIND, "long": bool}: the releases its test runs
     links: tuple[str, ...]
     note: str | None
+    sources: Sources
 
     @property
     def link(self) -> str:
@@ -133,13 +161,35 @@ def bugs() -> tuple[Bug, ...]:
     return load(ledger_file())
 
 
+@functools.cache
+def kept_out() -> tuple[KeptOut, ...]:
+    """The bugs the bundled ledger checked and left out, each with its reason."""
+    return load_kept_out(ledger_file())
+
+
+def _read(path: Path) -> dict:
+    try:
+        return checked_yaml.load(path, schema())
+    except checked_yaml.CheckedYamlError as error:
+        raise LedgerError(str(error)) from None
+
+
+def load_kept_out(path: Path) -> tuple[KeptOut, ...]:
+    """The ``kept_out`` list of a ledger file; a key both kept out and an entry is refused."""
+    data = _read(path)
+    entries = {raw["key"] for raw in data["bugs"]}
+    kept = []
+    for index, raw in enumerate(data.get("kept_out") or ()):
+        if raw["key"] in entries:
+            raise LedgerError(f"{path}: kept_out[{index}] ({raw['key']}): the key is an entry too")
+        kept.append(KeptOut(key=raw["key"], title=raw["title"], reason=raw["reason"], sources=Sources.of(raw["sources"])))
+    return tuple(kept)
+
+
 def load(path: Path) -> tuple[Bug, ...]:
     """Read a ledger file: its JSON Schema first, then what a schema cannot say (ranges, unique keys,
     a reason for every entry without a case, a fixed release after every affected one)."""
-    try:
-        data = checked_yaml.load(path, schema())
-    except checked_yaml.CheckedYamlError as error:
-        raise LedgerError(str(error)) from None
+    data = _read(path)
     entries, seen = [], set()
     for index, raw in enumerate(data["bugs"]):
         where = f"{path}: bugs[{index}] ({raw['key']})"
@@ -167,7 +217,8 @@ def load(path: Path) -> tuple[Bug, ...]:
                 raise LedgerError(f"{where}: verify.fixed names the fixed release exactly when fixed_in does")
         entries.append(Bug(key=raw["key"], title=raw["title"], kip=raw.get("kip"), affected=affected, fixed_in=fixed,
                            wire=raw["wire"], cases=cases, undetectable=raw.get("undetectable"), verify=verify,
-                           links=tuple(raw.get("links") or ()), note=raw.get("note")))
+                           links=tuple(raw.get("links") or ()), note=raw.get("note"),
+                           sources=Sources.of(raw["sources"])))
     return tuple(entries)
 
 

@@ -74,9 +74,21 @@ def _result(found: dict | None, role: str, bug: ledger.Bug | None = None) -> str
     return f"**{found['release']}**{behind} {verdict} ({counts})"
 
 
-def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | None = None) -> str:
-    """The page: how to read it, the ledger table, and each entry's detail."""
-    entries = ledger.bugs() if entries is None else entries
+def _sources(sources: ledger.Sources) -> list[str]:
+    """An entry's facts by how they are known: shown, inferred, not established."""
+    shown = [("Established", sources.established), ("Inferred", sources.inferred),
+             ("Not established", sources.unknown)]
+    return [f"- **{name}:** " + " ".join(f"({number}) {_cell(fact)}" for number, fact in enumerate(facts, 1))
+            for name, facts in shown if facts]
+
+
+def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | None = None,
+                        kept: tuple[ledger.KeptOut, ...] | None = None) -> str:
+    """The page: how to read it, the ledger table, each entry's detail and sources, and the bugs kept out (the
+    bundled ones when ``entries`` is the bundled ledger; given ``entries``, only those ``kept`` names)."""
+    if entries is None:
+        entries, kept = ledger.bugs(), ledger.kept_out() if kept is None else kept
+    kept = kept or ()
     runs = sorted({line["run_id"] for line in evidence})
     harness = sorted({line.get("harness_version") or "?" for line in evidence})
     lines = ["# Known Apache Kafka bugs", "",
@@ -89,6 +101,11 @@ def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | 
              "(results field `known_bug`, the console, findings, the certification page and the gate). *Failed on* "
              "and *passed on* are the entry's cases run on its last affected release and on the fixed one "
              "(every case departs on the first, none on the second); a bug no release has fixed passes nowhere.", "",
+             "Each entry below says how its facts are known: *established* from Kafka's history (GIT: the fix "
+             "commit and the tags that contain it, in a snapshot of apache/kafka that ends 2024-10-25), from a pull "
+             "request's page (PR: title, author, opening date, merged or open; no merge date) or by a run of its "
+             "cases here (RUN); *inferred* (a release from branch-cut dates, a cause from reading the code); or "
+             "*not established*.", "",
              "| Bug | What went wrong | KIP | Affected releases | Fixed in | Cases | Failed on | Passed on |",
              "|---|---|---|---|---|---|---|---|"]
     counts: Counter[str] = Counter()
@@ -118,6 +135,13 @@ def known_bugs_markdown(evidence: list[dict], entries: tuple[ledger.Bug, ...] | 
             lines.append(f"- **Note:** {_cell(bug.note)}")
         if bug.links:
             lines.append("- **Fix:** " + ", ".join(f"<{link}>" for link in bug.links))
-        lines.append("")
+        lines += _sources(bug.sources) + [""]
+    if kept:
+        lines += ["## Checked and kept out", "",
+                  "Bugs named by earlier versions of this ledger, by the bundled suites or by the fact check, that are "
+                  "not entries, each with the reason.", ""]
+        for left in kept:
+            lines += [f"### [{left.key}]({left.link})", "", f"- **What:** {_cell(left.title)}",
+                      f"- **Why kept out:** {_cell(left.reason)}", *_sources(left.sources), ""]
     return "\n".join(lines).rstrip() + "\n"
 

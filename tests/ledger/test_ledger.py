@@ -53,6 +53,8 @@ def test_every_release_the_ledger_names_is_a_kafka_release():
     (lambda data: data["bugs"][0].update(affected=["3.5.0..3.4.0"]), "ends before it begins"),
     (lambda data: data["bugs"][2].update(verify={"affected": "3.6.0", "fixed": "3.7.0"}), "not an affected release"),
     (lambda data: data["bugs"][2].update(verify={"affected": "3.5.2"}), "exactly when fixed_in does"),
+    (lambda data: data["bugs"][0].pop("sources"), "'sources' is a required property"),
+    (lambda data: data["bugs"][0].update(sources={"inferred": ["from dates"]}), "'established' is a required"),
 ])
 def test_a_malformed_ledger_is_refused_naming_file_and_entry(tmp_path, change, message):
     data = yaml.safe_load(resources.known_bugs().read_text(encoding="utf-8"))
@@ -62,6 +64,34 @@ def test_a_malformed_ledger_is_refused_naming_file_and_entry(tmp_path, change, m
     with pytest.raises(ledger.LedgerError, match=message) as raised:
         ledger.load(path)
     assert str(path) in str(raised.value)
+
+
+def test_a_key_both_kept_out_and_an_entry_is_refused(tmp_path):
+    data = yaml.safe_load(resources.known_bugs().read_text(encoding="utf-8"))
+    data["kept_out"][0]["key"] = data["bugs"][0]["key"]
+    path = tmp_path / "bugs.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ledger.LedgerError, match=f"kept_out\\[0\\] \\({data['bugs'][0]['key']}\\): the key is an entry"):
+        ledger.load_kept_out(path)
+
+
+def test_every_entry_and_every_bug_kept_out_says_how_its_facts_are_known():
+    for item in ledger.bugs() + ledger.kept_out():
+        assert item.sources.established, item.key
+    kept = {bug.key: bug for bug in ledger.kept_out()}
+    # KAFKA-15784 affected no release (its fix shipped with the code it fixed, in 3.7.0); KAFKA-17754 is cited nowhere
+    assert {"KAFKA-15784", "KAFKA-17754"} <= set(kept) and not set(kept) & {bug.key for bug in ledger.bugs()}
+
+
+def test_the_4_4_0_failover_departures_name_the_last_epoch_bug_and_the_previous_id_bug_is_fixed():
+    """InitProducerId retried across a failover after a rotation still fails on 4.4.0: the last epoch is not
+    persisted (KAFKA-20357); the previous producer id is (KAFKA-20310), which the EndTxn retry shows."""
+    for case in ("reinit-retry-after-coordinator-moved", "reinit-retry-after-coordinator-killed"):
+        bug = ledger.match(f"cluster.epoch-rotation-failover::{case}", "4.4.0", "kafka:4.4.0,nodes=3")
+        assert bug is not None and bug.label() == "KAFKA-20357, unfixed as of 4.4.0"
+    assert ledger.match("cluster.epoch-rotation-failover::end-txn-retry-after-coordinator-moved", "4.4.0") is None
+    fixed = next(bug for bug in ledger.bugs() if bug.key == "KAFKA-20310")
+    assert not fixed.affects("4.4.0") and fixed.fixed_in
 
 
 def _departure(release="3.5.2", case="produce-to-partition-not-added", target=None, outcome="failed"):
@@ -131,7 +161,7 @@ def test_the_known_bugs_page_shows_failed_and_passed_releases():
 
 
 def test_an_open_bug_fails_on_its_newest_affected_release_and_passes_nowhere():
-    bug = next(bug for bug in ledger.bugs() if bug.key == "KAFKA-20310")
+    bug = next(bug for bug in ledger.bugs() if bug.key == "KAFKA-20357")
     assert bug.verify_roles() == ("affected",) and bug.verify_target("fixed") is None
     assert bug.verify_target("affected") == "kafka:4.4.0,nodes=3"
     evidence = []
@@ -140,9 +170,19 @@ def test_an_open_bug_fails_on_its_newest_affected_release_and_passes_nowhere():
         evidence.append(dict(_departure(release="4.4.0", case=name), suite=suite, target="kafka:4.4.0,nodes=3",
                              outcome="failed", harness_version="0.1.0"))
     page = known_bugs.known_bugs_markdown(known_bugs.evidence_lines(evidence), (bug,))
-    row = next(line for line in page.splitlines() if line.startswith("| [KAFKA-20310]"))
+    row = next(line for line in page.splitlines() if line.startswith("| [KAFKA-20357]"))
     assert "**4.4.0** as kafka:4.4.0,nodes=3 fails (2 failed)" in row and row.endswith("| not fixed as of 4.4.0 |")
     assert "1 shown failing on the newest affected release and fixed in none" in page
+
+
+def test_the_known_bugs_page_says_how_each_fact_is_known_and_lists_the_bugs_kept_out():
+    page = known_bugs.known_bugs_markdown([])
+    detail = page.split("### KAFKA-20310", 1)[1].split("###", 1)[0]
+    assert "- **Established:** (1) ede0c94aaae3" in detail and "- **Inferred:** (1)" in detail
+    kept = page.split("## Checked and kept out", 1)[1]
+    assert "### [KAFKA-15784](https://issues.apache.org/jira/browse/KAFKA-15784)" in kept
+    assert "- **Why kept out:** No release was affected." in kept
+    assert "## Checked and kept out" not in known_bugs.known_bugs_markdown([], ledger.bugs()[:1])
 
 
 def test_known_bugs_run_each_entry_on_the_target_its_cases_need():
@@ -153,7 +193,7 @@ def test_known_bugs_run_each_entry_on_the_target_its_cases_need():
     for bug in ledger.bugs():
         for role in bug.verify_roles():
             assert set(bug.cases) <= set(plan[bug.verify[role]][bug.verify_target(role)]), (bug.key, role)
-    assert set(plan["4.4.0"]) == {"kafka:4.4.0,nodes=3"}  # KAFKA-20310 needs three nodes; nothing else runs there
+    assert set(plan["4.4.0"]) == {"kafka:4.4.0,nodes=3"}  # KAFKA-20357 needs three nodes; nothing else runs there
     assert set(plan["3.9.2"]) == {"proxy+kafka:3.9.2"}
 
 

@@ -218,20 +218,20 @@ def test_the_bundled_preview_level_is_included_by_no_other():
 
 
 def test_a_level_missed_on_a_known_kafka_bug_names_the_bug_and_that_it_is_unfixed(tmp_path, capsys):
-    """KAFKA-20310: Apache Kafka 4.4.0 misses Strict on its own bug; the level's reasons, the page and the console
+    """KAFKA-20357: Apache Kafka 4.4.0 misses Strict on its own bug; the level's reasons, the page and the console
     say which bug and that no release up to 4.4.0 fixed it."""
     epoch = dict(suite="cluster.epoch-rotation-failover", api="InitProducerId", kip="KIP-360")
     rows = [record("reinit-retry-after-coordinator-moved", version, "failed", **epoch) for version in (3, 4, 5)]
     rows.append(record("commit", 3, "failed"))
     [strict] = grade([STRICT], rows, FEATURES)
     assert strict.status == MISSED
-    assert strict.reasons[0] == "4 departures from the spec (3 of them KAFKA-20310, unfixed as of 4.4.0)"
+    assert strict.reasons[0] == "4 departures from the spec (3 of them KAFKA-20357, unfixed as of 4.4.0)"
     results = write_jsonl(tmp_path / "r.jsonl", rows)
     main(["certify", "--results", str(results), "-o", str(tmp_path / "cert")])
     shown = capsys.readouterr().out
-    assert "Strict: missed: " in shown and "KAFKA-20310, unfixed as of 4.4.0" in shown
+    assert "Strict: missed: " in shown and "KAFKA-20357, unfixed as of 4.4.0" in shown
     page = next((tmp_path / "cert").glob("*/index.html")).read_text(encoding="utf-8")
-    assert "3 of them KAFKA-20310, unfixed as of 4.4.0" in page
+    assert "3 of them KAFKA-20357, unfixed as of 4.4.0" in page
 
 
 def test_a_waiver_whose_failure_passes_now_is_stale():
