@@ -393,7 +393,7 @@ def test_certify_help_names_its_actions(capsys):
         assert f"conformance certify {action} " in out and purpose in out
 
 
-def test_a_bundle_graded_at_another_commit_is_sent_there(fresh, keys, verify):
+def test_a_bundle_graded_at_another_commit_that_differs_says_so_first(fresh, keys, verify):
     from conformance.report.certify.certificate import harness
 
     if not harness().get("commit"):
@@ -402,6 +402,11 @@ def test_a_bundle_graded_at_another_commit_is_sent_there(fresh, keys, verify):
     facts = json.loads(path.read_text())
     facts["harness"]["commit"] = "0" * 40
     path.write_text(json.dumps(facts, indent=1) + "\n")
+    page = fresh / "index.html"
+    page.write_text(page.read_text().replace(">MISSED<", ">REACHED<"))
     reseal(fresh, keys)
     status, out = verify(fresh)
-    assert status == 1 and f"at commit {'0' * 40}; this checkout is at {harness()['commit']}: verify it there" in out
+    problems = [line for line in out.splitlines() if line.startswith("  - ")]
+    assert status == 1 and problems[0].startswith("  - another harness commit: the bundle was graded by")
+    assert f"at commit {'0' * 40}; this checkout is at {harness()['commit']}: verify it there" in problems[0]
+    assert any(line.startswith("  - edited page") for line in problems[1:])
