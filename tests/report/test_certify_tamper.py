@@ -391,3 +391,22 @@ def test_certify_help_names_its_actions(capsys):
     for action, purpose in (("keygen", "make the Ed25519 key that signs bundles"),
                             ("verify", "check a bundle offline"), ("register", "the static page of verified bundles")):
         assert f"conformance certify {action} " in out and purpose in out
+
+
+def test_a_bundle_graded_at_another_commit_that_differs_says_so_first(fresh, keys, verify):
+    from conformance.report.certify.certificate import harness
+
+    if not harness().get("commit"):
+        pytest.skip("this harness runs from a wheel: it has no commit to compare")
+    path = fresh / "certification.json"
+    facts = json.loads(path.read_text())
+    facts["harness"]["commit"] = "0" * 40
+    path.write_text(json.dumps(facts, indent=1) + "\n")
+    page = fresh / "index.html"
+    page.write_text(page.read_text().replace(">MISSED<", ">REACHED<"))
+    reseal(fresh, keys)
+    status, out = verify(fresh)
+    problems = [line for line in out.splitlines() if line.startswith("  - ")]
+    assert status == 1 and problems[0].startswith("  - another harness commit: the bundle was graded by")
+    assert f"at commit {'0' * 40}; this checkout is at {harness()['commit']}: verify it there" in problems[0]
+    assert any(line.startswith("  - edited page") for line in problems[1:])

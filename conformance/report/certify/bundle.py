@@ -189,6 +189,11 @@ def verify(folder: Path, trusted: Iterable[str] = ()) -> Verification:
         judged = rejudge.rejudge(records)
         found.problems += judged.problems
         found.notes.append(judged.summary())
+    if found.problems and made.get("commit") and here.get("commit") and made["commit"] != here["commit"]:
+        # a changed grader makes other pages and grades: said first, the differences it may explain after it
+        found.problems.insert(0, f"another harness commit: the bundle was graded by {made.get('name')} "
+                                 f"{made['version']} at commit {made['commit']}; this checkout is at {here['commit']}: "
+                                 "verify it there before reading the differences below as edits")
     return found
 
 

@@ -133,7 +133,8 @@ def whole_lines(text: str, limit: int = 400) -> str:
     """A message's first lines, each whole (a line cut at a width can read as its opposite), as many as fit in
     ``limit`` characters, the first one always; how many lines are left out is said."""
     lines = text.splitlines()
-    kept, size = [], 0
+    kept: list[str] = []
+    size = 0
     for line in lines:
         if kept and size + len(line) > limit:
             break

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import SimpleNamespace
+from typing import cast
 
 from ... import resources
 from ...client.transcript import jsonable
@@ -30,7 +31,7 @@ from ...protocol import frames
 from ...protocol.codec import default_codec
 from ...protocol.errors import error_name
 from ...results.record import Outcome, ResultRecord, StepRole
-from ...runner.context import Deviation
+from ...runner.context import Context, Deviation
 from ...runner.dispatch import kind_of, label
 from ...runner.expect import check_expect
 from ...suite import matchers
@@ -77,6 +78,9 @@ def _decoded(record: ResultRecord, index: int, exchange: dict, found: Rejudged) 
     if not isinstance(exchange, dict) or not exchange.get("response_bytes") or exchange.get("response") is None \
             or exchange.get("response_bytes") == REDACTED:
         return None
+    api_key, version = exchange.get("api_key"), exchange.get("version")
+    if not isinstance(api_key, int) or not isinstance(version, int):
+        return None  # a transcript of an older harness: no key or version to decode with
     where = f"{record.item_id}: exchange {index + 1} ({exchange.get('api')} v{exchange.get('version')}"
     where += f", step {exchange['step']!r})" if exchange.get("step") else ")"
     try:
@@ -90,9 +94,9 @@ def _decoded(record: ResultRecord, index: int, exchange: dict, found: Rejudged) 
         return None
     shown = exchange["response"]
     first = None
-    for version in _versions(exchange):
+    for read_as in _versions(api_key, version):
         try:
-            _, message, _ = frames.decode_response_with_tail(default_codec(), exchange.get("api_key"), version, payload)
+            _, message, _ = frames.decode_response_with_tail(default_codec(), api_key, read_as, payload)
         except Exception:  # noqa: BLE001 - bytes another version reads; none at all is the finding below
             continue
         again = jsonable(message)
@@ -109,12 +113,11 @@ def _decoded(record: ResultRecord, index: int, exchange: dict, found: Rejudged) 
     return None
 
 
-def _versions(exchange: dict) -> Iterator[int]:
+def _versions(api_key: int, version: int) -> Iterator[int]:
     """The exchange's version first; then the API's others (a step may read the answer as another version)."""
-    version = exchange.get("version")
     yield version
     try:
-        others = default_codec().versions(exchange.get("api_key"))
+        others = default_codec().versions(api_key)
     except Exception:  # noqa: BLE001 - an API the specs do not know: its own version was all there was
         return
     yield from (other for other in range(others.low, (others.high or others.low) + 1) if other != version)
@@ -151,14 +154,15 @@ def _verdict(record: ResultRecord, transcript: list, decoded: dict) -> str | Non
     """'' when the item's verdict follows from its bytes, the contradiction when it does not, None when nothing
     could be judged offline."""
     case = _suite(str(record.suite)).get(record.case)
-    if case is None or record.api_version is None:
+    version = record.api_version
+    if case is None or version is None:
         return None
     kinds = dict(_components().step_kinds)
     if record.outcome in (Outcome.FAILED, Outcome.DIFFERS) and record.step_role in (StepRole.UNDER_TEST, None) \
             and record.step:
-        return _failed(record, case, kinds, transcript, decoded)
+        return _failed(record, version, case, kinds, transcript, decoded)
     if record.outcome == Outcome.PASSED:
-        return _passed(record, case, kinds, transcript, decoded)
+        return _passed(record, version, case, kinds, transcript, decoded)
     return None
 
 
@@ -206,21 +210,22 @@ def _last(name: str, transcript: list, decoded: dict) -> tuple[int, dict | None]
 
 def _meets(response: dict, expect: dict, version: int) -> bool:
     try:
-        check_expect(SimpleNamespace(matchers=dict(_components().matchers)), "", response, expect, version)
+        # check_expect reads only the matchers of the run's context: the bundled ones here
+        check_expect(cast(Context, SimpleNamespace(matchers=dict(_components().matchers))), "", response, expect, version)
     except Deviation:
         return False
     return True
 
 
-def _failed(record: ResultRecord, case, kinds: dict, transcript: list, decoded: dict) -> str | None:
-    found = _expectation(case, int(record.step or 0), kinds, record.api_version)
+def _failed(record: ResultRecord, version: int, case, kinds: dict, transcript: list, decoded: dict) -> str | None:
+    found = _expectation(case, int(record.step or 0), kinds, version)
     if found is None:
         return None
     name, expect, whole = found
     last = _last(name, transcript, decoded)
     if last is None or last[1] is None:
         return None
-    response, version = last[1], int(record.api_version)
+    response = last[1]
     said = error_name(matchers.primary_error(response))
     if "error_code" in expect and isinstance(record.actual, str) and record.actual != said:
         return (f"verdict does not follow from the bytes: {record.item_id} states it got {record.actual} at step "
@@ -234,22 +239,22 @@ def _failed(record: ResultRecord, case, kinds: dict, transcript: list, decoded: 
     return ""
 
 
-def _passed(record: ResultRecord, case, kinds: dict, transcript: list, decoded: dict) -> str | None:
+def _passed(record: ResultRecord, version: int, case, kinds: dict, transcript: list, decoded: dict) -> str | None:
     judged = None
     for number in range(1, len(case.steps) + 1):
-        found = _expectation(case, number, kinds, record.api_version)
+        found = _expectation(case, number, kinds, version)
         if found is None or case.api is None or Step.of(case.steps[number - 1], kinds).get("send") != case.api:
             continue
         name, expect, _ = found
         last = _last(name, transcript, decoded)
-        if last is None or last[1] is None or transcript[last[0]].get("version") != record.api_version:
+        if last is None or last[1] is None or transcript[last[0]].get("version") != version:
             continue  # not answered, or sent at a version the step names itself: not the version under test
         judged = ""
-        if not _meets(last[1], expect, int(record.api_version)):
+        if not _meets(last[1], expect, version):
             said = error_name(matchers.primary_error(last[1]))
             return (f"verdict does not follow from the bytes: {record.item_id} is passed, but the response's bytes "
                     f"at step {name!r} answer {said}, which departs from the case's expectation "
-                    f"({_shown(expect, int(record.api_version))})")
+                    f"({_shown(expect, version)})")
     return judged
 
 
