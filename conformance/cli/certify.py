@@ -146,8 +146,10 @@ def command_register(arguments) -> int:
     trusted = _trusted(arguments)
     if trusted is None:
         return 2
+    from ..runner.rejudge import rejudge
+
     page, refused = register_page.build([Path(folder) for folder in arguments.bundles], Path(arguments.out),
-                                        trusted=trusted)
+                                        trusted=trusted, rejudge=rejudge)
     for folder, problems in refused:
         print(f"{folder}: not verified, not listed:" + "".join(f"\n  - {problem}" for problem in problems),
               file=sys.stderr)
@@ -159,9 +161,11 @@ def command_verify(arguments) -> int:
     trusted = _trusted(arguments)
     if trusted is None:
         return 2
+    from ..runner.rejudge import rejudge
+
     status = 0
     for folder in arguments.bundles:
-        found = bundle.verify(Path(folder), trusted)
+        found = bundle.verify(Path(folder), trusted, rejudge)
         if found.problems:
             status = 1
             count = len(found.problems)

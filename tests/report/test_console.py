@@ -175,7 +175,7 @@ transactional_ids: [main]
 cases:
   - id: end-txn-commits
     title: EndTxn after InitProducerId commits
-    cites: "KIP-98: EndTxnRequest commits the transaction"
+    cites: "KIP-98: Command => boolean (false(0) means ABORT, true(1) means COMMIT)"
     under_test: {api: EndTxn, versions: "0-3"}
     steps:
       - send: InitProducerId
@@ -231,7 +231,7 @@ def test_show_finds_an_item_by_each_id_form_and_prints_its_exchanges(console_run
     shown = capsys.readouterr().out
     assert shown.startswith(f"demo.console::end-txn-commits@v1  [{broker.address}")
     assert "outcome:    failed (MUST, pytest: failed)" in shown
-    assert "cites:      KIP-98: EndTxnRequest commits the transaction" in shown
+    assert "cites:      KIP-98: Command => boolean (false(0) means ABORT, true(1) means COMMIT)" in shown
     assert "step:       2 send EndTxn (under_test, EndTxn)" in shown
     assert "expected:   NONE\nactual:     INVALID_TXN_STATE\n" in shown
     assert "exchanges):" in shown

@@ -24,9 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ... import resources
 from ...results.record import ResultRecord
@@ -34,7 +35,7 @@ from .. import known_failures
 from ..itemref import label, latest
 from . import claims as claims_module
 from . import levels as levels_module
-from . import consistency, page, rejudge, signing, svg
+from . import consistency, page, signing, svg
 from .certificate import build, harness, results_digest
 from .needs import CompanionFacts, add_needs
 
@@ -150,9 +151,11 @@ class Verification:
         return f"signed by {self.signer}" + ("" if self.trusted else ", not a trusted key")
 
 
-def verify(folder: Path, trusted: Iterable[str] = ()) -> Verification:
+def verify(folder: Path, trusted: Iterable[str] = (), rejudge: Callable[[list], Any] | None = None) -> Verification:
     """Every difference between the bundle and what it claims, and who signed it; ``trusted``: the fingerprints of
-    the keys the reader trusts (:func:`.signing.trusted_fingerprint`)."""
+    the keys the reader trusts (:func:`.signing.trusted_fingerprint`); ``rejudge``: the runner's judge of recorded
+    exchanges (:func:`conformance.runner.rejudge.rejudge`, handed in by the command: reports do not import the
+    runner), whose problems and summary join the verification."""
     folder = Path(folder)
     found = Verification(folder)
     if not (folder / MANIFEST).is_file():
@@ -186,9 +189,12 @@ def verify(folder: Path, trusted: Iterable[str] = ()) -> Verification:
     if records is not None:
         found.problems += consistency.check(certificate, records)
         found.problems += _regrade(folder, certificate, records)
-        judged = rejudge.rejudge(records)
-        found.problems += judged.problems
-        found.notes.append(judged.summary())
+        if rejudge is None:
+            found.notes.append("verdicts not judged again from the bytes (no judge was given)")
+        else:
+            judged = rejudge(records)
+            found.problems += judged.problems
+            found.notes.append(judged.summary())
     if found.problems and made.get("commit") and here.get("commit") and made["commit"] != here["commit"]:
         # a changed grader makes other pages and grades: said first, the differences it may explain after it
         found.problems.insert(0, f"another harness commit: the bundle was graded by {made.get('name')} "

@@ -49,7 +49,7 @@ def entry(folder: Path, found: bundle.Verification | None = None) -> dict:
     }
 
 
-def build(folders: list[Path], out: Path, trusted=()) -> tuple[Path, list[tuple[Path, list[str]]]]:
+def build(folders: list[Path], out: Path, trusted=(), rejudge=None) -> tuple[Path, list[tuple[Path, list[str]]]]:
     """Verify each bundle, copy those that pass into ``out``, write ``out/index.html``; ``trusted``: the
     fingerprints of the keys the register trusts (a bundle signed by another key is listed, marked as such).
     Returns the page and the bundles refused, each with its differences."""
@@ -57,7 +57,7 @@ def build(folders: list[Path], out: Path, trusted=()) -> tuple[Path, list[tuple[
     out.mkdir(parents=True, exist_ok=True)
     entries, refused = [], []
     for folder in map(Path, folders):
-        found = bundle.verify(folder, trusted)
+        found = bundle.verify(folder, trusted, rejudge)
         if found.problems:
             refused.append((folder, found.problems))
             continue

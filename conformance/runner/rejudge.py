@@ -25,17 +25,17 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import cast
 
-from ... import resources
-from ...client.transcript import jsonable
-from ...protocol import frames
-from ...protocol.codec import default_codec
-from ...protocol.errors import error_name
-from ...results.record import Outcome, ResultRecord, StepRole
-from ...runner.context import Context, Deviation
-from ...runner.dispatch import kind_of, label
-from ...runner.expect import check_expect
-from ...suite import matchers
-from ...suite.step import Step
+from .. import resources
+from ..client.transcript import jsonable
+from ..protocol import frames
+from ..protocol.codec import default_codec
+from ..protocol.errors import error_name
+from ..results.record import Outcome, ResultRecord, StepRole
+from .context import Context, Deviation
+from .dispatch import kind_of, label
+from .expect import check_expect
+from ..suite import matchers
+from ..suite.step import Step
 
 REDACTED = base64.b64encode(b"<redacted>").decode()  # a SASL answer's bytes, never kept
 
@@ -141,7 +141,7 @@ def _difference(shown, decoded, path: str = "response"):
 def _suite(suite_id: str) -> dict:
     """The cases of a shipped suite by id (the bundle's suites are checked to be the shipped ones); {} when the
     harness ships no such suite file (a plugin's, or one run by a harness module, not a file)."""
-    from ...suite.loader import load_suites
+    from ..suite.loader import load_suites
 
     path = resources.suites() / (suite_id.replace(".", "/", 1) + ".yaml")
     if not path.is_file():
@@ -168,7 +168,7 @@ def _verdict(record: ResultRecord, transcript: list, decoded: dict) -> str | Non
 
 @lru_cache(maxsize=1)
 def _components():
-    from ...runner.steps import bundled
+    from ..runner.steps import bundled
 
     return bundled()
 
