@@ -129,7 +129,7 @@ class Cluster:
         for _ in range(len(versions) + 1):
             connection = self.connection()
             try:
-                response = connection.request("ApiVersions", version, body, step="negotiate").response
+                response = connection.request("ApiVersions", version, body, step="negotiate").answer
             except GarbageResponse as error:
                 response = self._unsupported_version_answer(error)
                 connection.close()
@@ -161,7 +161,7 @@ class Cluster:
         Some implementations send a body that is neither v0 nor the version asked for; like
         Kafka's own clients, fall back to v0 when the error code up front says UNSUPPORTED_VERSION.
         """
-        payload = (error.exchange.response_bytes or b"")[4:]
+        payload = ((error.exchange.response_bytes if error.exchange else None) or b"")[4:]
         try:
             return frames.decode_response(self.codec, "ApiVersions", 0, payload)[1]
         except Exception:  # noqa: BLE001 - judged by the error code below
@@ -193,7 +193,7 @@ class Cluster:
         version = self.best_version("Metadata")
         request = {"topics": None if topics is None else [{"name": topic} for topic in topics],
                    "allow_auto_topic_creation": False}
-        response = self.connection().request("Metadata", version, request, step="route").response
+        response = self.connection().request("Metadata", version, request, step="route").answer
         self.brokers = {broker["node_id"]: (broker["host"], broker["port"]) for broker in response["brokers"]}
         for topic in response["topics"]:
             for partition in topic["partitions"]:
@@ -223,7 +223,7 @@ class Cluster:
             request = {"key_type": key_types[key_type], "key": key}
         deadline = time.monotonic() + wait
         while True:
-            response = self.connection().request("FindCoordinator", version, request, step="route").response
+            response = self.connection().request("FindCoordinator", version, request, step="route").answer
             entry = response["coordinators"][0] if version >= 4 else response
             if entry["error_code"] == 0:
                 self.brokers[entry["node_id"]] = (entry["host"], entry["port"])

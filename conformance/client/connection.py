@@ -113,6 +113,7 @@ class Connection:
         """Authenticates on the open socket; a failure closes it and raises."""
         self._authenticating = True
         began = time.monotonic()  # before the request: the broker's clock for the session starts later
+        assert self._authenticate is not None, "a login only where a SASL mechanism is configured"
         try:
             lifetime_ms = self._authenticate(self, step)
         except BaseException:
@@ -174,7 +175,7 @@ class Connection:
         if now >= self._session_ends and not self._pending:
             self.close()
             self.connect()
-        elif now >= self._reauthenticate_at:
+        elif self._reauthenticate_at is not None and now >= self._reauthenticate_at:
             self._reauthenticate()
 
     def _tls_alert(self) -> str | None:
@@ -241,12 +242,18 @@ class Connection:
             exchange.response_version = response_version
             self.transcript.add(exchange)
             try:
-                self._socket.sendall(frame)
+                self._open_socket().sendall(frame)
             except OSError as error:
                 self._fail(exchange, Disconnected, f"sending failed: {self._tls_alert() or error}")
             if expect_response:
                 self._pending[correlation] = exchange
             return exchange
+
+    def _open_socket(self) -> socket.socket:
+        """The connection's socket; Disconnected where it was closed (by :meth:`close`, or a failure)."""
+        if self._socket is None:
+            raise Disconnected(f"{self.name}: the connection is closed")
+        return self._socket
 
     def receive(self, exchange: Exchange, timeout: float | None = None) -> Exchange:
         """Wait for the response to ``exchange`` (others that arrive first are kept for their callers)."""
@@ -255,7 +262,7 @@ class Connection:
         with self._lock:
             while exchange.response is None:
                 if exchange.problem:
-                    raise _ERRORS[exchange.problem](exchange.diagnosis, exchange)
+                    raise _ERRORS[exchange.problem](exchange.diagnosis or exchange.problem, exchange)
                 self._read_frame(exchange, deadline, limit)
             return exchange
 
@@ -277,9 +284,10 @@ class Connection:
                 self._fail(waiting, ResponseTimeout,
                            f"no response within {limit:.1f}s "
                            f"({len(self._buffer)} bytes of a partial frame received)")
-            self._socket.settimeout(remaining)
+            sock = self._open_socket()
+            sock.settimeout(remaining)
             try:
-                chunk = self._socket.recv(READ_SIZE)
+                chunk = sock.recv(READ_SIZE)
             except socket.timeout:
                 continue
             except ssl.SSLError as error:  # an alert after the handshake: TLS 1.3 refuses a client certificate here

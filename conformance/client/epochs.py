@@ -80,7 +80,7 @@ def fast_forward(connection: Connection, transactional_id: str, producer_id: int
                 in_flight.append((following, request(following)))
                 following += 1
             sent_at, sent = in_flight.popleft()
-            answer = connection.receive(sent, request_timeout).response
+            answer = connection.receive(sent, request_timeout).answer
             if sent_at == confirmed and _bumped(answer, producer_id, confirmed):
                 confirmed, bumps, stalled_since = confirmed + 1, bumps + 1, None
             else:

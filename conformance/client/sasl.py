@@ -32,10 +32,12 @@ class AuthenticationFailed(SecurityFailure):
 def authenticate(connection: "Connection", security: "Security", *, step: str = "sasl") -> int:
     """Authenticates ``connection`` as ``security`` says; returns the session lifetime in ms (0: none)."""
     mechanism = security.mechanism
+    if mechanism is None:
+        raise AuthenticationFailed("no SASL mechanism configured: set sasl.mechanism")
     handshake = connection.request("SaslHandshake", HANDSHAKE_VERSION, {"mechanism": mechanism}, step=step)
-    code = handshake.response["error_code"]
+    code = handshake.answer["error_code"]
     if code == UNSUPPORTED_SASL_MECHANISM:
-        enabled = ", ".join(handshake.response.get("mechanisms") or []) or "none"
+        enabled = ", ".join(handshake.answer.get("mechanisms") or []) or "none"
         raise AuthenticationFailed(f"mechanism not enabled: the broker does not enable SASL mechanism {mechanism} "
                                    f"on this listener (it enables: {enabled}); check sasl.mechanism", handshake)
     if code == ILLEGAL_SASL_STATE:
@@ -77,6 +79,8 @@ def _oauthbearer(connection: "Connection", security: "Security", step: str) -> i
     the client answers with a lone %x01 before the broker fails the exchange."""
     from .oauth import TokenError
 
+    if security.oauth is None:
+        raise AuthenticationFailed("SASL/OAUTHBEARER needs a token endpoint: set sasl.oauthbearer.token.endpoint.url")
     try:
         first = security.oauth.initial_response()
     except TokenError as error:
@@ -100,7 +104,7 @@ def _oauthbearer(connection: "Connection", security: "Security", step: str) -> i
 
 def _step(connection: "Connection", security: "Security", token: bytes, step: str) -> dict:
     answer = connection.request("SaslAuthenticate", AUTHENTICATE_VERSION, {"auth_bytes": token}, step=step)
-    response = answer.response
+    response = answer.answer
     code = response["error_code"]
     if code:
         said = response.get("error_message")

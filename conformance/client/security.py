@@ -116,7 +116,7 @@ class Security:
 
     @cached_property
     def _context(self) -> ssl.SSLContext:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context = ClientContext(ssl.PROTOCOL_TLS_CLIENT)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         if self.tls_ca_file or self.tls_ca_folder or self.tls_ca_pem:
             origin = "ssl.ca.location"
@@ -348,13 +348,20 @@ def _pkcs12_trust(path: str, password: str | None) -> str:
     return "".join(item.public_bytes(Encoding.PEM).decode() for item in found)
 
 
+class ClientContext(ssl.SSLContext):
+    """A client's TLS context that remembers whether it shows a certificate (the diagnosis of a refused handshake
+    reads it: brokers refuse a missing certificate and an untrusted one alike)."""
+
+    client_certificate = False
+
+
 def _load_client_certificate(context: ssl.SSLContext, client: ClientCertificate) -> None:
     """``load_cert_chain`` reads files only: PEM text and PKCS#12 go through a private temporary file
     whose key is encrypted with a one-time password, deleted at once."""
     from cryptography.hazmat.primitives import serialization
 
     if client.certificate_file is not None:
-        for path in {client.certificate_file, client.key_file}:
+        for path in {client.certificate_file, client.key_file or client.certificate_file}:
             if not os.path.isfile(path):
                 raise SecurityConfigError(f"{client.origin}: no file at {path}")
         try:
@@ -368,6 +375,8 @@ def _load_client_certificate(context: ssl.SSLContext, client: ClientCertificate)
             raise SecurityConfigError(f"ssl.keystore.location: {client.pkcs12_file} holds no key and certificate")
         chain = [certificate, *others]
     else:
+        if client.key_pem is None or client.certificate_pem is None:
+            raise SecurityConfigError(f"{client.origin}: a client certificate needs its PEM and its key's PEM")
         try:
             key = serialization.load_pem_private_key(
                 client.key_pem.encode(), client.key_password.encode() if client.key_password else None)

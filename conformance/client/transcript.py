@@ -37,6 +37,13 @@ class Exchange:
     decode_path: str | None = None
 
     @property
+    def answer(self) -> dict:
+        """The decoded response of an exchange that got one (every exchange :meth:`Connection.receive` returns)."""
+        if self.response is None:
+            raise ValueError(f"{self.api} v{self.version} has no response ({self.problem or 'none received yet'})")
+        return self.response
+
+    @property
     def elapsed_ms(self) -> float | None:
         if self.received_at is None:
             return None
