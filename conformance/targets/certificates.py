@@ -18,9 +18,12 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+PKCS12_KEYS = (rsa.RSAPrivateKey, dsa.DSAPrivateKey, ec.EllipticCurvePrivateKey, ed25519.Ed25519PrivateKey,
+               ed448.Ed448PrivateKey)  # what a PKCS#12 keystore can hold
 
 ONE_DAY = datetime.timedelta(days=1)
 
@@ -80,7 +83,7 @@ class Authority:
                                                   else ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
         )
         if hosts:
-            names = []
+            names: list[x509.GeneralName] = []
             for host in hosts:
                 try:
                     names.append(x509.IPAddress(ipaddress.ip_address(host)))
@@ -104,6 +107,8 @@ class Authority:
         key = serialization.load_pem_private_key(
             issued.key.read_bytes(), issued.key_password.encode() if issued.key_password else None)
         certificate = x509.load_pem_x509_certificates(issued.certificate.read_bytes())[0]
+        if not isinstance(key, PKCS12_KEYS):
+            raise ValueError(f"{issued.key}: a {type(key).__name__} cannot go into a PKCS#12 keystore")
         data = pkcs12.serialize_key_and_certificates(issued.name.encode(), key, certificate, [self.certificate],
                                                      serialization.BestAvailableEncryption(password.encode()))
         path = path or self.directory / f"{issued.certificate.stem}.p12"

@@ -15,6 +15,7 @@ import os
 import socket
 import time
 import uuid
+from typing import Any
 
 from .base import Capability, Target, TargetInfo, TargetUnavailable
 from .ports import free_port
@@ -139,7 +140,7 @@ class ContainerTarget(Target):
         # crash Redpanda is started afresh in a new container (revive); Kafka's is restarted.
         self.capabilities = frozenset({Capability.LOGS, Capability.REVIVE} if self.is_redpanda
                                       else {Capability.LOGS, Capability.RESTART})
-        self._container = None
+        self._container: Any = None  # testcontainers' DockerContainer or RedpandaContainer, imported on start
         self._bootstrap: str | None = None
         self._final_logs: str | None = None
 
@@ -167,7 +168,7 @@ class ContainerTarget(Target):
         except Exception as exc:  # pull failures, API errors, wait timeouts
             self.stop()
             raise TargetUnavailable(f"container {self.image} did not start: {_one_line(exc, 400)}") from exc
-        failure = wait_for_metadata(self._bootstrap, START_TIMEOUT, is_running=self._is_running)
+        failure = wait_for_metadata(self.bootstrap, START_TIMEOUT, is_running=self._is_running)
         if failure:
             logs = self.logs() or ""
             self.stop()
@@ -241,7 +242,7 @@ class ContainerTarget(Target):
         if self._container is None:
             raise RuntimeError(f"target {self.spec!r} is not started")
         self._container.get_wrapped_container().restart(timeout=30)
-        failure = wait_for_metadata(self._bootstrap, START_TIMEOUT, is_running=self._is_running)
+        failure = wait_for_metadata(self.bootstrap, START_TIMEOUT, is_running=self._is_running)
         if failure:
             raise TargetUnavailable(f"container {self.image} did not come back after restart: {failure}")
 

@@ -31,8 +31,8 @@ class EmulatedTarget(ProxiedTarget):
 
     def _server(self, bootstrap: str, tls=None) -> ProxyServer:
         # The codec must know the draft's messages (the plugin's spec overlays), or the proxy could not read them.
-        self.emulation = self._factory(self)
-        return ProxyServer(bootstrap, self._codec(), interceptors=[self.emulation], tls=tls)
+        emulation = self.emulation = self._factory(self)
+        return ProxyServer(bootstrap, self._codec(), interceptors=[emulation], tls=tls)
 
     def stop(self) -> None:
         try:

@@ -106,7 +106,9 @@ class ProxiedTarget(Target):
         @functools.cache
         def client_for(identity: str | None) -> ssl.SSLContext:
             security = inner_security if identity is None else self.inner.principal(identity)[1]
-            return security.ssl_context()
+            context = security.ssl_context()
+            assert context is not None, "the proxy opens TLS to the broker only in front of a TLS listener"
+            return context
 
         return ProxyTls(server=server, client_for=client_for)
 
@@ -196,6 +198,8 @@ class ProxiedTarget(Target):
         host, _, port = address.rpartition(":")
         # over TLS, listeners of the principal's own: the proxy shows the broker that principal's certificate
         identity = name if self._authority is not None else None
+        if self.server is None:
+            raise RuntimeError(f"target {self.spec!r} is not started: the proxy starts with it")
         local_host, local_port = self.server.local_address(host.strip("[]"), int(port), identity)
         return f"{local_host}:{local_port}", self._trusting_proxy(security)
 
@@ -234,7 +238,7 @@ def proxy_target_kind(inner_kinds: Callable[[], Iterable[TargetKind]]) -> Target
         if parsed is None:
             raise ValueError(f"not a proxy+SPEC target: {spec!r}")
         options, inner = parsed
-        return ProxiedTarget(spec, resolve(inner, inner_kinds()), **options)
+        return ProxiedTarget(spec, resolve(inner, inner_kinds()), latency_ms=options.get("latency_ms", 0))
 
     return TargetKind(
         name="proxy",

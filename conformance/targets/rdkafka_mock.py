@@ -16,7 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import re
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from . import librdkafka
 from .base import Capability, TargetUnavailable
@@ -199,8 +199,14 @@ class RdkafkaMockTarget(ProcessTarget):
 def serve(connection, broker_count: int) -> None:
     """The cluster's process: start the cluster, then carry out the target's calls until told to stop."""
     cluster = MockCluster(broker_count)
-    calls = {"start": lambda: (cluster.start(), cluster.bootstrap)[1], "fault": cluster.fault,
-             "start_request_tracking": cluster.start_request_tracking, "tracked_requests": cluster.tracked_requests}
+
+    def start() -> str:
+        cluster.start()
+        return cluster.bootstrap
+
+    calls: dict[str, Callable[..., Any]] = {
+        "start": start, "fault": cluster.fault, "start_request_tracking": cluster.start_request_tracking,
+        "tracked_requests": cluster.tracked_requests}
     try:
         while True:
             try:

@@ -83,13 +83,11 @@ class MockCluster:
 
     # request tracking: what clients sent, to check retries and fallbacks ---------------------
     def start_request_tracking(self) -> None:
-        self._require_started()
-        self._lib.rd_kafka_mock_start_request_tracking(self._cluster)
+        self._started().rd_kafka_mock_start_request_tracking(self._cluster)
 
     def tracked_requests(self) -> list[tuple[int, int]]:
         """``(broker id, API key)`` of every request received since tracking started, in order."""
-        self._require_started()
-        lib = self._lib
+        lib = self._started()
         count = ctypes.c_size_t(0)
         requests = lib.rd_kafka_mock_get_requests(self._cluster, ctypes.byref(count))
         if not requests:
@@ -102,39 +100,41 @@ class MockCluster:
         finally:
             lib.rd_kafka_mock_request_destroy_array(requests, count.value)
 
-    def _require_started(self) -> None:
-        if not self._cluster:
+    def _started(self) -> ctypes.CDLL:
+        """The library, while the cluster runs."""
+        if not self._cluster or self._lib is None:
             raise RuntimeError(f"target {self.spec!r} is not started")
+        return self._lib
 
     # faults --------------------------------------------------------------------------------
     def fault(self, name: str, **arguments) -> None:
         if name not in FAULTS:
             raise CapabilityMissing(f"target {self.spec!r} has no fault {name!r}; it has {sorted(FAULTS)}")
-        self._require_started()
+        self._started()
         getattr(self, f"_{name}")(**arguments)
 
     def _request_errors(self, api, errors) -> None:
         """The next ``len(errors)`` requests of ``api`` to any broker fail with these codes, in order."""
         codes = [error_code(error) for error in errors]
         array = (librdkafka.rd_kafka_resp_err_t * len(codes))(*codes)
-        self._lib.rd_kafka_mock_push_request_errors_array(self._cluster, api_key(api), len(codes), array)
+        self._started().rd_kafka_mock_push_request_errors_array(self._cluster, api_key(api), len(codes), array)
 
     def _clear_request_errors(self, api) -> None:
-        self._lib.rd_kafka_mock_clear_request_errors(self._cluster, api_key(api))
+        self._started().rd_kafka_mock_clear_request_errors(self._cluster, api_key(api))
 
     def _broker_down(self, broker_id: int = -1) -> None:
         """Drop the broker's connections and refuse new ones; -1 means every broker."""
-        self._check("broker_down", self._lib.rd_kafka_mock_broker_set_down(self._cluster, broker_id))
+        self._check("broker_down", self._started().rd_kafka_mock_broker_set_down(self._cluster, broker_id))
 
     def _broker_up(self, broker_id: int = -1) -> None:
-        self._check("broker_up", self._lib.rd_kafka_mock_broker_set_up(self._cluster, broker_id))
+        self._check("broker_up", self._started().rd_kafka_mock_broker_set_up(self._cluster, broker_id))
 
     def _rtt(self, ms: int, broker_id: int = -1) -> None:
-        self._check("rtt", self._lib.rd_kafka_mock_broker_set_rtt(self._cluster, broker_id, ms))
+        self._check("rtt", self._started().rd_kafka_mock_broker_set_rtt(self._cluster, broker_id, ms))
 
     def _set_apiversion(self, api, min: int, max: int) -> None:  # noqa: A002 - the fault's own words
         """Advertise only ``min..max`` for ``api``; -1, -1 removes the API."""
-        result = self._lib.rd_kafka_mock_set_apiversion(self._cluster, api_key(api), min, max)
+        result = self._started().rd_kafka_mock_set_apiversion(self._cluster, api_key(api), min, max)
         self._check("set_apiversion", result)
 
     def _coordinator(self, key_type: str, key: str, broker_id: int) -> None:
@@ -142,11 +142,11 @@ class MockCluster:
             mock_type = _COORDINATOR_TYPES[key_type]
         except KeyError:
             raise ValueError(f"coordinator key_type must be txn or group, not {key_type!r}") from None
-        result = self._lib.rd_kafka_mock_coordinator_set(self._cluster, mock_type.encode(), key.encode(), broker_id)
+        result = self._started().rd_kafka_mock_coordinator_set(self._cluster, mock_type.encode(), key.encode(), broker_id)
         self._check("coordinator", result)
 
     def _topic_create(self, topic: str, partitions: int = 1, replication: int = 1) -> None:
-        result = self._lib.rd_kafka_mock_topic_create(self._cluster, topic.encode(), partitions, replication)
+        result = self._started().rd_kafka_mock_topic_create(self._cluster, topic.encode(), partitions, replication)
         self._check("topic_create", result)
 
     def _check(self, fault: str, result: int) -> None:

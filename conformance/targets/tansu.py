@@ -67,7 +67,7 @@ class TansuTarget(ProcessTarget):
         self._port = port = free_port()
         url = f"tcp://127.0.0.1:{port}"
         command = [
-            self._binary, "broker",
+            self._binary or find_binary(), "broker",
             "--listener-url", url,
             "--advertised-listener-url", url,
             "--storage-engine", "memory://tansu/",

@@ -341,7 +341,7 @@ class KafkaTarget(ProcessTarget):
         directory = Path(tempfile.mkdtemp(prefix=f"kafka-{self._version}-", dir=brokers_folder()))
         self._directory = directory
         self.reserve_ports()
-        settings = base_settings(self._version, self._broker_port, self._controller_port, self.data,
+        settings = base_settings(self._version, self._broker_port, self._controller_port, directory / "data",
                                  node_id=self.node_id, voters=self.voters, replicas=self.replicas,
                                  log_dirs=self.log_dirs)
         secured = self.secured

@@ -50,10 +50,10 @@ def reading_flags(archive: Path) -> list[str]:
     return [f"-XX:SharedArchiveFile={archive}"] if enabled() and archive.is_file() else []
 
 
-def writing_flags(archive: Path) -> tuple[list[str], Path | None]:
+def writing_flags(archive: Path | None) -> tuple[list[str], Path | None]:
     """Flags for a broker: map the archive, or, where there is none yet, write one at exit into a file of its
-    own (returned, for :func:`adopt`); no flags where the cache cannot be written."""
-    if not enabled():
+    own (returned, for :func:`adopt`); no flags where the cache cannot be written (or no archive was named)."""
+    if not enabled() or archive is None:
         return [], None
     if archive.is_file():
         return reading_flags(archive), None
@@ -65,9 +65,9 @@ def writing_flags(archive: Path) -> tuple[list[str], Path | None]:
     return [f"-XX:ArchiveClassesAtExit={pending}"], pending
 
 
-def adopt(pending: Path | None, archive: Path, returncode: int | None) -> None:
+def adopt(pending: Path | None, archive: Path | None, returncode: int | None) -> None:
     """Make the archive a JVM wrote at exit the one every later JVM maps, if it ended whole; else drop it."""
-    if pending is None:
+    if pending is None or archive is None:
         return
     try:
         if returncode in WHOLE_EXITS and pending.is_file() and pending.stat().st_size > 0:

@@ -109,6 +109,20 @@ class SecuredListener:
             shown["ssl.client.auth"] = self.client_auth
         return shown
 
+    @property
+    def _ca(self) -> Authority:
+        """The CA :meth:`prepare` made for a TLS listener."""
+        if self.authority is None:
+            raise RuntimeError("the listener's certificates are made by prepare(), before the broker starts")
+        return self.authority
+
+    @property
+    def _oidc(self) -> TokenProvider:
+        """The OIDC provider :meth:`prepare` started for an OAUTHBEARER listener."""
+        if self.provider is None:
+            raise RuntimeError("the OIDC provider is started by prepare(), before the broker starts")
+        return self.provider
+
     # ------------------------------------------------------------------------ making it
     def prepare(self, folder: Path) -> None:
         """Certificates (a CA, the broker's, a client's per user where the listener asks for them)."""
@@ -137,8 +151,8 @@ class SecuredListener:
         """System properties the broker's JVM needs (Kafka 4 reads no OAuth URL it was not allowed)."""
         if self.provider is None:
             return []
-        return [f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={self.provider.jwks_endpoint},"
-                f"{self.provider.token_endpoint}"]
+        return [f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={self._oidc.jwks_endpoint},"
+                f"{self._oidc.token_endpoint}"]
 
     def broker_settings(self) -> dict[str, str]:
         prefix = f"listener.name.{self.listener}."
@@ -151,7 +165,7 @@ class SecuredListener:
             })
             if self.client_auth != "none":
                 settings.update({prefix + "ssl.truststore.type": "PEM",
-                                 prefix + "ssl.truststore.location": str(self.authority.path),
+                                 prefix + "ssl.truststore.location": str(self._ca.path),
                                  "ssl.principal.mapping.rules": PRINCIPAL_RULES})
         if self.mechanism:
             mechanism = self.mechanism.lower()
@@ -163,9 +177,9 @@ class SecuredListener:
                 jaas = OAUTH + "OAuthBearerLoginModule required;"
                 settings.update({
                     f"{prefix}oauthbearer.sasl.server.callback.handler.class": OAUTH + "OAuthBearerValidatorCallbackHandler",
-                    "sasl.oauthbearer.jwks.endpoint.url": self.provider.jwks_endpoint,
-                    "sasl.oauthbearer.expected.issuer": self.provider.issuer,
-                    "sasl.oauthbearer.expected.audience": self.provider.audience,
+                    "sasl.oauthbearer.jwks.endpoint.url": self._oidc.jwks_endpoint,
+                    "sasl.oauthbearer.expected.issuer": self._oidc.issuer,
+                    "sasl.oauthbearer.expected.audience": self._oidc.audience,
                 })
             else:
                 jaas = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
@@ -194,13 +208,13 @@ class SecuredListener:
                                        key_file=str(issued.key), key_password=issued.key_password)
         oauth = None
         if self.mechanism == "OAUTHBEARER":
-            oauth = OAuthClient(self.provider.token_endpoint, user, self.passwords[user])
+            oauth = OAuthClient(self._oidc.token_endpoint, user, self.passwords[user])
         named = self.mechanism is not None and oauth is None
         return Security(
             sasl_username=user if named else None, oauth=oauth,
             sasl_password=self.passwords[user] if named else None,
             sasl_mechanism=self.mechanism, tls=self.tls,
-            tls_ca_file=str(self.authority.path) if self.tls else None, tls_client=client)
+            tls_ca_file=str(self._ca.path) if self.tls else None, tls_client=client)
 
     def client_settings(self, user: str = SUPER_USER) -> dict[str, str]:
         """librdkafka's keys for a user (what ``--client-config`` and confluent-kafka take; for ``guest`` and
@@ -210,12 +224,12 @@ class SecuredListener:
             settings.update({"sasl.mechanism": self.mechanism, "sasl.oauthbearer.method": "oidc",
                              "sasl.oauthbearer.client.id": user,
                              "sasl.oauthbearer.client.secret": self.passwords[user],
-                             "sasl.oauthbearer.token.endpoint.url": self.provider.token_endpoint})
+                             "sasl.oauthbearer.token.endpoint.url": self._oidc.token_endpoint})
         elif self.mechanism:
             settings.update({"sasl.mechanism": self.mechanism, "sasl.username": user,
                              "sasl.password": self.passwords[user]})
         if self.tls:
-            settings["ssl.ca.location"] = str(self.authority.path)
+            settings["ssl.ca.location"] = str(self._ca.path)
         if self.certificate_users:
             issued = self.certificates[user]
             settings.update({"ssl.certificate.location": str(issued.certificate), "ssl.key.location": str(issued.key)})
@@ -231,7 +245,7 @@ class SecuredListener:
         if self.mechanism == "OAUTHBEARER":
             settings.update({"sasl.mechanism": self.mechanism,
                              "sasl.login.callback.handler.class": OAUTH + "OAuthBearerLoginCallbackHandler",
-                             "sasl.oauthbearer.token.endpoint.url": self.provider.token_endpoint,
+                             "sasl.oauthbearer.token.endpoint.url": self._oidc.token_endpoint,
                              "sasl.jaas.config": f'{OAUTH}OAuthBearerLoginModule required clientId="{SUPER_USER}" '
                                                  f'clientSecret="{self.passwords[SUPER_USER]}";'})
         elif self.mechanism:
@@ -241,7 +255,7 @@ class SecuredListener:
                              "sasl.jaas.config": f'{module} required username="{SUPER_USER}" '
                                                  f'password="{self.passwords[SUPER_USER]}";'})
         if self.tls:
-            settings.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(self.authority.path)})
+            settings.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(self._ca.path)})
         if self.certificate_users:
             settings.update({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(self.keystore),
                              "ssl.keystore.password": self.passwords[SUPER_USER]})
@@ -252,7 +266,7 @@ class SecuredListener:
         ``client-guest.properties`` and ``client-nobody.properties`` for ``--principal``."""
         assert self.folder is not None
         written = []
-        files = [("client.properties", self.client_settings(), None),
+        files: list[tuple[str, dict[str, str], str | None]] = [("client.properties", self.client_settings(), None),
                  ("client-java.properties", self.java_client_settings(), None)]
         if self.carries_principals:  # else they connect on a SASL/PLAIN listener of their own
             files += [(f"client-{user}.properties", self.client_settings(user), user) for user in USERS
