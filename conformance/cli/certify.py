@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -219,7 +220,7 @@ def command_certify(arguments) -> int:
     extensions = Extensions.for_run()  # once for the whole certification: the run, the suites, the fingerprint
     if arguments.results:
         records = [row for path in arguments.results for row in bundle.with_transcripts(path, read_records(path))]
-        sources, probes = list(arguments.results), {}
+        sources, probes = list(arguments.results), dict[str, Any]()
     else:
         records, sources, probes = run_suites(arguments, extensions)
     targets = [arguments.target] if arguments.target else list(dict.fromkeys(row.target for row in records))

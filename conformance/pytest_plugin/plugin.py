@@ -26,7 +26,7 @@ import os
 import signal
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import pytest
 
@@ -209,6 +209,14 @@ def unwritable(path: Path) -> str | None:
 INTERRUPTED_KEY = pytest.StashKey[str]()
 
 
+def _restorer(signum: int, previous) -> Callable[[], None]:
+    """What puts back the handler ``signum`` had before the run's own."""
+    def restore() -> None:
+        signal.signal(signum, previous)
+
+    return restore
+
+
 def _stop_on_sigterm(config: pytest.Config) -> None:
     """SIGTERM (what CI runners and timeouts send) ends the run like Ctrl-C (SIGINT): targets stopped,
     results flushed, summary printed. Each signal is also remembered: a KeyboardInterrupt that lands while
@@ -223,8 +231,7 @@ def _stop_on_sigterm(config: pytest.Config) -> None:
         raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
     for signum in (signal.SIGTERM, signal.SIGINT):
-        previous = signal.signal(signum, interrupt)
-        config.add_cleanup(lambda signum=signum, previous=previous: signal.signal(signum, previous))
+        config.add_cleanup(_restorer(signum, signal.signal(signum, interrupt)))
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:

@@ -15,6 +15,7 @@ from ..targets.base import Capability
 from ..targets.pool import TargetPool
 
 if TYPE_CHECKING:
+    from ..runner.runner import Runner
     from ..suite.components import Components
     from ..suite.model import CaseResult
 
@@ -29,7 +30,7 @@ class RunState:
     suite_roots: list[Path]
     explicit_files: set[Path]
     runner_factory: Callable  # (target, run_id=, strict=, components=) -> a Runner
-    runners: dict[str, object] = field(default_factory=dict)
+    runners: dict[str, Runner] = field(default_factory=dict)
     markers: set[str] = field(default_factory=set)
     down: dict[str, str] = field(default_factory=dict)  # target spec -> why it could not be used
     ran: set[str] = field(default_factory=set)  # targets that ran at least one item

@@ -78,5 +78,7 @@ class AllureSink:
         allure_report.attach_result(result, transcript=bool(line.get("transcript")))
 
     def finish(self, end: RunEnd) -> None:
+        if self.directory is None:  # enabled, yet no folder: nothing to write into
+            return
         allure_report.write_environment(self.directory, end.environment())
         allure_report.write_categories(self.directory)

@@ -28,7 +28,7 @@ def read_broker_config(cluster: Cluster) -> dict[str, str | None]:
     node = str(metadata["brokers"][0]["node_id"]) if metadata.get("brokers") else "0"
     body = {"resources": [{"resource_type": BROKER_RESOURCE, "resource_name": node, "configuration_keys": None}],
             "include_synonyms": False, "include_documentation": False}
-    response = cluster.connection().request("DescribeConfigs", found[1], body, step="read broker settings").response
+    response = cluster.connection().request("DescribeConfigs", found[1], body, step="read broker settings").answer
     result = (response.get("results") or [{}])[0]
     if result.get("error_code"):
         raise ConfigUnmet(f"DescribeConfigs of broker {node} answered {error_name(result['error_code'])}")
@@ -39,9 +39,10 @@ def check(required: dict, settings: dict[str, str | None], spec: str) -> dict[st
     """The required settings' values as ``${config.*}`` variables; ConfigUnmet names the first one that is off."""
     variables: dict[str, object] = {}
     for name, wanted in required.items():
-        if name not in settings or settings[name] is None:
+        reported = settings.get(name)
+        if reported is None:
             raise ConfigUnmet(f"needs broker setting {name}, which {spec} does not report")
-        value = _typed(settings[name])
+        value = _typed(reported)
         problem = matchers.match_value(value, wanted, is_error=False)
         if problem:
             raise ConfigUnmet(f"needs {name} {_show(wanted)}; {spec} has {value} ({problem})")

@@ -108,7 +108,7 @@ class Resources:
             })
         response = self.cluster.connection().request(
             "CreateTopics", version, {"topics": requested, "timeout_ms": int(timeout * 1000),
-                                      "validate_only": False}, step="setup").response
+                                      "validate_only": False}, step="setup").answer
         answered = response["topics"]
         unknown = [unknown_setting(result["name"], configs[result["name"]], result.get("error_message"))
                    for result in answered if result["error_code"] == INVALID_CONFIG and configs.get(result["name"])]
@@ -164,7 +164,7 @@ class Resources:
         version = self.cluster.best_version("Metadata")
         body = {"topics": [{"name": name} for name in names], "allow_auto_topic_creation": False}
         for node in list(self.cluster.brokers):
-            response = self.cluster.connection(node).request("Metadata", version, body, step="setup").response
+            response = self.cluster.connection(node).request("Metadata", version, body, step="setup").answer
             if any(topic["error_code"] or not topic["partitions"] for topic in response["topics"]):
                 return False
         return True
@@ -181,7 +181,7 @@ class Resources:
             body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 1000, "topics": [
                 {"name": name, "partitions": [{"partition_index": index, "current_leader_epoch": -1, "timestamp": -1}
                                               for index in indexes]} for name, indexes in partitions.items()]}
-            response = self.cluster.connection(leader).request("ListOffsets", version, body, step="setup").response
+            response = self.cluster.connection(leader).request("ListOffsets", version, body, step="setup").answer
             if any(partition["error_code"] for topic in response["topics"] for partition in topic["partitions"]):
                 return False
         return True

@@ -197,6 +197,8 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
     for checking field names; ``under_test`` is the case's (API, VersionRange). ``in_template_step``: the
     steps are inside a template's until or parallel step, whose schema check covered them."""
     suite_report = report
+    if components is None:
+        raise TypeError("check steps with components: the run's step kinds and matchers, or the bundled ones")
     facts = Facts(api_names, requests, under_test)
     for index, step in enumerate(steps):
         where = getattr(step, "origin", None) or [*path, index]

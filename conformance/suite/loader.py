@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from pathlib import Path
+from typing import Any
 
 from ..protocol.schema import MessageSpec, VersionRange
 from . import citations, controls, internals, settings
@@ -152,7 +153,7 @@ def load_suites(paths, api_names: dict[str, list[int]] | None = None,
                 components: Components | None = None) -> tuple[list[Suite], list[SuiteError]]:
     """Given ``api_names`` (name -> versions), request field names are not checked: that needs the specs."""
     components = _required(components)
-    suites, errors, cache = [], [], {}
+    suites, errors, cache = [], [], dict[Any, Any]()
     for path in suite_files(paths):
         suite, problems = load_suite_file(path, api_names, cache, None, components)
         errors.extend(problems)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.schema import VersionRange
 from . import tree
 from .step import Step
 from .walk import walk
+
+if TYPE_CHECKING:
+    from ..client.transcript import Transcript
 # The outcome and requirement vocabulary belongs to the results record (conformance.results.record): import it
 # from there; this module names only what a loaded suite is and what running a case gives.
 from ..results.record import ITEM_FIELDS, Outcome, Requirement, ResultRecord, StepRole
@@ -133,7 +136,7 @@ class CaseResult:
     failure: StepFailure | None = None
     transcript: list[dict] = field(default_factory=list)
     transcript_text: str = ""  # rendered from transcript_source on first use: most results are never shown
-    transcript_source: object = field(default=None, repr=False, compare=False)  # a client Transcript
+    transcript_source: Transcript | None = field(default=None, repr=False, compare=False)
     tags: list[str] = field(default_factory=list)
     draft: bool = False
     run_id: str = ""

@@ -9,6 +9,7 @@ remember the suite step they come from, so later errors point at the suite's lin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from .. import resources
@@ -81,9 +82,9 @@ def substitute_params(value, params: dict):
         copy.line, copy.key_lines = getattr(value, "line", 0), getattr(value, "key_lines", {})
         return copy
     if isinstance(value, list):
-        copy = _Sequence(substitute_params(item, params) for item in value)
-        copy.line, copy.item_lines = getattr(value, "line", 0), getattr(value, "item_lines", [0] * len(value))
-        return copy
+        items = _Sequence(substitute_params(item, params) for item in value)
+        items.line, items.item_lines = getattr(value, "line", 0), getattr(value, "item_lines", [0] * len(value))
+        return items
     return value
 
 
@@ -96,7 +97,7 @@ def _located(step: dict, origin: list, template: str | None) -> _Mapping:
 
 
 def expand_templates(steps: list, templates: dict, report, path: list, depth: int = 0,
-                     origin: list | None = None, within: str | None = None, kinds: dict | None = None) -> list:
+                     origin: list | None = None, within: str | None = None, kinds: Mapping | None = None) -> list:
     """Steps with every ``use:`` replaced by its template's steps.
 
     ``origin`` is the suite's step a template body comes from: a template has no lines of its own in
@@ -109,7 +110,7 @@ def expand_templates(steps: list, templates: dict, report, path: list, depth: in
             continue
         kind = next((kinds[key] for key in step if key in kinds), None) if kinds else None
         nested = kind.nested(step) if kind is not None else []
-        if nested:  # templates inside parallel branches and until bodies expand too
+        if kind is not None and nested:  # templates inside parallel branches and until bodies expand too
             step = kind.with_nested(step, [
                 # a lone nested step (until: {step: ...}) has no list index of its own: errors point at it
                 expand_templates(body, templates, report, [*where, *inner], depth,

@@ -44,7 +44,7 @@ def probe(bootstrap: str, *, security=None, identity: dict | None = None, timeou
         cluster.api_versions()
         answers = [exchange for exchange in cluster.transcript.exchanges
                    if exchange.api == "ApiVersions" and exchange.response and not exchange.response.get("error_code")]
-        fingerprint = _from_response(answers[-1].response)
+        fingerprint = _from_response(answers[-1].answer)
         fingerprint["finalized_features"] = dict(cluster.finalized_features)
     finally:
         cluster.close()

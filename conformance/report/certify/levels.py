@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -157,7 +158,7 @@ def first_sentence(text: str) -> str:
 
 
 def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, int] | None,
-          waivers: list[known_failures.Entry] = (), known_suites: list[str] = (), claims=None) -> list[Grade]:
+          waivers: Sequence[known_failures.Entry] = (), known_suites: Sequence[str] = (), claims=None) -> list[Grade]:
     """One grade per level, in file order (so included levels are graded first).
 
     ``features`` is None when the fingerprint is unknown: a level demanding features is then incomplete.
@@ -264,7 +265,7 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
     return REACHED, reasons
 
 
-def grade_summaries(records: list[ResultRecord], known_suites: list[str] = ()) -> list[dict]:
+def grade_summaries(records: list[ResultRecord], known_suites: Sequence[str] = ()) -> list[dict]:
     """The bundled levels graded on ``records`` without a fingerprint (a level asking for a finalized feature
     is then incomplete), as plain values: what ``conformance analyze site`` shows per target and version."""
     return [{"name": result.level.name, "status": result.status, "label": result.label, "passed": result.passed,

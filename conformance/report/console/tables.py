@@ -8,9 +8,10 @@ def print_table(headers: list[str], rows: list[list], *, title: str | None = Non
     try:
         from rich.console import Console
         from rich.table import Table
-    except ImportError:
-        Console = None
-    console = Console() if Console is not None else None
+    except ImportError:  # rich is a dependency, but a trimmed install still prints the lines
+        console = None
+    else:
+        console = Console()
     if console is None or not console.is_terminal:
         if title:
             print(title)
