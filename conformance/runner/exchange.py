@@ -56,6 +56,8 @@ def exchange(context: Context, step: dict, name: str, api: str, version: int, fi
         connection = cluster.connection(target)
     timeout = wait_s(step, api, fields)
     body = raw_values(fields)
+    if context.learned is not None:  # beside others, a request that took the target down is not sent again
+        context.learned.before_sending(api, version)
     sent = connection.send(api, version, body, step=name, malformation=malformation(step.get("malform")),
                            malleable=_has_raw(body), response_version=step.get("response_version"))
     try:
