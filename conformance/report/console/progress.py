@@ -24,6 +24,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -85,7 +86,7 @@ class ConsoleReporter:
         """``status()``: per target spec, what its runner says (:func:`status_text`); ``clock``: seconds."""
         self.results_path, self.run_id, self.default_results = results_path, run_id, default_results
         self.clock = clock
-        self.status = status or (lambda: {})
+        self.status: Callable[[], dict] = status or (lambda: {})
         self.began: float | None = None
         self._drawing = threading.Lock()  # the ticker's thread and pytest's draw the same lines
         self._stop = threading.Event()
@@ -196,7 +197,7 @@ class ConsoleReporter:
     # --------------------------------------------------------------------------- drawing
     def lines(self, *, zeros: bool = True, going: bool = False) -> list[str]:
         """A line per target; ``going``: with how long the run has taken and its runner's status."""
-        status = self.status() if going else {}
+        status: dict = self.status() if going else {}
         elapsed = self.clock() - (self.began or 0.0)
         return [progress_line(target, counts, self.totals.get(target), zeros=zeros)
                 + (status_text(elapsed, status.get(target)) if going else "")
@@ -226,6 +227,8 @@ class ConsoleReporter:
             self.last_plain = tuple(lines)
             for line in lines:
                 self.terminal.write_line(PLAIN_PREFIX + line)
+            if hasattr(self.terminal, "flush"):  # a file or a pipe holds lines back until its buffer fills
+                self.terminal.flush()
 
     def draw_in_place(self, lines: list[str]) -> None:
         """Rewrite the block of lines drawn last time (targets first seen since are added below it)."""
