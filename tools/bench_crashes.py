@@ -9,11 +9,10 @@ crashing one. It prints the extra time the crashes cost, per kind of crash: it s
 items under way (the extra per kind about the same for 4 and 16 workers), and every crashing item fails for it.
 ``PYTHONPATH=<another checkout> python tools/bench_crashes.py`` measures that checkout's runner the same way.
 
-What it shows (December 2026, 2-core machine at load 7): on this broker every item has a request in flight at any
-moment (50 ms a request), so every item under way at a crash is a suspect and runs again alone: the extra time is
-N x the items under way, as before the run learnt hazards (16 workers: 12.7 s extra for one kind, 14 s in all for
-one, two or four kinds, the same as the runner before). Suspects are told apart only by whether their last request
-was answered, which suits a broker that answers at once (librdkafka's mock: its full run 449 -> 302 s, loaded).
+What it showed (December 2026, 2-core machine at load 6, shared), crashing against never-crashing time:
+16 workers: this runner 3.9 / 4.5 / 7.4 s for N = 1 / 2 / 4 against 1.1-1.3 s, the runner before it 13.2 / 13.9 /
+13.9 s (every suspect of a crash alone, one after another, at 50 ms a request every item under way is one); 4
+workers: 5.2 / 7.2 / 15.1 s against 7.3 / 7.5 / 8.8 s before (N = 4 worse there: not understood yet).
 """
 
 from __future__ import annotations
@@ -27,6 +26,9 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+# The runner of this checkout (not an installed one), unless PYTHONPATH names another: before the site packages.
+_SITE = next((index for index, path in enumerate(sys.path) if "site-packages" in path), len(sys.path))
+sys.path.insert(_SITE, str(Path(__file__).resolve().parents[1]))
 
 from fake_kafka import DIE, FakeKafka  # noqa: E402
 

@@ -20,6 +20,8 @@ kind after the first costs its own item only, and the run stays parallel.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import os
 import threading
@@ -50,7 +52,9 @@ class Gate:
         self._condition = threading.Condition()
         self._open = True
         self._inside = 0  # items admitted and not yet done (asleep on a timer included: they are under way)
-        self._alone = threading.Lock()  # one item alone at a time
+        self._holding = False  # an item runs alone
+        self._queue: list[tuple[float, int]] = []  # those waiting to, in the order they go
+        self._turns = itertools.count()
         self._waiting = 0  # items waiting to run alone, or running alone
 
     @contextmanager
@@ -66,37 +70,40 @@ class Gate:
                 self._condition.notify_all()
 
     @contextmanager
-    def alone(self):
+    def alone(self, first: float = 0.0):
         """From a thread not admitted (:meth:`beside_others` left): no item starts from now on until every item
-        waiting to run alone has (one drain for a crash's suspects, not one each)."""
-        self.take_alone()
+        waiting to run alone has (one drain for a crash's suspects, not one each); lowest ``first`` first."""
+        self.take_alone(first=first)
         try:
             yield
         finally:
             self.give_alone()
 
-    def take_alone(self, admitted: bool = False) -> None:
-        """Returns once no other admitted item is under way; no item starts until :meth:`give_alone`.
-        ``admitted``: from within :meth:`beside_others` (the item waits in place, not counted meanwhile)."""
+    def take_alone(self, admitted: bool = False, first: float = 0.0) -> None:
+        """Returns once no other admitted item is under way and no waiter with a lower ``first`` waits; no item
+        starts until :meth:`give_alone`. ``admitted``: from within :meth:`beside_others` (the item waits in place,
+        not counted meanwhile)."""
         with self._condition:
             self._open = False
             self._waiting += 1
             if admitted:
                 self._inside -= 1
                 self._condition.notify_all()
-        self._alone.acquire()
-        with self._condition:
-            self._condition.wait_for(lambda: self._inside == 0)
+            turn = (first, next(self._turns))
+            heapq.heappush(self._queue, turn)
+            self._condition.wait_for(lambda: not self._holding and self._inside == 0 and self._queue[0] == turn)
+            heapq.heappop(self._queue)
+            self._holding = True
             if admitted:
                 self._inside += 1
 
     def give_alone(self) -> None:
-        self._alone.release()
         with self._condition:
+            self._holding = False
             self._waiting -= 1
             if not self._waiting:
                 self._open = True
-                self._condition.notify_all()
+            self._condition.notify_all()
 
 
 def items_of(runner: Runner, cases: list[Case]) -> list[tuple[Case, int | None]]:
@@ -224,7 +231,7 @@ class RunAhead:
             if not isinstance(found, Suspect):
                 return found
             begin = time.monotonic()
-            with self._gate.alone(), self._lock:
+            with self._gate.alone(first=found.sent_at), self._lock:
                 if found.hazard is not None and self.runner.learned.hazard(*found.hazard) is not None:
                     log.info("%s v%s: a suspect of a crash whose last request is a known hazard: alone after the "
                              "others", case.full_id, version)
@@ -250,7 +257,7 @@ class RunAhead:
                 return self.runner.run(case, version, rerun_alone=True, alone=self._alone_in_place)
             except RerunAlone as spoiled:
                 if spoiled.suspect:
-                    return Suspect(spoiled.last, spoiled.crash)
+                    return Suspect(spoiled.last, spoiled.crash, spoiled.sent_at)
             except KnownHazard as hazard:
                 if hazard.again:
                     continue
@@ -267,7 +274,7 @@ class RunAhead:
         no item starts until it is done (:meth:`_concurrent_item` lets them)."""
         begin = time.monotonic()
         with lending():
-            self._gate.take_alone(admitted=True)
+            self._gate.take_alone(admitted=True, first=time.time())
         self._holding.alone = True
         log.info("waited %.1f s to send a known hazard alone", time.monotonic() - begin)
 
@@ -437,10 +444,13 @@ class RunAhead:
 
 class Suspect:
     """From _beside_others: the item runs again alone, at once; ``hazard``: its last request (api, version);
-    ``crash``: which of the target's crashes it is a suspect of."""
+    ``crash``: which of the target's crashes it is a suspect of; ``sent_at``: when its last request went out (the
+    suspect whose request went out first runs alone first: requests sent before the one that took the target down
+    were answered, those after it were in flight with it, so that one is the oldest unanswered, unless the broker
+    held another for longer)."""
 
-    def __init__(self, hazard: tuple[str, int] | None, crash: int):
-        self.hazard, self.crash = hazard, crash
+    def __init__(self, hazard: tuple[str, int] | None, crash: int, sent_at: float):
+        self.hazard, self.crash, self.sent_at = hazard, crash, sent_at
 
 
 def _share_restarts(runner: Runner, items: list[tuple[Case, int | None]], futures: list[Future]) -> None:
