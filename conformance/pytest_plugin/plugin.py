@@ -190,8 +190,12 @@ def _compact_console(config: pytest.Config, state: RunState) -> None:
         return
     from ..report.console.progress import ConsoleReporter
 
+    def status() -> dict:  # what each target's runner says while the run goes on
+        return {spec: runner.status() for spec, runner in list(state.runners.items()) if hasattr(runner, "status")}
+
     config.pluginmanager.register(ConsoleReporter(results_path=state.results_path, run_id=state.run_id,
-                                                  default_results=DEFAULT_RESULTS), "conformance-console")
+                                                  default_results=DEFAULT_RESULTS, status=status),
+                                  "conformance-console")
 
 
 def unwritable(path: Path) -> str | None:
@@ -445,8 +449,11 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
                                         red=True, bold=True)
         elif spec in state.ran:
             found = counts.get(spec)
+            crashes = getattr(state.runners.get(spec), "crashes", 0)
             terminalreporter.write_line(f"conformance target {spec}: ran"
-                                        + (f": {outcome_counts(found)}" if found else ""))
+                                        + (f": {outcome_counts(found)}" if found else "")
+                                        + (f"; {crashes} crash{'' if crashes == 1 else 'es'} attributed to the item "
+                                           "that caused it" if crashes else ""))
     if state.results_path.exists():
         terminalreporter.write_line(f"conformance results: {state.results_path} (run {state.run_id})")
 

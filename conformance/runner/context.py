@@ -14,6 +14,7 @@ from ..client.cluster import Cluster
 from ..results.record import StepRole
 from ..suite.kinds import StepRef
 from ..targets.base import CapabilityMissing, Target
+from .learned import ItemView
 from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
 
@@ -91,6 +92,8 @@ class Context:
     relied_on: set = field(default_factory=set)
     blind_observers: dict = field(default_factory=dict)
     unobserved: list = field(default_factory=list)
+    # what the run learnt about the target before this item (learned.py): broken versions, hazardous requests
+    learned: ItemView | None = None
 
     def under_test(self, api: str | None, version: int | None) -> bool:
         """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case
@@ -145,7 +148,8 @@ class Context:
         return Context(cluster, self.target, self.version, self.api, self.variables, self.topic_ids,
                        self.step_kinds, self.matchers, self.sequences, self.lock, progress=self.progress,
                        acls=self.acls, shared_restart=self.shared_restart, notes=self.notes,
-                       relied_on=self.relied_on, blind_observers=self.blind_observers, unobserved=self.unobserved)
+                       relied_on=self.relied_on, blind_observers=self.blind_observers, unobserved=self.unobserved,
+                       learned=self.learned)
 
 
 class attributed:

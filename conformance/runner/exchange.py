@@ -48,7 +48,7 @@ def malformation(spec: dict | None) -> frames.Malformation | None:
 def exchange(context: Context, step: dict, name: str, api: str, version: int, fields: dict):
     """Send one request as the step says; returns the response, or None when none was expected."""
     connection = connection_for(context, step, api, fields)
-    sent = transmit(connection, step, name, api, version, fields)
+    sent = transmit(context, connection, step, name, api, version, fields)
     return answer(context, connection, sent, step, name, api, version, wait_s(step, api, fields))
 
 
@@ -66,9 +66,12 @@ def connection_for(context: Context, step: Mapping, api: str, fields: dict, *, f
     return cluster.connection(target)
 
 
-def transmit(connection: Connection, step: Mapping, name: str, api: str, version: int, fields: dict) -> Exchange:
+def transmit(context: Context, connection: Connection, step: Mapping, name: str, api: str, version: int,
+             fields: dict) -> Exchange:
     """Send the step's request without waiting for its answer (malformed, or with raw bytes, as the step says)."""
     body = raw_values(fields)
+    if context.learned is not None:  # beside others, a request that took the target down is not sent again
+        context.learned.before_sending(api, version)
     return connection.send(api, version, body, step=name, malformation=malformation(step.get("malform")),
                            malleable=_has_raw(body), response_version=step.get("response_version"))
 

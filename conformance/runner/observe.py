@@ -169,13 +169,32 @@ def version_down(context: Context, step: dict, api: str, version: int, deviation
         return None
     if deviation.actual in BROKEN and not still_answers(context):
         return None  # the target went down, not one version of its API: that is the liveness check's finding
+    how = broken(deviation)
+    lower = step_down(context, api, version, how)
+    if lower is not None and context.learned is not None:
+        context.learned.broke(api, version, how)
+    return lower
+
+
+def known_broken(context: Context, step: dict, api: str, version: int) -> tuple[int, str] | None:
+    """Where an earlier item of the run found ``api`` v``version`` broken and this step may move: the version
+    it goes on at at once (the departure noted as if met here) and how that version broke; else None."""
+    how = context.learned.broken(api, version) if context.learned is not None else None
+    if how is None or not movable(context, step, api, version):
+        return None
+    lower = step_down(context, api, version, how)
+    return None if lower is None else (lower, how)
+
+
+def step_down(context: Context, api: str, version: int, how: str) -> int | None:
+    """The next version of ``api`` below ``version`` the target advertises (None where there is none), with the
+    departure of ``version`` (``how`` it broke) noted once."""
     found = context.cluster.version_range(api)
     known = context.cluster.codec.registry.api(api).versions()
     lower = [candidate for candidate in known if candidate < version and (found is None or candidate >= found[0])]
     if not lower:
         return None
-    note(context, f"{api} v{version} (not this item's verdict): {broken(deviation)}; the step went on at "
-                  f"{api} v{lower[-1]}")
+    note(context, f"{api} v{version} (not this item's verdict): {how}; the step went on at {api} v{lower[-1]}")
     return lower[-1]
 
 

@@ -19,6 +19,7 @@ import heapq
 import itertools
 import threading
 import time
+from contextlib import contextmanager
 from typing import Callable, TypeVar
 
 T = TypeVar("T")
@@ -67,6 +68,20 @@ class Slots:
                 heapq.heappop(self._waiting)[2].set()
             else:
                 self._free += 1
+
+
+@contextmanager
+def lending():
+    """While the block waits on something else than the machine, this thread's place is lent to another item."""
+    slots = getattr(_held, "slots", None)
+    if slots is None:
+        yield
+        return
+    slots._give()
+    try:
+        yield
+    finally:
+        slots._take(returning=True)
 
 
 def pause(seconds: float) -> None:

@@ -10,21 +10,30 @@ A crash must cost one item, never the run. Items that send what a broker may not
 malformed frames, raw bytes, expected disconnects) run after every other item of the target, one at a time,
 so a crash there is attributed at once and takes no other verdict with it. Should the target stop answering
 while items ran beside each other, and the harness bring it back, the items whose verdicts the crash spoiled
-run again one at a time once the others are done: the one that takes the target down again fails for it,
-the others get their own verdicts.
+run again: those whose last request got no answer (the suspects) at once and alone (:class:`Gate`: no item starts
+until they are done, and they start once every item under way is), so the one that takes the target down fails
+for it and its request becomes a known hazard (:mod:`.learned`); the others at once, beside the rest, as if they
+had just started (a second crash under one of them: alone, once the others are done). An item about to send a
+known hazard while others run stops before it and runs alone once the others are done, so each crash of a
+kind after the first costs its own item only, and the run stays parallel.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import os
 import threading
+import time
+from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable
 
 from ..suite.model import Case, CaseResult
 from ..targets.base import Capability, ControlFailed
-from .pacing import Slots
+from .pacing import Slots, lending
+from .learned import KnownHazard
 from .runner import RerunAlone, Runner
 from .shared_fault import Regroup, SharedFault, shares_faults
 from .shared_restart import SharedRestart
@@ -34,6 +43,67 @@ log = logging.getLogger(__name__)
 DEFAULT_JOBS = min(16, 4 * (os.cpu_count() or 1))
 # Items asleep on a timer lend their place (pacing.pause): up to this many times ``workers`` are under way.
 UNDER_WAY_PER_WORKER = 4
+
+
+class Gate:
+    """Lets concurrent items start while no item runs alone, and an item run alone once none is under way."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._open = True
+        self._inside = 0  # items admitted and not yet done (asleep on a timer included: they are under way)
+        self._holding = False  # an item runs alone
+        self._queue: list[tuple[float, int]] = []  # those waiting to, in the order they go
+        self._turns = itertools.count()
+        self._waiting = 0  # items waiting to run alone, or running alone
+
+    @contextmanager
+    def beside_others(self):
+        with self._condition:
+            self._condition.wait_for(lambda: self._open)
+            self._inside += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._inside -= 1
+                self._condition.notify_all()
+
+    @contextmanager
+    def alone(self, first: float = 0.0):
+        """From a thread not admitted (:meth:`beside_others` left): no item starts from now on until every item
+        waiting to run alone has (one drain for a crash's suspects, not one each); lowest ``first`` first."""
+        self.take_alone(first=first)
+        try:
+            yield
+        finally:
+            self.give_alone()
+
+    def take_alone(self, admitted: bool = False, first: float = 0.0) -> None:
+        """Returns once no other admitted item is under way and no waiter with a lower ``first`` waits; no item
+        starts until :meth:`give_alone`. ``admitted``: from within :meth:`beside_others` (the item waits in place,
+        not counted meanwhile)."""
+        with self._condition:
+            self._open = False
+            self._waiting += 1
+            if admitted:
+                self._inside -= 1
+                self._condition.notify_all()
+            turn = (first, next(self._turns))
+            heapq.heappush(self._queue, turn)
+            self._condition.wait_for(lambda: not self._holding and self._inside == 0 and self._queue[0] == turn)
+            heapq.heappop(self._queue)
+            self._holding = True
+            if admitted:
+                self._inside += 1
+
+    def give_alone(self) -> None:
+        with self._condition:
+            self._holding = False
+            self._waiting -= 1
+            if not self._waiting:
+                self._open = True
+            self._condition.notify_all()
 
 
 def items_of(runner: Runner, cases: list[Case]) -> list[tuple[Case, int | None]]:
@@ -77,6 +147,9 @@ class RunAhead:
                  twin: Callable[[], tuple[Runner, Callable[[], None]]] | None = None):
         self.runner = runner
         self._slots = Slots(workers)
+        self._gate = Gate()
+        self._holding = threading.local()  # alone: this thread's item has the target to itself (_alone_in_place)
+        self._explained: set[int] = set()  # the crashes a suspect run alone was shown to cause
         self._pool = ThreadPoolExecutor(max_workers=workers * UNDER_WAY_PER_WORKER, thread_name_prefix="case")
         self._futures: dict[tuple[int, int | None], Future] = {}
         self._concurrent: list[Future] = []
@@ -94,8 +167,8 @@ class RunAhead:
                 pass
         for case, version in sorted(items, key=waits_on_the_broker_first):
             if not case.serial and not case.hazardous:
-                self._futures[(id(case), version)] = self._pool.submit(self._slots.run, self._beside_others, case,
-                                                                       version, ticket=self._slots.ticket())
+                self._futures[(id(case), version)] = self._pool.submit(self._concurrent_item, case, version,
+                                                                       self._slots.ticket())
         self._concurrent = list(self._futures.values())
         serial = [(case, version) for case, version in items if case.serial]
         # On the target after every concurrent item, one at a time and in this order: the spoiled items, the
@@ -147,16 +220,70 @@ class RunAhead:
         found = future.result()
         return found.result() if isinstance(found, Future) else found  # a spoiled item: its run alone
 
-    def _beside_others(self, case: Case, version: int | None) -> CaseResult | Future:
-        """A concurrent item's result, or where a crash beside it left it without one, the future of its run
-        alone (:meth:`_rerun_spoiled`)."""
-        try:
-            return self.runner.run(case, version, rerun_alone=True)
-        except RerunAlone:
-            later: Future = Future()
-            with self._spoiled_lock:
-                self._spoiled.append((case, version, later))
-            return later
+    def _concurrent_item(self, case: Case, version: int | None, ticket: int) -> CaseResult | Future:
+        """A concurrent item's result. A suspect of a crash beside it runs again alone at once, unless another
+        suspect of the same crash took the target down alone meanwhile (one crash, one culprit: it runs beside the
+        others again, and alone should a crash spoil it again) or its last request is a known hazard (see the
+        module)."""
+        for again in range(2):
+            with self._gate.beside_others():
+                found = self._slots.run(self._beside_others, case, version, ticket=ticket)
+            if not isinstance(found, Suspect):
+                return found
+            begin = time.monotonic()
+            with self._gate.alone(first=found.sent_at), self._lock:
+                if found.hazard is not None and self.runner.learned.hazard(*found.hazard) is not None:
+                    log.info("%s v%s: a suspect of a crash whose last request is a known hazard: alone after the "
+                             "others", case.full_id, version)
+                    return self._later_alone(case, version)
+                if found.crash not in self._explained or again:
+                    log.info("%s v%s: a suspect of a crash, alone after %.1f s of waiting for the items under way",
+                             case.full_id, version, time.monotonic() - begin)
+                    crashes = self.runner.crashes
+                    result = self.runner.run(case, version)
+                    if self.runner.crashes != crashes:
+                        self._explained.add(found.crash)
+                    return result
+            log.info("%s v%s: a suspect of a crash another item was shown to cause: beside the others again",
+                     case.full_id, version)
+        raise AssertionError("unreachable: the second round runs the item alone")
+
+    def _beside_others(self, case: Case, version: int | None) -> CaseResult | Future | Suspect:
+        """A concurrent item's result; :class:`Suspect` where a crash beside it left it without one and it may be
+        the one that did it; where it is not, its result run again beside the others, or after a second crash
+        under it (or before a known hazard), the future of its run alone once they are done (:meth:`_rerun_spoiled`)."""
+        for _attempt in range(2):
+            try:
+                return self.runner.run(case, version, rerun_alone=True, alone=self._alone_in_place)
+            except RerunAlone as spoiled:
+                if spoiled.suspect:
+                    return Suspect(spoiled.last, spoiled.crash, spoiled.sent_at)
+            except KnownHazard as hazard:
+                if hazard.again:
+                    continue
+                log.info("%s v%s: stops before %s, runs alone after the others", case.full_id, version, hazard)
+                break
+            finally:  # judged: the others may start again
+                if getattr(self._holding, "alone", False):
+                    self._holding.alone = False
+                    self._gate.give_alone()
+        return self._later_alone(case, version)
+
+    def _alone_in_place(self) -> None:
+        """On an item's thread, before a known hazard: waits (its place lent) until no other item is under way;
+        no item starts until it is done (:meth:`_concurrent_item` lets them)."""
+        begin = time.monotonic()
+        with lending():
+            self._gate.take_alone(admitted=True, first=time.time())
+        self._holding.alone = True
+        log.info("waited %.1f s to send a known hazard alone", time.monotonic() - begin)
+
+    def _later_alone(self, case: Case, version: int | None) -> Future:
+        """The future of the item's run alone, once every concurrent item is done (:meth:`_rerun_spoiled`)."""
+        later: Future = Future()
+        with self._spoiled_lock:
+            self._spoiled.append((case, version, later))
+        return later
 
     def _alone_on_target(self, case: Case, version: int | None) -> CaseResult:
         wait(self._concurrent)
@@ -313,6 +440,17 @@ class RunAhead:
             for _, _, later in self._spoiled:
                 later.cancel()  # never run again: the run stopped first
         self._retire_twin()
+
+
+class Suspect:
+    """From _beside_others: the item runs again alone, at once; ``hazard``: its last request (api, version);
+    ``crash``: which of the target's crashes it is a suspect of; ``sent_at``: when its last request went out (the
+    suspect whose request went out first runs alone first: requests sent before the one that took the target down
+    were answered, those after it were in flight with it, so that one is the oldest unanswered, unless the broker
+    held another for longer)."""
+
+    def __init__(self, hazard: tuple[str, int] | None, crash: int, sent_at: float):
+        self.hazard, self.crash, self.sent_at = hazard, crash, sent_at
 
 
 def _share_restarts(runner: Runner, items: list[tuple[Case, int | None]], futures: list[Future]) -> None:

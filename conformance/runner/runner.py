@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import subprocess
 import threading
 import time
@@ -28,9 +29,11 @@ from .resources import (CannotCreateTopics, Resources, TooFewBrokers, UnknownSet
 from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
 from .steps import bundled
-from .under_way import UnderWay, last_request, replayable
+from .learned import ItemView, KnownHazard, Learned
+from .under_way import UnderWay, last_request, last_sent, replayable, unanswered
 
 
+log = logging.getLogger(__name__)
 LIVENESS_TIMEOUT_S = 5.0
 # A crashed process's connections close a moment before it can be reaped: how long to wait for how it ended.
 # Waited in full only while the process still runs (a hung target); a dead one returns at once. 1 s was once too
@@ -47,7 +50,17 @@ NOT_KNOWN = ("which took it down is not known: rerun them with --jobs 1, or let 
 class RerunAlone(Exception):
     """From :meth:`Runner.run` given ``rerun_alone``: the target stopped answering while this item ran beside
     others, and the harness brought it back. Which of them took it down is not known, so this item has no
-    verdict yet: it is to be run again, alone (:mod:`.parallel` does so once the others are done)."""
+    verdict yet: it is to be run again (:mod:`.parallel` does so). ``suspect``: its last request got no answer,
+    so it may be the one that took the target down, and only a run alone can tell; an item whose last request
+    was answered was between requests when the target went down."""
+
+    def __init__(self, where: str, transcript: Transcript, seen_down_at: float, crash: int):
+        super().__init__(where)
+        self.crash = crash  # which crash: the target's restarts counted once it came back from it
+        self.suspect = unanswered(transcript, seen_down_at)
+        last = last_sent(transcript)
+        self.last = None if last is None else (last.api, last.version)  # the request it may have taken it down with
+        self.sent_at = 0.0 if last is None else last.sent_at
 
 
 def command_restart(command: str, timeout_s: float = 300.0) -> Callable[[], None]:
@@ -85,6 +98,10 @@ class Runner:
         self._authorizer_probed = False
         self._under_way = UnderWay()  # several threads may run items (parallel.RunAhead)
         self._restarts = 0  # how often the harness brought the target back after it stopped answering
+        self.learned = Learned()  # versions that break and requests that take the target down, learnt by items
+        self.crashes = 0  # crashes blamed on an item (which took the target down, alone)
+        self.ran = 0  # items run to their end (a progress line says it)
+        self._seen_down_at = 0.0  # when an item last found the target down (wall clock, as a transcript's)
         self._recovering = threading.Lock()
         # Brings back a target the harness cannot restart itself (an attached HOST:PORT): ``--restart-command``.
         self.bring_back: Callable[[], None] | None = None
@@ -172,6 +189,7 @@ class Runner:
             return False
         # Counted before it happens: an item that finds the target answering again must know it was restarted.
         self._restarts += 1
+        self.learned.new_life()
         try:
             bring_back()
         except Exception:  # noqa: BLE001 - a failed restart leaves the target down, which is what gets reported
@@ -190,12 +208,15 @@ class Runner:
 
     # ---------------------------------------------------------------------- running
     def run(self, case: Case, version: int | None, shared_restart: SharedRestart | None = None, *,
-            rerun_alone: bool = False, shared_fault: SharedFault | None = None) -> CaseResult:
+            rerun_alone: bool = False, shared_fault: SharedFault | None = None,
+            alone: Callable[[], None] | None = None) -> CaseResult:
         """Runs one item; after one that may have hurt the target, checks the target still answers. Given
         ``shared_restart``, the item is one of a group sharing broker restarts (its restart steps wait there);
         given ``shared_fault``, one of the versions of its case sharing their faults (the group heals the target).
         Given ``rerun_alone`` (items running beside each other, :mod:`.parallel`), an item whose verdict a
-        crash left unknown, the target being back, raises :class:`RerunAlone` instead of ending without one."""
+        crash left unknown, the target being back, raises :class:`RerunAlone` instead of ending without one;
+        ``alone()`` returns once no other item is under way (an item about to send a known hazard waits for that,
+        :mod:`.learned`), else the item raises :class:`KnownHazard` there."""
         with self._recovering:  # never while the target is being brought back: then on the life it comes back to
             restarts = self._restarts
         if self.down is not None:
@@ -205,11 +226,22 @@ class Runner:
         transcript = Transcript()
         token = self._under_way.start(where, transcript)
         try:  # under way until judged: a crash names the items still being judged too
-            result = self._run(case, version, shared_restart, transcript, shared_fault)
+            def alone_from_now() -> None:
+                if alone is not None:
+                    alone()
+                self._under_way.alone_from_now(token)
+
+            result = self._run(case, version, shared_restart, transcript, shared_fault, beside_others=rerun_alone,
+                               alone=alone_from_now if alone is not None else None)
             return self._judged(case, where, transcript, result, self._under_way.beside(token), restarts,
                                 rerun_alone, token)
         finally:
             self._under_way.finish(token)
+            self.ran += 1
+
+    def status(self) -> dict:
+        """What a progress line says of this target's run: items ran, those under way, crashes attributed."""
+        return {"ran": self.ran, "under_way": self._under_way.labels(), "crashes": self.crashes}
 
     def _judged(self, case: Case, where: str, transcript: Transcript, result: CaseResult, beside: list[str],
                 restarts: int, rerun_alone: bool, token: int) -> CaseResult:
@@ -217,15 +249,16 @@ class Runner:
         done = result.outcome.uneventful
         if self._restarts != restarts and not done:  # another item's crash: the restart, not this case, did it
             if rerun_alone:
-                raise RerunAlone(where)
+                raise RerunAlone(where, transcript, self._seen_down_at, self._restarts)
             return self._no_verdict(result, f"no verdict: {UNDER_IT}")
         if done and not case.rough:
             self._answered = True
             return result
+        seen = time.time()  # if it is down, it went down before this: what others send later is no suspect
         problem = self.alive()
         if problem is None and self._restarts != restarts and not done:  # it answers again: restarted meanwhile
             if rerun_alone:
-                raise RerunAlone(where)
+                raise RerunAlone(where, transcript, self._seen_down_at, self._restarts)
             return self._no_verdict(result, f"no verdict: {UNDER_IT}")
         if problem is None:
             self._answered = True
@@ -238,8 +271,9 @@ class Runner:
         with self._recovering:  # items that notice together: one restart
             if self._restarts != restarts:
                 if rerun_alone:
-                    raise RerunAlone(where)
+                    raise RerunAlone(where, transcript, self._seen_down_at, self._restarts)
                 return self._no_verdict(result, f"no verdict: {UNDER_IT} ({problem})")
+            self._seen_down_at = seen
             restarted = self.down is None and self._restarted()
             if not restarted and beside:  # set before any other item goes on: those after it are not run
                 named = "; ".join([f"{where} (last sent: {last_request(transcript)})", *self._under_way.now(but=token)])
@@ -250,11 +284,12 @@ class Runner:
         then = "; the harness restarted it" if restarted else ""
         if beside:  # in a parallel run any item under way may have taken it down: the one that noticed is not blamed
             if restarted and rerun_alone:
-                raise RerunAlone(where)
+                raise RerunAlone(where, transcript, self._seen_down_at, self._restarts)
             others = ", ".join(beside[:3]) + (", ..." if len(beside) > 3 else "")
             return self._no_verdict(result, f"no verdict: the target stopped answering while this item and "
                                             f"{len(beside)} others ran at once ({others}): {problem}{then}; this "
                                             f"item last sent {last_request(transcript)}; {NOT_KNOWN}")
+        self._took_down(where, transcript)
         failure = result.failure
         if failure is not None and failure.role != StepRole.UNDER_TEST:
             # A set-up or check request took it down: a crash is that request's API's finding (named here with the
@@ -274,6 +309,15 @@ class Runner:
                           + (f"\n{result.message}" if result.message else ""))
         return result
 
+    def _took_down(self, where: str, transcript: Transcript) -> None:
+        """The item alone on the target took it down: its last request is a hazard for the rest of the run."""
+        self.crashes += 1
+        last = last_sent(transcript)
+        if last is not None:
+            log.info("%s took %s down with %s v%s: a hazard for the rest of the run", where, self.target.spec,
+                     last.api, last.version)
+            self.learned.took_down(last.api, last.version, where)
+
     @staticmethod
     def _no_verdict(result: CaseResult, why: str) -> CaseResult:
         result.outcome = Outcome.ERROR
@@ -281,8 +325,10 @@ class Runner:
         return result
 
     def _run(self, case: Case, version: int | None, shared_restart: SharedRestart | None,
-             transcript: Transcript, shared_fault: SharedFault | None = None) -> CaseResult:
+             transcript: Transcript, shared_fault: SharedFault | None = None, *,
+             beside_others: bool = False, alone: Callable[[], None] | None = None) -> CaseResult:
         started = time.monotonic()
+        life = self.learned.life  # what breaks from here on is learnt only while the target lives this life
         result = self._result(case, version, transcript, started)
         try:
             if case.api is not None and version is not None:
@@ -323,7 +369,9 @@ class Runner:
             context = Context(cluster, self.target, version, case.api,
                                     {**names, "version": version}, resources.topic_ids,
                                     self.step_kinds, self.matchers, shared_restart=shared_restart,
-                                    shared_fault=shared_fault)
+                                    shared_fault=shared_fault,
+                                    learned=ItemView(self.learned, beside_others=beside_others, life=life,
+                                                     alone=alone))
             run_steps(context, case.steps)
             unproven = vacuous(case, version, context.progress)
             if unproven:
@@ -381,6 +429,8 @@ class Runner:
                                 transcript, f"{missing}, so there is no verdict on this case")
         except (ClusterError, ClientError) as error:
             return self._finish(result, Outcome.ERROR, started, transcript, f"infrastructure: {error}")
+        except KnownHazard:  # beside others: the item runs again alone (parallel.RunAhead)
+            raise
         except Exception as error:  # noqa: BLE001 - a harness bug fails this item, never the run
             return self._finish(result, Outcome.ERROR, started, transcript,
                                 f"harness: {type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}")

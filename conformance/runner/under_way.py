@@ -30,6 +30,16 @@ class UnderWay:
             self._transcripts[token] = transcript
             return token
 
+    def labels(self) -> list[str]:
+        """The items under way now."""
+        with self._lock:
+            return list(self._labels.values())
+
+    def alone_from_now(self, token: int) -> None:
+        """The item of ``token`` has the target to itself from now on: what ran beside it before is forgotten."""
+        with self._lock:
+            self._beside[token] = set()
+
     def beside(self, token: int) -> list[str]:
         """The items that ran, for some of the time so far, beside this one (none in a serial run)."""
         with self._lock:
@@ -56,6 +66,21 @@ LIVENESS_PROBE = "is the target still up?"
 def _sent(transcript) -> list:
     """The exchanges an item's own steps made, the harness's liveness probes left out."""
     return [exchange for exchange in (getattr(transcript, "exchanges", None) or []) if exchange.step != LIVENESS_PROBE]
+
+
+def last_sent(transcript):
+    """The last exchange an item's own steps made, or None."""
+    exchanges = _sent(transcript)
+    return exchanges[-1] if exchanges else None
+
+
+def unanswered(transcript, before: float) -> bool:
+    """Whether the last request an item sent got no answer and went out before the target was seen down at
+    ``before`` (wall clock): the item was waiting on the target when it went down, so its request may be what
+    took it down. One that was answered was not; one sent once it was seen down met the crash, not caused it.
+    (One sent between the crash and the moment it was seen counts as a suspect too: only a run alone can tell.)"""
+    last = last_sent(transcript)
+    return last is not None and last.response is None and last.sent_at <= before
 
 
 def last_request(transcript) -> str:

@@ -266,3 +266,47 @@ def test_show_reads_each_items_latest_record(tmp_path, capsys):
     assert "outcome:    passed" in capsys.readouterr().out
     assert main(["show", "c@v1", "--results", str(results), "--run-id", "one"]) == 0
     assert "outcome:    failed" in capsys.readouterr().out
+
+
+def test_while_the_run_waits_on_an_item_a_terminal_gets_a_line_every_tick():
+    """The reporter's own clock (a thread calling tick) draws a line at least every TICK_S while no item is
+    reported, saying how long the run took, what runs and the crashes attributed. The clock and the waits are the
+    test's: nothing depends on the machine's speed."""
+    now = [0.0]
+    status = {"mock": {"ran": 7, "under_way": ["kip98.b::c v2", "kip848.a::b v3", "kip98.d::e v1"], "crashes": 2}}
+    reporter = progress.ConsoleReporter(results_path="unused", run_id="r", clock=lambda: now[0],
+                                        status=lambda: status)
+    reporter.terminal, reporter.tty = Terminal(), True
+    reporter.config = type("Config", (), {"get_terminal_writer": lambda self: type("W", (), {"fullwidth": 400})()})()
+    reporter.totals, reporter.counts = {"mock": 10}, {"mock": progress.Counter(passed=3)}
+    reporter.began = reporter.last_draw = 0.0
+    answers = iter([False] * 6 + [True])  # six ticks, then stopped
+
+    def wait(seconds):
+        now[0] += seconds
+        return next(answers)
+
+    reporter.start_ticking(wait=wait)
+    reporter._ticker.join(timeout=10)
+    drawn = [line for line in reporter.terminal.written.getvalue().replace("\x1b[K", "").split("\r") if line]
+    assert len(drawn) == 6 and progress.TICK_S <= 5
+    assert drawn[0] == ("mock: 3/10 items: 3 passed, 0 failed, 0 differs from Kafka, 0 blocked, 0 error, "
+                        "0 unsupported, 0 skipped; 1s; 7 ran, 3 under way (kip848.a::b v3, kip98.b::c v2, ...); "
+                        "2 crashes attributed")
+    assert drawn[-1].split("; ")[1] == "6s"
+
+
+def test_not_a_terminal_gets_a_line_while_the_run_waits_long_on_an_item():
+    now = [0.0]
+    reporter = progress.ConsoleReporter(results_path="unused", run_id="r", clock=lambda: now[0])
+    reporter.terminal, reporter.tty = Terminal(), False
+    reporter.terminal.write_line = lambda text, **markup: reporter.terminal.write(text + "\n")
+    reporter.totals, reporter.counts = {"mock": 10}, {"mock": progress.Counter(passed=3)}
+    reporter.began = reporter.last_draw = 0.0
+    now[0] = progress.PLAIN_TICK_S - 1
+    reporter.tick()
+    assert reporter.terminal.written.getvalue() == ""  # a line came less than PLAIN_TICK_S ago
+    now[0] = progress.PLAIN_TICK_S
+    reporter.tick()
+    assert reporter.terminal.written.getvalue().startswith("progress: mock: 3/10 items: 3 passed") \
+        and reporter.terminal.written.getvalue().endswith("; 30s\n")

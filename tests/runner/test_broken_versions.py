@@ -81,3 +81,37 @@ def test_a_target_that_went_down_is_not_a_broken_version(tmp_path):
     assert "finding on JoinGroup" not in result.message  # no version fallback noted: the target itself went down
     assert result.outcome is Outcome.BLOCKED and "the crash is JoinGroup's finding" in result.message
     assert [request for request in broker.requests if request[0] == "JoinGroup"] == [("JoinGroup", 6)]
+
+
+def test_a_version_found_broken_is_not_sent_again_by_later_items(tmp_path):
+    """The run remembers: a later item's set-up goes one version down at once, noted as the first item's was
+    (on librdkafka's mock, each JoinGroup v6 sent left a member behind that the group then waited out)."""
+    from conformance.runner.runner import Runner
+    from conformance.targets.hostport import HostPortTarget
+
+    broker = FakeKafka(mock_like(CLOSE), apis=ADVERTISED)
+    target = HostPortTarget(broker.address)
+    target.start()
+    runner = Runner(target, run_id="broken", timeout=2.0)
+    case = written_case(tmp_path, CASE.replace("VERSIONS", "3"))
+    try:
+        first, second = runner.run(case, 3), runner.run(case, 3)
+    finally:
+        runner.close()
+        broker.stop()
+    assert first.outcome is second.outcome is Outcome.PASSED, (first.message, second.message)
+    assert broker.requests.count(("JoinGroup", 6)) == 1  # the first item's only
+    assert "finding on JoinGroup v6 (not this item's verdict): connection closed" in second.message
+
+
+def test_a_version_that_broke_as_the_target_crashed_is_not_remembered():
+    """What broke on an earlier life of the target (a crash closes every connection) is not kept."""
+    from conformance.runner.learned import ItemView, Learned
+
+    learned = Learned()
+    early = ItemView(learned, beside_others=False, life=learned.life)
+    learned.new_life()
+    early.broke("JoinGroup", 6, "connection closed")
+    assert learned.broken("JoinGroup", 6) is None
+    ItemView(learned, beside_others=False, life=learned.life).broke("JoinGroup", 6, "connection closed")
+    assert learned.broken("JoinGroup", 6) == "connection closed"

@@ -22,7 +22,7 @@ class Recorder:
         self.closed = False
         self.deleted: list[float] = []  # when the topics of the items done so far were deleted
 
-    def run(self, case, version, rerun_alone=False):
+    def run(self, case, version, rerun_alone=False, alone=None):
         began = time.monotonic()
         time.sleep(self.pause_s)
         self.log.append((self.name, case.id, began, time.monotonic(), threading.current_thread().name))
@@ -233,7 +233,7 @@ class Restarting(Recorder):
         self.log.append(("restart", None, time.monotonic(), time.monotonic(), ""))
         self.restarts += 1
 
-    def run(self, case, version, shared_restart=None, rerun_alone=False):  # the steps: work, restart, work
+    def run(self, case, version, shared_restart=None, rerun_alone=False, alone=None):  # the steps: work, restart, work
         began = time.monotonic()
         time.sleep(self.pause_s)
         if case.serial:

@@ -121,7 +121,7 @@ class FakeRunner(Runner):
 
     outcomes: dict[str, Outcome] = {}
 
-    def run(self, case, version, shared_restart=None, *, rerun_alone=False):
+    def run(self, case, version, shared_restart=None, *, rerun_alone=False, alone=None):
         outcome = self.outcomes.get(case.id, Outcome.PASSED)
         result = CaseResult(
             case_id=case.id, suite_id=case.suite.id, title=case.title, kip=case.kip, api=case.api,

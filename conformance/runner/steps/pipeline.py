@@ -45,7 +45,7 @@ def pipeline_step(context: Context, step: Mapping, index: str, name: str) -> Non
         in_flight = []
         for ref, inner, api, version, fields in prepared:
             with attributed(api, version), _named(ref):
-                in_flight.append(transmit(connection, inner, ref.label, api, version, fields))
+                in_flight.append(transmit(context, connection, inner, ref.label, api, version, fields))
         for (ref, inner, api, version, fields), sent in zip(prepared, in_flight):
             expect = expressions.resolve(inner.get("expect") or {}, context.variables)
             with attributed(api, version), _named(ref):

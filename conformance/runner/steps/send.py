@@ -23,6 +23,9 @@ def send_step(context: Context, step: dict, index: str, name: str) -> None:
     api = context.cluster.codec.registry.api_name(step["send"])
     version = step_version(context, step, api)
     step = with_coordinator_retry(api, step)
+    while (known := observe.known_broken(context, step, api, version)) is not None:
+        name = f"{name} (at v{known[0]}: v{version} {known[1]}, met earlier in this run)"
+        version = known[0]
     while True:
         try:
             response = _send_at(context, step, name, api, version)
