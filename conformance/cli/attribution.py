@@ -90,7 +90,7 @@ def command_attribution(arguments) -> int:
         _run(f"perturb:{perturbation.spec}+{arguments.target}", files, results, transcripts="failures")
         perturbed = read_records(results) if results.exists() else []
         verdict = judge(perturbation.spec, perturbation.legal, perturbation.api, perturbation.version,
-                        [record for record in baseline if record.path in files], perturbed)
+                        [record for record in baseline if record.path in files], perturbed, perturbation.refutes)
         verdicts.append(verdict)
         counts = ", ".join(f"{count} {name}" for name, count in sorted(verdict.counts.items()))
         print(f"  {perturbation.spec} ({'legal' if verdict.legal else 'departs'}): {counts}: "
@@ -100,7 +100,8 @@ def command_attribution(arguments) -> int:
         if len(verdict.broken) > SHOWN:
             print(f"      ... and {len(verdict.broken) - SHOWN} more (attribution.json)")
     summary = {"target": arguments.target, "seconds": round(time.monotonic() - started, 1),
-               "perturbations": [{"perturbation": verdict.perturbation, "legal": verdict.legal, "counts": verdict.counts,
+               "perturbations": [{"perturbation": verdict.perturbation, "legal": verdict.legal, "refutes": verdict.refutes,
+                                  "counts": verdict.counts,
                                   "held": verdict.held, "broken": [list(row) for row in verdict.broken]}
                                  for verdict in verdicts]}
     (out / "attribution.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")

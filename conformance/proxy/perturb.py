@@ -31,6 +31,9 @@ class Kind:
     legal: bool       # a broker that does this still keeps the protocol: every verdict must hold
     what: str
     applies: Callable[[MessageSpec, int], bool]   # (response spec, version): would it change any answer?
+    # a departing answer that no case may accept (every error code replaced, the connection closed); an answer whose
+    # departure a case may not look at (a topic id in an answer the case expects to be an error) leaves a pass possible
+    refutes: bool = False
 
 
 def _fields(message: MessageSpec, version: int) -> list[tuple[str, str]]:
@@ -63,11 +66,12 @@ def _has(attribute: str, kind: str) -> Callable[[MessageSpec, int], bool]:
 
 
 KINDS = {
-    "close": Kind(False, "closes the connection instead of forwarding the request", lambda message, version: True),
+    "close": Kind(False, "closes the connection instead of forwarding the request", lambda message, version: True,
+                  refutes=True),
     "unsupported": Kind(False, "answers UNSUPPORTED_VERSION, in every error code of the answer, at an advertised "
-                               "version", _has("error_code", "int16")),
+                               "version", _has("error_code", "int16"), refutes=True),
     "generic-error": Kind(False, "every error code of the broker's answer becomes UNKNOWN_SERVER_ERROR (a refusal "
-                                 "of every request of that version)", _has("error_code", "int16")),
+                                 "of every request of that version)", _has("error_code", "int16"), refutes=True),
     "older-body": Kind(False, "the answer's body encoded at the version below the request's", lambda message, version:
                        version > message.valid_versions.low and _differs_from_below(message, version)),
     "zero-topic-ids": Kind(False, "every topic id in the answer is the all-zero id (the broker's own \"no id\")",
@@ -92,6 +96,11 @@ class Perturbation:
     @property
     def legal(self) -> bool:
         return KINDS[self.kind].legal
+
+    @property
+    def refutes(self) -> bool:
+        """No case may pass on its answers: a pass of the step under test is one nothing proved."""
+        return KINDS[self.kind].refutes
 
     def applies(self, codec: Codec) -> bool:
         """Whether it can change any answer of this API at this version (no topic id field: nothing to zero)."""

@@ -5,8 +5,9 @@ baseline, its transcripts kept). Each item stands in one relation to the perturb
 baseline item sent, not from the suite:
 
 - **under test**: the item's API under test is the perturbed API at the perturbed version. Where the
-  perturbation departs from the protocol, it must not pass (a pass is vacuous: a refusal nothing proved) and
-  any departure it reports is that API's; where the perturbation is legal, it keeps its verdict.
+  perturbation departs from the protocol, any departure it reports is that API's, and where no answer it leaves
+  could meet a case (every error code replaced, the connection closed) it must not pass either (a pass is a refusal
+  nothing proved); where the perturbation is legal, it keeps its verdict.
 - **uses**: the item sent the perturbed API and version in a step that is not under test. It keeps its verdict,
   or is blocked or unsupported (the step it needed departed): it is never failed for another API's departure.
 - **untouched**: it never sent that API and version, and keeps its verdict.
@@ -55,6 +56,7 @@ class Verdict:
 
     perturbation: str
     legal: bool
+    refutes: bool = True  # no case may pass on its answers
     counts: dict[str, int] = field(default_factory=dict)     # relation -> items compared
     broken: list[tuple[str, str, str]] = field(default_factory=list)   # (item, relation, why)
 
@@ -63,7 +65,8 @@ class Verdict:
         return not self.broken
 
 
-def _why(relation_: str, legal: bool, before: ResultRecord, after: ResultRecord, api: str) -> str | None:
+def _why(relation_: str, legal: bool, refutes: bool, before: ResultRecord, after: ResultRecord,
+         api: str) -> str | None:
     """Why ``after`` breaks the rules for its relation, or None when it holds."""
     was, now = before.outcome, after.outcome
     if now == Outcome.PASSED.value and was != Outcome.PASSED.value:
@@ -71,7 +74,7 @@ def _why(relation_: str, legal: bool, before: ResultRecord, after: ResultRecord,
     if now == Outcome.ERROR.value and was != Outcome.ERROR.value:
         return f"ended in error: {after.message[:160]}"
     if relation_ == UNDER_TEST and not legal:
-        if now == Outcome.PASSED.value:
+        if now == Outcome.PASSED.value and refutes:
             return "passed though its API under test departed (a pass nothing proved)"
         if now in DEPARTED | {Outcome.BLOCKED.value} and after.step_api not in (None, api):
             return f"{now} on {after.step_api}, not on the perturbed {api}"
@@ -84,17 +87,17 @@ def _why(relation_: str, legal: bool, before: ResultRecord, after: ResultRecord,
 
 
 def judge(perturbation: str, legal: bool, api: str, version: int, baseline: Iterable[ResultRecord],
-          perturbed: Iterable[ResultRecord]) -> Verdict:
+          perturbed: Iterable[ResultRecord], refutes: bool = True) -> Verdict:
     """Compare the perturbed run with the baseline, item by item (items missing from either are not compared)."""
     before = {item_id(record.suite, record.case, record.api_version): record for record in baseline}
-    verdict = Verdict(perturbation, legal)
+    verdict = Verdict(perturbation, legal, refutes)
     for after in perturbed:
         key = item_id(after.suite, after.case, after.api_version)
         if key not in before:
             continue
         relation_ = relation(before[key], api, version)
         verdict.counts[relation_] = verdict.counts.get(relation_, 0) + 1
-        why = _why(relation_, legal, before[key], after, api)
+        why = _why(relation_, legal, refutes, before[key], after, api)
         if why:
             verdict.broken.append((key, relation_, why))
     return verdict

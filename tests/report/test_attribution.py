@@ -38,6 +38,13 @@ def test_an_illegal_perturbation_must_not_leave_its_step_under_test_passing():
     assert broken(before, after) == {"refusal@v3": "passed though its API under test departed (a pass nothing proved)"}
 
 
+def test_where_a_case_may_not_look_at_the_departure_a_pass_is_no_finding():
+    # a topic id zeroed in an answer the case expects to be an error: the case has nothing to see
+    verdict = judge("zero-topic-ids@Fetch:13", False, "Fetch", 13, [rec("x", "passed", api="Fetch", version=13)],
+                    [rec("x", "passed", api="Fetch", version=13)], refutes=False)
+    assert verdict.held
+
+
 def test_the_step_under_test_departing_on_another_api_is_misattribution():
     why = broken([rec("x", "passed")], [rec("x", "failed", step_api="Produce")])
     assert why == {"x@v3": "failed on Produce, not on the perturbed EndTxn"}
