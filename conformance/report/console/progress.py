@@ -20,6 +20,7 @@ conformance items (and only those) the reporter
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import Counter
@@ -188,8 +189,13 @@ class ConsoleReporter:
             self._ticker.join()
 
     def tick(self) -> None:
-        """A line now if none was drawn for as long as the console's interval: the run waits on an item."""
-        self.show(ticking=True)
+        """A line now if none was drawn for as long as the console's interval: the run waits on an item. While an
+        item runs, pytest captures the process's output (file descriptor 1 included): the line is written with
+        the capture suspended, else it went into the item's captured output and was never seen."""
+        plugins = getattr(self.config, "pluginmanager", None)
+        capture = plugins.getplugin("capturemanager") if plugins is not None else None
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            self.show(ticking=True)
 
     @pytest.hookimpl(specname="pytest_terminal_summary", wrapper=True, tryfirst=True)
     def pytest_terminal_summary_without_case_reports(self, terminalreporter):  # pytest reads pytest_* names only
