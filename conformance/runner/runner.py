@@ -396,7 +396,8 @@ class Runner:
                                     f"the observer could not observe: {deviation.observer} (its control "
                                     f"{step.label!r} departed), so the check that relies on it is no evidence and "
                                     f"there is no verdict on {judged}: {deviation}")
-            if deviation.root_cause and (role is not StepRole.UNDER_TEST or deviation.api not in (None, case.api)):
+            elsewhere = case.api is not None and deviation.api not in (None, case.api)  # a case about the connection
+            if deviation.root_cause and (role is not StepRole.UNDER_TEST or elsewhere):  # judges every request
                 # one fault of another API version (met in set-up, a check, or by the step under test before it could
                 # send: an id the broker never gave): that is where it is reported, once, for every item it touches
                 return self._finish(result, Outcome.BLOCKED, started, transcript,
