@@ -28,7 +28,7 @@ spec: KIP-98
 cases:
   - id: init
     title: a producer id
-    cites: "KIP-98: InitProducerId returns a producer id"
+    cites: "KIP-98: Every new producer will be assigned a unique PID during initialization."
     under_test: {api: InitProducerId}
     steps:
       - send: InitProducerId
@@ -36,7 +36,7 @@ cases:
         expect: {error_code: NONE}
   - id: init-later
     title: a producer id after a pause
-    cites: "KIP-98: InitProducerId returns a producer id"
+    cites: "KIP-98: Every new producer will be assigned a unique PID during initialization."
     under_test: {api: InitProducerId}
     steps:
       - wait: 1000
