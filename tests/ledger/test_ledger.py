@@ -194,7 +194,7 @@ def test_known_bugs_run_each_entry_on_the_target_its_cases_need():
         for role in bug.verify_roles():
             assert set(bug.cases) <= set(plan[bug.verify[role]][bug.verify_target(role)]), (bug.key, role)
     assert set(plan["4.4.0"]) == {"kafka:4.4.0,nodes=3"}  # KAFKA-20357 needs three nodes; nothing else runs there
-    assert set(plan["3.9.2"]) == {"proxy+kafka:3.9.2"}
+    assert set(plan["3.9.2"]) == {"proxy+kafka:3.9.2", "kafka:3.9.2,consumer.groups=true"}
 
 
 def test_known_bugs_with_releases_runs_those_releases_only():
@@ -205,7 +205,7 @@ def test_known_bugs_with_releases_runs_those_releases_only():
     assert plan["3.5.2"] == {"kafka:3.5.2": list(next(b for b in ledger.bugs() if b.key == "KAFKA-14402").cases)}
     # a release no entry is checked on runs every entry's cases, each on the target they need
     other = known_bug_plan(["3.8.1"])["3.8.1"]
-    assert set(other) == {"kafka:3.8.1", "proxy+kafka:3.8.1", "kafka:3.8.1,nodes=3"}
+    assert set(other) == {"kafka:3.8.1", "proxy+kafka:3.8.1", "kafka:3.8.1,nodes=3", "kafka:3.8.1,consumer.groups=true"}
     assert sorted(case for cases in other.values() for case in cases) == \
         sorted(case for bug in ledger.bugs() if bug.verify for case in bug.cases)
 

@@ -1,4 +1,5 @@
-"""``kafka,two.phase.commit=true``: the broker settings KIP-939's two-phase commit needs on Kafka 4.x (no broker)."""
+"""``kafka,two.phase.commit=true``: the broker settings KIP-939's two-phase commit needs on Kafka 4.x;
+``kafka:3.9.2,consumer.groups=true``: KIP-848's consumer groups where 3.7 to 3.9 had them as a preview (no broker)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,10 @@ def test_explicit_overrides_win_over_the_option():
 def test_two_phase_commit_takes_only_a_boolean(value):
     with pytest.raises(ValueError, match="true or false"):
         KafkaTarget(f"kafka,two.phase.commit={value}")
+
+
+def test_consumer_groups_option_turns_on_the_consumer_protocol_and_the_new_coordinator():
+    target = KafkaTarget("kafka:3.9.2,consumer.groups=true")
+    assert target.overrides["group.coordinator.rebalance.protocols"] == "classic,consumer"
+    assert target.overrides["group.coordinator.new.enable"] == "true"
+    assert "group.coordinator.rebalance.protocols" not in KafkaTarget("kafka:3.9.2").overrides

@@ -142,7 +142,8 @@ class KafkaTarget(ProcessTarget):
     description = (f"Apache Kafka as a local KRaft process (kafka = {DEFAULT_KAFKA_VERSION}, or kafka:VERSION; "
                    f"feature levels as options: kafka,transaction.version=1; a secured listener: "
                    f"kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512 or kafka,security=SSL,ssl.client.auth=required; "
-                   f"KIP-939 two-phase commit, unstable in Kafka 4.x: kafka,two.phase.commit=true)")
+                   f"KIP-939 two-phase commit, unstable in Kafka 4.x: kafka,two.phase.commit=true; KIP-848 consumer groups "
+                   f"where 3.7 to 3.9 had them as a preview: kafka:3.9.2,consumer.groups=true)")
     process_name = "Kafka's process"
     log_tail_bytes = LOG_TAIL_BYTES
 
