@@ -45,7 +45,8 @@ def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str 
     parser.add_argument("--drafts", action="store_true", help="run the cases graded against draft KIP texts too")
     parser.add_argument("--long", action="store_true",
                         help="run the cases tagged long too: the end of the producer epoch space, where each case "
-                             "first takes its producer through some 32,000 epochs (skipped by default)")
+                             "first takes its producer through some 32,000 epochs, and idle waits past a broker's "
+                             "expiry around a restart (skipped by default)")
     parser.add_argument("--transcripts", choices=["failures", "all", "none"], default="failures",
                         help="which items keep their exchanges in the results file and the Allure results "
                              "(default: failures)")
