@@ -1,9 +1,9 @@
 """Write fixtures/known-bugs/evidence.jsonl from the results of ``conformance releases --known-bugs``.
 
 Usage: python tools/pin_known_bugs.py RESULTS.jsonl [RESULTS.jsonl ...]
-Keeps, for each target the known-bugs ledger checks its entries on, the latest run's items of the entries'
-cases (a few fields each). The evidence already pinned counts as one more results file, so a run of some
-releases (--releases) replaces those releases' evidence and keeps the others'. tools/build_docs.py makes
+Keeps, for each case of the known-bugs ledger on each target it is checked on, the latest run's items of that case
+(a few fields each). The evidence already pinned counts as one more results file, so a run of some cases or
+releases replaces their evidence and keeps the rest. tools/build_docs.py makes
 docs/generated/known-bugs.md from the ledger and this file.
 """
 

@@ -20,17 +20,19 @@ DEPARTED = ledger.DEPARTURES  # the outcomes an entry explains: its cases depart
 
 def evidence_lines(records: list[dict], entries: tuple[ledger.Bug, ...] | None = None) -> list[dict]:
     """The records of the ledger's cases on the releases each entry names (``verify``), slimmed to
-    :data:`EVIDENCE_FIELDS`, the latest run of each release only, in a stable order."""
+    :data:`EVIDENCE_FIELDS`, the latest run of each case on each target only (a run of one entry's cases
+    leaves another's evidence on the same target alone), in a stable order."""
     entries = ledger.bugs() if entries is None else entries
     wanted = {(case, bug.verify_target(role)) for bug in entries for case in bug.cases for role in bug.verify_roles()}
-    latest: dict[str, str] = {}
+    latest: dict[tuple[str, str], str] = {}
     chosen = []
     for record in records:
-        if (case_id(record.get("suite"), record.get("case")), record.get("target")) in wanted:
-            latest[record["target"]] = max(latest.get(record["target"], ""), record.get("run_id") or "")
-            chosen.append(record)
-    kept = [{name: record.get(name) for name in EVIDENCE_FIELDS} for record in chosen
-            if (record.get("run_id") or "") == latest[record["target"]]]
+        key = (case_id(record.get("suite"), record.get("case")), record.get("target"))
+        if key in wanted:
+            latest[key] = max(latest.get(key, ""), record.get("run_id") or "")
+            chosen.append((key, record))
+    kept = [{name: record.get(name) for name in EVIDENCE_FIELDS} for key, record in chosen
+            if (record.get("run_id") or "") == latest[key]]
     return sorted(kept, key=lambda line: (ledger.release_key(line["target_version"]), line["target"], line["suite"],
                                           line["case"],
                                           -1 if line["api_version"] is None else line["api_version"]))

@@ -263,3 +263,17 @@ def test_a_schema_error_names_the_line_of_the_field(tmp_path):
     path.write_text("bugs: [\n", encoding="utf-8")
     with pytest.raises(ledger.LedgerError, match=r":2: \(yaml\): "):
         ledger.load(path)
+
+
+def test_evidence_keeps_the_latest_run_of_each_case_on_a_target():
+    """A run of one entry's cases on a target shared with another entry leaves the other's evidence alone."""
+    shared = [bug for bug in ledger.bugs() if bug.verify and bug.verify_target("affected") == "kafka:4.4.0,nodes=3"]
+    assert len(shared) >= 2  # KAFKA-20357 and KAFKA-20734
+    first, second = (bug.cases[0].split("::") for bug in shared[:2])
+
+    def line(case, run):
+        return {"suite": case[0], "case": case[1], "target": "kafka:4.4.0,nodes=3", "target_version": "4.4.0",
+                "run_id": run, "outcome": "failed", "api_version": 5}
+
+    kept = known_bugs.evidence_lines([line(first, "run-1"), line(first, "run-0"), line(second, "run-2")])
+    assert sorted((item["case"], item["run_id"]) for item in kept) == sorted([(first[1], "run-1"), (second[1], "run-2")])

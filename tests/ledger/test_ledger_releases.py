@@ -37,6 +37,8 @@ OPT_IN = {
     # KAFKA-20357 is unfixed, so its verdict only changes with a new release
     "KAFKA-20357": "slow: a three-node cluster and the end of the epoch space",
     "KAFKA-20310": "slow: a three-node cluster and the end of the epoch space",
+    # a minute alone, but on the same kafka:4.4.0,nodes=3 as KAFKA-20357's long cases, which would run with it
+    "KAFKA-20734": "shares its three-node 4.4.0 cluster with KAFKA-20357's long cases",
     # every item that reached a verdict held (3.7.0 departed 20 of 20, 3.7.1 passed 22 of 22), but a fresh 3.7
     # three-node cluster leaves the first transactional InitProducerId unanswered for 60 s in many runs (3.7.0: 4
     # of 14, 3.7.1: 8 of 16, on a loaded and on a quiet machine; after the coordinator had loaded and the broker
