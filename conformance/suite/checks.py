@@ -16,7 +16,7 @@ from .. import resources
 from ..protocol.errors import error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
-from . import expressions
+from . import expressions, retries
 from .components import Components
 from .kinds import Facts
 from .versioned import is_version_map
@@ -246,6 +246,13 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
             if str(key).endswith("error_code") and not isinstance(matcher, dict) or is_version_map(matcher):
                 if str(key).endswith("error_code"):
                     _check_error_names(matcher, report, [*where, "expect", "fields", key])
+        if isinstance(step.get("retry"), str):  # a named retry: replaced here, once, by the retry it stands for
+            expanded = retries.named(step["retry"])
+            if expanded is None:
+                report([*where, "retry"], f"unknown named retry {step['retry']!r}; known: {', '.join(retries.NAMED)} "
+                                          "(or write it out: {on: [CODE, ...], for_ms: N})")
+            else:
+                step["retry"] = expanded
         if isinstance(step.get("retry"), dict):
             _check_error_names(step["retry"].get("on", []), report, [*where, "retry", "on"])
         if step.get("when") is not None:  # parsed here, once: the runner reads the parsed conditions
