@@ -246,8 +246,10 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
         if isinstance(expect, dict) and "kafka_fields" in expect:
             _check_kafka_fields(expect, known_matchers(components), report, [*where, "expect", "kafka_fields"])
         for name in ("fields", "kafka_fields"):
-            given = expect.get(name) if isinstance(expect, dict) else None
-            for key, matcher in given.items() if isinstance(given, dict) else ():
+            judged = expect.get(name) if isinstance(expect, dict) else None
+            if not isinstance(judged, dict):
+                continue
+            for key, matcher in judged.items():
                 if str(key).endswith("error_code") and not isinstance(matcher, dict) or is_version_map(matcher):
                     if str(key).endswith("error_code"):
                         _check_error_names(matcher, report, [*where, "expect", name, key])
