@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from ..results.record import StepRole
 from ..suite import expressions
+from ..suite.retries import COORDINATOR_NOT_READY
 from ..suite.step import Step
 from ..suite.walk import kind_of, walk
 from .context import Context, Deviation, Skip
@@ -27,10 +28,9 @@ CLIENT_MAX = {"AddPartitionsToTxn": 3}
 TV2_FROM = {"EndTxn": 5, "Produce": 12, "TxnOffsetCommit": 5}
 
 
-# A coordinator that is not ready yet (its partition loading, its internal topic just created) or has moved is
-# a protocol-legal first answer on the way to the one a case checks: a step that does not expect one of these
-# asks again, as a client would, unless it names its own retry.
-COORDINATOR_NOT_READY = ("COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR")
+# A coordinator that is not ready yet is a protocol-legal first answer on the way to the one a case checks
+# (suite.retries): a step that does not expect one of these asks again, as a client would, unless it names its
+# own retry.
 COORDINATOR_RETRY = {"on": list(COORDINATOR_NOT_READY), "for_ms": 10_000}
 
 

@@ -16,7 +16,7 @@ from .. import resources
 from ..protocol.errors import error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
-from . import expressions
+from . import expressions, retries
 from .components import Components
 from .kinds import Facts
 from .versioned import is_version_map
@@ -24,7 +24,8 @@ from .walk import walk
 from .when import WhenError, parse as parse_when
 
 SCHEMA_PATH = resources.suite_schema()
-SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response", "refused", "kafka_code")  # fetch steps may also check their summary
+SEND_EXPECT_KEYS = ("error_code", "fields", "disconnect", "no_response", "refused", "kafka_code",
+                    "kafka_fields")  # fetch steps may also check their summary
 
 
 @lru_cache(maxsize=1)
@@ -242,10 +243,23 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
             _check_error_names(expect["error_code"], report, [*where, "expect", "error_code"])
         if isinstance(expect, dict) and "kafka_code" in expect:
             _check_error_names(expect["kafka_code"], report, [*where, "expect", "kafka_code"])
-        for key, matcher in (expect.get("fields") or {}).items() if isinstance(expect, dict) else ():
-            if str(key).endswith("error_code") and not isinstance(matcher, dict) or is_version_map(matcher):
-                if str(key).endswith("error_code"):
-                    _check_error_names(matcher, report, [*where, "expect", "fields", key])
+        if isinstance(expect, dict) and "kafka_fields" in expect:
+            _check_kafka_fields(expect, known_matchers(components), report, [*where, "expect", "kafka_fields"])
+        for name in ("fields", "kafka_fields"):
+            judged = expect.get(name) if isinstance(expect, dict) else None
+            if not isinstance(judged, dict):
+                continue
+            for key, matcher in judged.items():
+                if str(key).endswith("error_code") and not isinstance(matcher, dict) or is_version_map(matcher):
+                    if str(key).endswith("error_code"):
+                        _check_error_names(matcher, report, [*where, "expect", name, key])
+        if isinstance(step.get("retry"), str):  # a named retry: replaced here, once, by the retry it stands for
+            expanded = retries.named(step["retry"])
+            if expanded is None:
+                report([*where, "retry"], f"unknown named retry {step['retry']!r}; known: {', '.join(retries.NAMED)} "
+                                          "(or write it out: {on: [CODE, ...], for_ms: N})")
+            else:
+                step["retry"] = expanded
         if isinstance(step.get("retry"), dict):
             _check_error_names(step["retry"].get("on", []), report, [*where, "retry", "on"])
         if step.get("when") is not None:  # parsed here, once: the runner reads the parsed conditions
@@ -259,6 +273,19 @@ def check_steps(steps, report, path, api_names: dict[str, list[int]] | None,
         for key in actions:
             for inner, body in kinds[key].nested(step):
                 check_steps(body, suite_report, [*where, *inner], *nested)
+
+
+def _check_kafka_fields(expect: dict, matchers: set, report, where: list) -> None:
+    """``kafka_fields`` replaces matchers of ``fields`` in the Kafka-answer twin (and may add paths the twin judges
+    too), written the same way (both by request version, or neither)."""
+    kafka, fields = expect["kafka_fields"], expect.get("fields")
+    if not isinstance(kafka, dict) or not isinstance(fields, dict):
+        report(where, "kafka_fields gives Kafka's value of fields the step's expect.fields judges (PATH: VALUE)")
+        return
+    if is_version_map(kafka) != is_version_map(fields):
+        report(where, "kafka_fields is given by request version where fields is, and only there")
+        return
+    _check_expect_fields(kafka, matchers, report, where)
 
 
 def check_no_effect_verified(steps: list, report, where: list) -> None:

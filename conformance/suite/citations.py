@@ -36,8 +36,10 @@ import re
 from collections.abc import Iterator, Mapping
 
 from ..protocol.errors import UnknownErrorName, error_code
+from ..protocol.schema import VersionRange
 from . import quotes
 from .kip_facts import CONDITIONED, ERRORS_NAMED, SWITCHES
+from .versioned import is_version_map
 from .walk import walk
 from .when import When
 
@@ -317,9 +319,14 @@ def _under_test_steps(steps, api: str | None, where: list, kinds: Mapping):
             yield [*where, *visit.where], visit.step
 
 
+TWIN_KEYS = ("kafka_code", "kafka_fields")  # what Kafka answers, beside what the cited text demands
+
+
 def twin(steps) -> list | None:
     """The steps of the IMPLEMENTATION twin of a case whose steps expect ``{refused: true, kafka_code: X}``:
-    the same steps expecting Kafka's code X; None when no step names one."""
+    the same steps expecting Kafka's code X; None when no step names one. Where the refusal is judged in a field
+    of the answer (``fields: {PATH: {ne: NONE}}``, a partition's code), ``kafka_fields: {PATH: X}`` gives
+    Kafka's value there (by request version too, as ``fields`` is), which the twin expects instead."""
     found = False
 
     def rewrite(value):
@@ -329,10 +336,14 @@ def twin(steps) -> list | None:
         if isinstance(value, dict):
             out = {key: rewrite(item) for key, item in value.items()}
             expect = out.get("expect")
-            if isinstance(expect, dict) and "kafka_code" in expect:
+            if isinstance(expect, dict) and any(key in expect for key in TWIN_KEYS):
                 found = True
-                out["expect"] = {**{key: item for key, item in expect.items() if key not in ("kafka_code", "refused")},
-                                 "error_code": expect["kafka_code"]}
+                kafka = {key: item for key, item in expect.items() if key not in (*TWIN_KEYS, "refused")}
+                if "kafka_code" in expect:
+                    kafka["error_code"] = expect["kafka_code"]
+                if "kafka_fields" in expect:
+                    kafka["fields"] = _with_kafka_fields(kafka.get("fields") or {}, expect["kafka_fields"])
+                out["expect"] = kafka
             return out
         if isinstance(value, list):
             return [rewrite(item) for item in value]
@@ -340,3 +351,34 @@ def twin(steps) -> list | None:
 
     rewritten = rewrite(steps)
     return rewritten if found else None
+
+
+def _with_kafka_fields(fields: dict, kafka: dict) -> dict:
+    """``fields`` with Kafka's values in place of the matchers at the same paths, also where both are given by
+    request version (``{"7": {...}, "8+": {...}}``)."""
+    if is_version_map(fields) and is_version_map(kafka):
+        return {**fields, **{versions: {**(fields.get(versions) or {}), **wanted} for versions, wanted in kafka.items()}}
+    return {**fields, **kafka}
+
+
+def twin_versions(steps, versions: VersionRange) -> VersionRange:
+    """The versions of a case's Kafka-answer twin: the case's, narrowed to those its steps that carry Kafka's code
+    run at, where every one of them runs only at some (``when: {versions: ...}``): at the others the twin would be
+    the MUST again."""
+    ranges = []
+    for step in steps:
+        expect = step.get("expect") if isinstance(step, Mapping) else None
+        if not isinstance(expect, Mapping) or not any(key in expect for key in TWIN_KEYS):
+            continue
+        when = step.get("when")
+        if not isinstance(when, When) or when.versions is None:
+            return versions
+        ranges.append(when.versions)
+    if not ranges or versions.empty:
+        return versions
+    low = max(versions.low, min(found.low for found in ranges))
+    highs = [found.high for found in ranges]
+    high = None if None in highs else max(highs)  # type: ignore[type-var]
+    if versions.high is not None:
+        high = versions.high if high is None else min(high, versions.high)
+    return VersionRange(low, high)

@@ -2,7 +2,7 @@
 
 ``ERRORS_NAMED``: which of Kafka's error codes each KIP's text names, in any spelling :func:`citations.names`
 knows (``INVALID_TXN_STATE``, ``InvalidTxnState``, ``InvalidTxnStateException``, a KIP's own alias). Computed
-from the KIP texts the suites cite (the project's seed texts; ``tests/suite/test_kip_facts.py`` recomputes it
+from the KIP texts the suites cite (the project's seed texts, and the excerpts of ``tools/kip_excerpts``; ``tests/suite/test_kip_facts.py`` recomputes it
 from them where they are beside the repository). A KIP missing here is one whose text the project does not
 have: the lint does not judge citations of it. KIP-447's text here is its early draft and the revision of its
 fetch-offset design (both seed files, joined): a citation of KIP-447 is judged against them, so a sentence of the
@@ -40,6 +40,8 @@ ERRORS_NAMED: dict[str, frozenset[str]] = {
         "TRANSACTION_ABORTABLE", "UNKNOWN_PRODUCER_ID"}),
     "KIP-447": frozenset({
         "CONCURRENT_TRANSACTIONS", "COORDINATOR_LOAD_IN_PROGRESS", "INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"}),
+    # sentences of KIP-588 only (tools/kip_excerpts/KIP-588-excerpt.txt, which names its sources)
+    "KIP-588": frozenset({"INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"}),
 }
 
 # (KIP, error): a pattern of the words that name the one condition the KIP's text ties the error to.

@@ -123,12 +123,12 @@ def load_suite_file(path: Path, api_names: dict[str, list[int]] | None = None, t
         if kafka_steps is not None and not schema_failed:  # Kafka's code, where the MUST is only a refusal
             twin_id = f"{raw['id']}-kafka-answer"
             if twin_id in seen:
-                report([*where, "id"], f"{twin_id} is the twin the loader makes from kafka_code: remove one")
+                report([*where, "id"], f"{twin_id} is the twin the loader makes from kafka_code or kafka_fields: remove one")
             seen.add(twin_id)
             original = suite.cases[-1]
             suite.cases.append(dataclasses.replace(
                 original, id=twin_id, title=f"Apache Kafka's own code: {original.title}",
-                requirement=Requirement.IMPLEMENTATION,
+                requirement=Requirement.IMPLEMENTATION, versions=citations.twin_versions(steps, original.versions),
                 steps=_built(kafka_steps, components, errors)))
     return (None if errors else suite), errors
 

@@ -133,6 +133,58 @@ def test_kafka_code_beside_a_refusal_makes_the_implementation_twin(tmp_path):
     assert twin.steps[0]["expect"] == {"error_code": "INVALID_PRODUCER_ID_MAPPING"}
 
 
+def test_kafka_fields_beside_a_refusal_in_a_field_makes_the_twin_expect_kafkas_value_there(tmp_path):
+    """A refusal judged in a field (a partition's code) has its Kafka-answer twin written the same way as one judged in
+    the error code: on the MUST's step, the loader making the twin (no hand-written `-kafka-answer` case beside it)."""
+    by_version = ('{fields: {"3": {"error_code": {ne: NONE}}}, '
+                  'kafka_fields: {"3": {"error_code": INVALID_PRODUCER_ID_MAPPING, "throttle_time_ms": 0}}}')
+    suite, errors = load(tmp_path, REFUSAL, by_version)
+    assert not errors, errors
+    must, twin = suite.cases
+    assert "kafka_fields" in must.steps[0]["expect"]  # the MUST itself judges only its own fields (the runner reads no kafka_*)
+    assert twin.id == "end-txn-unknown-kafka-answer" and twin.requirement is Requirement.IMPLEMENTATION
+    assert twin.steps[0]["expect"] == {"fields": {"3": {"error_code": "INVALID_PRODUCER_ID_MAPPING", "throttle_time_ms": 0}}}
+    _, errors = load(tmp_path, REFUSAL, '{fields: {"3": {"error_code": {ne: NONE}}}, kafka_fields: {"error_code": INVALID_REQUEST}}')
+    assert [error.key for error in errors] == ["cases[0].steps[0].expect.kafka_fields"], errors
+    assert "by request version where fields is" in errors[0].message
+    _, errors = load(tmp_path, REFUSAL, '{fields: {"error_code": {ne: NONE}}, kafka_fields: {"error_code": NO_SUCH_CODE}}')
+    assert any("NO_SUCH_CODE" in error.message for error in errors), errors
+
+
+def test_the_twin_runs_only_at_the_versions_its_steps_with_kafkas_code_run_at():
+    """A case whose refusal holds at some versions (when: {versions: "0-4"}) and another step at the others: its twin
+    at the other versions would be the MUST again, so it has only the refusal's versions."""
+    from conformance.protocol.schema import VersionRange
+    from conformance.suite.citations import twin_versions
+    from conformance.suite.when import parse
+
+    refusal = {"send": "TxnOffsetCommit", "when": parse({"versions": "0-4"}), "expect": {"refused": True, "kafka_code": "X"}}
+    later = {"send": "TxnOffsetCommit", "when": parse({"versions": "5+"}), "expect": {"error_code": "NONE"}}
+    assert twin_versions([refusal, later], VersionRange.parse("0+")) == VersionRange.parse("0-4")
+    assert twin_versions([refusal, later], VersionRange.parse("2-3")) == VersionRange.parse("2-3")
+    everywhere = {**refusal, "when": None}
+    assert twin_versions([everywhere, later], VersionRange.parse("0+")) == VersionRange.parse("0+")
+
+
+# The one twin still written by hand: its MUST names no API under test (one item, at the version a client picks),
+# while Kafka's code is measured at each Fetch version that carries an isolation level (4+).
+HAND_WRITTEN_TWINS_LEFT = ["robustness/malformed-frames.yaml::invalid-isolation-level-kafka-answer"]
+
+
+def test_no_bundled_suite_writes_a_kafka_answer_twin_by_hand():
+    """One way to write a twin: kafka_code or kafka_fields beside the MUST's expectation, which tools/twin_codes.py
+    checks against what Kafka sends; a hand-written `<id>-kafka-answer` case is the loader's own id."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2] / "suites"
+    written = [f"{path.relative_to(root)}::{case['id']}" for path in sorted(root.rglob("*.yaml"))
+               for case in (yaml.safe_load(path.read_text()) or {}).get("cases") or []
+               if str(case.get("id", "")).endswith("-kafka-answer")]
+    assert written == HAND_WRITTEN_TWINS_LEFT, written
+
+
 def test_a_refusal_with_another_code_passes_and_only_differs_from_kafka():
     """Before the audits of independent brokers the bundled case was a MUST of FETCH_SESSION_ID_NOT_FOUND, which no sentence ties to an
     unknown session: a broker refusing with another code failed it."""

@@ -4,6 +4,7 @@ fresh clone has no copy of them, and the facts are what it keeps)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -28,13 +29,16 @@ SEEDS = _seeds()
 pytestmark = pytest.mark.skipif(SEEDS is None, reason="the KIP seed texts (shared/seeds) are not beside the repository")
 
 
+_TOOL = importlib.util.spec_from_file_location(
+    "build_kip_fingerprints", Path(__file__).resolve().parents[2] / "tools" / "build_kip_fingerprints.py")
+build = importlib.util.module_from_spec(_TOOL)
+_TOOL.loader.exec_module(build)
+
+
 def texts() -> dict[str, str]:
-    """KIP -> its seed text (a KIP with several seeds, a KIP and its revision, gets them joined)."""
-    found: dict[str, str] = {}
-    for path in sorted(SEEDS.glob("KIP-*.txt")):
-        kip = re.match(r"KIP-\d+", path.name).group(0)
-        found[kip] = found.get(kip, "") + "\n" + path.read_text(encoding="utf-8")
-    return found
+    """KIP -> its seed text (a KIP with several seeds, a KIP and its revision, gets them joined), and the KIPs the
+    project holds excerpts of (tools/kip_excerpts), read as the tool that fingerprints them reads them."""
+    return build.texts(SEEDS, build.EXCERPTS)
 
 
 def test_the_errors_each_kip_names_are_those_its_text_names():
@@ -76,3 +80,16 @@ def test_a_sentence_of_the_text_is_found_and_a_paraphrase_is_not():
     sentence = next(line for line in texts()["KIP-98"].splitlines() if "InvalidTransactionTimeout` error" in line)
     assert quotes.missing("KIP-98", sentence.upper().replace("`", "\u201c")) is None  # case and quote marks
     assert quotes.missing("KIP-98", sentence.split(",")[0] + " ... " + sentence.split(",")[1]) is None
+
+
+def test_kip_588_ties_producer_fenced_to_the_coordinators_apis_from_the_versions_it_bumped():
+    """KIP-588's sentences the project holds (an excerpt, its sources named in the file): PRODUCER_FENCED for every
+    request to the transaction coordinator, INVALID_PRODUCER_EPOCH for Produce only, and the versions that carry it."""
+    sentence = ("In essence, INVALID_PRODUCER_EPOCH should only get thrown from Produce requests and is retriable, "
+                "while all transaction coordinator interacting protocols use PRODUCER_FENCED")
+    assert quotes.missing("KIP-588", sentence) is None
+    for bump in ("AddPartitionsToTransaction to v2", "AddOffsetsToTransaction to v2", "EndTransaction to v2",
+                 "InitProducerId to v4"):
+        assert quotes.missing("KIP-588", bump) is None, bump
+    assert quotes.missing("KIP-588", "EndTransaction to v3") is not None
+    assert quotes.missing("KIP-588", "all transaction coordinator interacting protocols use INVALID_PRODUCER_EPOCH")

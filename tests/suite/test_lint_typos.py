@@ -143,7 +143,7 @@ def test_a_typo_the_use_step_itself_makes_is_the_suites_own(tmp_path):
         "14: cases[0].steps[0].expect.fields.producer_id.greater: unknown matcher 'greater' "
         "(known: any_of, contains, eq, ge, gt, le, len, lt, matches, ne, not_null, present)",
         "14: cases[0].steps[0].expect.values: unknown key for a send or produce step (its expect takes: "
-        "error_code, fields, disconnect, no_response, refused, kafka_code; values is for fetch steps)"], found
+        "error_code, fields, disconnect, no_response, refused, kafka_code, kafka_fields; values is for fetch steps)"], found
 
 
 def test_a_step_after_a_template_of_several_steps_keeps_its_own_line(tmp_path):
@@ -284,4 +284,4 @@ templates:
     assert sorted(found) == [
         "11: cases[0].steps[0].parallel[0][0].wait.msec: unknown key (allowed: ms) (in template 'my.poll')",
         "11: cases[0].steps[0].until.step.expect.recrods: unknown key (allowed: aborted_transactions, control, "
-        "crc_valid, disconnect, error_code, fields, kafka_code, no_response, records, refused, values) (in template 'my.poll')"], found
+        "crc_valid, disconnect, error_code, fields, kafka_code, kafka_fields, no_response, records, refused, values) (in template 'my.poll')"], found

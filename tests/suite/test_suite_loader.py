@@ -72,6 +72,54 @@ cases:
     assert suites[0].cases[0].steps[0]["retry"] == {"on": ["COORDINATOR_LOAD_IN_PROGRESS"]}
 
 
+NAMED_RETRY_SUITE = """suite: ok.named-retry
+title: a named retry
+spec: KIP-98
+cases:
+  - id: retrying
+    title: a step names its retry
+    cites: none
+    steps:
+      - use: txn.init
+        with: {txn: t}
+        retry: coordinator-or-concurrent
+      - send: EndTxn
+        fields: {transactional_id: t, producer_id: 1, producer_epoch: 0, committed: true}
+        retry: RETRY
+"""
+
+
+def test_a_named_retry_is_the_retry_it_stands_for(tmp_path):
+    from conformance.suite.retries import COORDINATOR_NOT_READY
+
+    suite = tmp_path / "named.yaml"
+    suite.write_text(NAMED_RETRY_SUITE.replace("RETRY", "coordinator"))
+    suites, errors = load_suites([suite], components=bundled())
+    assert errors == []
+    init, end = suites[0].cases[0].steps
+    assert end["retry"] == {"on": list(COORDINATOR_NOT_READY), "for_ms": 20000}
+    # on a use: step it reaches the template's last step, as a written-out retry does
+    assert init["retry"] == {"on": ["CONCURRENT_TRANSACTIONS", *COORDINATOR_NOT_READY], "for_ms": 20000}
+
+
+def test_an_unknown_named_retry_names_the_known_ones(tmp_path):
+    suite = tmp_path / "named.yaml"
+    suite.write_text(NAMED_RETRY_SUITE.replace("RETRY", "coordinater"))
+    found = "\n".join(str(error) for error in lint([suite], bundled()))
+    assert "retry" in found and "coordinater" in found and "coordinator-or-concurrent" in found, found
+
+
+def test_the_schema_offers_every_named_retry_and_no_other():
+    import json
+
+    from conformance.suite.retries import NAMED
+
+    schema = json.loads((ROOT / "conformance" / "suite" / "suite.schema.json").read_text())
+    retry = schema["$defs"]["step"]["properties"]["retry"]
+    assert sorted(retry["examples"]) == sorted(NAMED)  # what an editor offers as you type
+    assert all(name in retry["description"] for name in NAMED)
+
+
 def test_templates_expand_with_arguments():
     suites, _ = load_suites([ROOT / "suites" / "kip98" / "transactions.yaml"], components=bundled())
     case = next(case for case in suites[0].cases if case.id == "commit-one-partition")
