@@ -142,6 +142,9 @@ class _OptionRecorder:
     def addini(self, name: str, help: str = "", **settings) -> None:  # noqa: A002 - pytest's own keyword
         self.ini.append((name, {"help": help, **settings}))
 
+    def get_plugins(self) -> list:  # as pytest's plugin manager: no session handed in
+        return []
+
 
 def pytest_options_markdown() -> list[str]:
     """The options the harness's pytest plugin adds, found through its ``pytest11`` entry point."""
@@ -149,7 +152,7 @@ def pytest_options_markdown() -> list[str]:
 
     [entry] = [entry for entry in entry_points(group="pytest11") if entry.name == "conformance"]
     recorder = _OptionRecorder()
-    entry.load().pytest_addoption(recorder)
+    entry.load().pytest_addoption(recorder, recorder)
     lines = ["## pytest options", "",
              "`python -m pytest` takes these once the package is installed (its `pytest11` entry point loads the",
              "plugin); `conformance run` passes its own options on as these.", "",

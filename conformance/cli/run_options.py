@@ -7,6 +7,7 @@ add them from here and turn them into pytest arguments the same way.
 from __future__ import annotations
 
 import argparse
+import functools
 
 from ..defaults import DEFAULT_ALLUREDIR, DEFAULT_RESULTS, DEFAULT_TARGET
 from ..report.invocation import SUITE_PATHS_HELP, plugin_arguments, suite_paths
@@ -104,6 +105,27 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
         if clean_alluredir:  # one run, one Allure report: results left from an earlier run would show up as retries
             options.append("--clean-alluredir")
     return options
+
+
+def add_output_arguments(parser) -> None:
+    """The options of every output the run's plugins register (``--junit``, ``--sarif``, a plugin's own)."""
+    from ..report.sinks import add_output_options
+
+    add_output_options(parser, _outputs())
+
+
+def output_arguments(arguments) -> list[str]:
+    """The outputs' options given to a command, as pytest arguments (``conformance run`` passes them on)."""
+    from ..report.sinks import forwarded_output_options
+
+    return forwarded_output_options(arguments, _outputs())
+
+
+@functools.cache
+def _outputs() -> tuple:
+    from ..extension import Extensions
+
+    return tuple(Extensions.for_run().outputs().values())
 
 
 def _jobs_of(arguments) -> int:

@@ -64,7 +64,7 @@ def make_runner(target, *, run_id: str, strict: bool, components=None):
 
 
 # ------------------------------------------------------------------------------------ options
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     group = parser.getgroup("conformance", "Kafka transaction protocol conformance")
     group.addoption("--target", action="append", default=[], metavar="SPEC", dest="conformance_targets",
                     help="target to test: kafka, kafka:VERSION, tansu, rdkafka-mock, container:IMAGE, HOST:PORT "
@@ -116,6 +116,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(dumpcap, or scapy; needs root), listed in the results and attached to Allure")
     group.addoption("--wire-capture-dir", metavar="DIR", default=DEFAULT_CAPTURES, dest="conformance_capture_dir",
                     help=f"where --wire-capture writes its files (default: {DEFAULT_CAPTURES})")
+    from ..extension import Extensions
+    from ..report.sinks import add_output_options
+    from ..session import handed_in
+
+    # the outputs' options (--junit, --sarif, a plugin's): those of the session an entry point hands in (it is
+    # registered by now), else of the installed plugins
+    session = handed_in(pluginmanager.get_plugins())
+    extensions = session.extensions if session is not None else Extensions.for_run()
+    add_output_options(group, extensions.outputs().values())
     parser.addini("conformance_target", type="linelist", default=[],
                   help="default targets when --target is not given")
     parser.addini("conformance_strict", type="bool", default=False, help="default of --conformance-strict")
@@ -172,7 +181,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if problem:
         raise pytest.UsageError(f"cannot write results to {session.results_path}: {problem}")
     session.pool = pool
-    session.open(config)
+    session.open(vars(config.option))
     state = RunState(
         config=config, session=session, pool=pool, suite_roots=roots, explicit_files=explicit_files,
         runner_factory=lambda target, **options: make_runner(target, **options),  # looked up late: a test seam
