@@ -111,18 +111,19 @@ def add_output_arguments(parser) -> None:
     """The options of every output the run's plugins register (``--junit``, ``--sarif``, a plugin's own)."""
     from ..report.sinks import add_output_options
 
-    add_output_options(parser, _outputs())
+    add_output_options(parser, outputs())
 
 
 def output_arguments(arguments) -> list[str]:
     """The outputs' options given to a command, as pytest arguments (``conformance run`` passes them on)."""
     from ..report.sinks import forwarded_output_options
 
-    return forwarded_output_options(arguments, _outputs())
+    return forwarded_output_options(arguments, outputs())
 
 
 @functools.cache
-def _outputs() -> tuple:
+def outputs() -> tuple:
+    """The outputs the installed plugins register (asked once per process: the parsers are built once)."""
     from ..extension import Extensions
 
     return tuple(Extensions.for_run().outputs().values())

@@ -22,7 +22,7 @@ HEADER = ("<!-- Generated from conformance/extension/hookspecs.py by `python -m 
 BANNER = re.compile(r"^# -+ (\w[\w ]*)$")
 REGISTRY_CLASSES = [registries.TargetRegistry, registries.StepKindRegistry, registries.MatcherRegistry,
                     registries.EmulationRegistry, registries.OutputRegistry]
-SINK_CLASSES = [sinks.Output, sinks.FileOutput, sinks.OutputOption, sinks.Sink, sinks.SinkContext, sinks.RunEnd,
+SINK_CLASSES: list[Any] = [sinks.Output, sinks.FileOutput, sinks.OutputOption, sinks.Sink, sinks.SinkContext, sinks.RunEnd,
                 ci.ci_result, ci.CiResult]
 
 

@@ -130,6 +130,4 @@ class JunitOutput(FileOutput):
     description = "JUnit XML of the run, for any CI's test report"
     options = (OutputOption("--junit", "also write JUnit XML (a departure is a <failure>, a harness error an "
                                        "<error>)"),)
-
-    def write(self, records: list[ResultRecord], path: Path) -> None:
-        write_junit(records, path)
+    write = staticmethod(write_junit)

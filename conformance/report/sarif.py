@@ -132,6 +132,4 @@ class SarifOutput(FileOutput):
     description = "SARIF 2.1.0 for code scanning: one result per departure, at its case's line"
     options = (OutputOption("--sarif", "also write SARIF 2.1.0 for code scanning (one result per departure, at "
                                        "its case's line in the suite)"),)
-
-    def write(self, records: list[ResultRecord], path: Path) -> None:
-        write_sarif(records, path)
+    write = staticmethod(write_sarif)

@@ -123,8 +123,9 @@ class FileOutput(Output):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.write(end.records(), self.path)
 
-    def write(self, records: list[ResultRecord], path: Path) -> None:
-        """Writes ``records`` (this run's, read back from its results file) at ``path``: the format's own part."""
+    def write(self, records: list[ResultRecord], path: Path) -> object:
+        """Writes ``records`` (this run's, read back from its results file) at ``path``: the format's own part
+        (``write = staticmethod(write_my_format)`` where a function of those two arguments does it)."""
         raise NotImplementedError
 
 

@@ -37,11 +37,11 @@ def run(tmp_path_factory):
         broker.stop()
     assert (folder / "run.sarif").is_file(), done.stdout + done.stderr
     lines = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
-    return json.loads((folder / "run.sarif").read_text()), (folder / "junit.xml").read_text(), lines
+    return json.loads((folder / "run.sarif").read_text()), (folder / "junit.xml").read_text(), lines, folder
 
 
 def test_one_result_per_departure_at_the_cases_line_in_its_suite(run):
-    log, junit, lines = run
+    log, junit, lines, _ = run
     departed = [line for line in lines if line["outcome"] in ("failed", "differs")]
     [sarif_run] = log["runs"]
     assert [result["ruleId"] for result in sarif_run["results"]] == \
@@ -62,14 +62,14 @@ def test_one_result_per_departure_at_the_cases_line_in_its_suite(run):
 
 def test_the_log_is_valid_sarif_2_1_0(run):
     model = pytest.importorskip("pydantic_sarif.model", reason="pip install pydantic-sarif (the SARIF 2.1.0 schema)")
-    log, _, _ = run
+    log, _, _, _ = run
     parsed = model.StaticAnalysisResultsFormatSarifVersion210JsonSchema.model_validate(log)
     assert parsed.version.value == "2.1.0" and len(parsed.runs[0].results) == 1
 
 
 def test_the_fields_code_scanning_requires_are_there(run):
     """What GitHub's upload reads (its documented required properties), checked without the schema package."""
-    log, _, _ = run
+    log, _, _, _ = run
     assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
     for sarif_run in log["runs"]:
         driver = sarif_run["tool"]["driver"]
@@ -98,3 +98,13 @@ def test_levels_follow_the_ci_map_and_errors_are_notifications_not_results():
     assert not invocation["executionSuccessful"]
     assert [note["message"]["text"].split(": ")[1] for note in invocation["toolExecutionNotifications"]] == \
         ["blocked", "error"]
+
+
+def test_conformance_report_writes_the_same_log_from_the_results_file_after_the_run(run, tmp_path):
+    log, _, _, folder = run
+    again = tmp_path / "again.sarif"
+    done = subprocess.run([sys.executable, "-m", "conformance", "report", "sarif", str(again),
+                           "--results", str(folder / "results.jsonl")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(again.read_text()) == log
