@@ -39,6 +39,7 @@ def sarif_log(records: list[ResultRecord], *, root: Path | None = None) -> dict[
     root = (root or Path.cwd()).resolve()
     lines = CaseLines()
     rules: dict[str, dict[str, Any]] = {}
+    indexes: dict[str, int] = {}
     results, notifications = [], []
     for record in records:
         ci = ci_result(record)
@@ -49,8 +50,10 @@ def sarif_log(records: list[ResultRecord], *, root: Path | None = None) -> dict[
         if not ci.departed:
             continue
         rule_id = f"{record.suite}/{record.case}"
-        rules.setdefault(rule_id, _rule(rule_id, record))
-        results.append(_result(record, ci.state, list(rules).index(rule_id), _location(record, lines, root)))
+        if rule_id not in rules:
+            rules[rule_id] = _rule(rule_id, record)
+            indexes[rule_id] = len(indexes)
+        results.append(_result(record, ci.state, indexes[rule_id], _location(record, lines, root)))
     targets = sorted({record.target for record in records})
     run: dict[str, Any] = {
         "tool": {"driver": {"name": TOOL, "version": records[0].harness_version if records else "",
@@ -65,9 +68,9 @@ def sarif_log(records: list[ResultRecord], *, root: Path | None = None) -> dict[
 
 def _rule(rule_id: str, record: ResultRecord) -> dict[str, Any]:
     return {"id": rule_id, "name": record.case, "shortDescription": {"text": record.title or record.case},
-            "fullDescription": {"text": f"{record.requirement} ({record.kip}): {record.cites}"},
+            "fullDescription": {"text": f"{record.requirement} ({record.kip or 'no KIP'}): {record.cites or '-'}"},
             "defaultConfiguration": {"level": RULE_LEVELS.get(record.requirement, "warning")},
-            "properties": {"requirement": record.requirement, "kip": record.kip, "tags": list(record.tags)}}
+            "properties": {"requirement": record.requirement, "kip": record.kip, "tags": list(record.tags or ())}}
 
 
 def _result(record: ResultRecord, state: CiState, rule_index: int, location: dict | None) -> dict[str, Any]:
