@@ -15,9 +15,10 @@ and any other project's tests run as if it were not installed.
 - The run's life is a :class:`conformance.session.RunSession`, made here once per run (or handed in by an
   entry point as a plugin object) and kept in ``config.stash`` with the pytest side's state: its plugin
   manager (pytest plugins with ``conformance_*`` hooks, a conftest.py, join it), sinks and verdict rule.
-- Every finished item goes through the session to the run's sinks (``conformance_register_sinks``: the JSONL
-  ``--results`` file, Allure, a plugin's) and reaches the ``conformance_result_recorded`` hook; under
-  pytest-xdist all workers append to the same file and share the controller's run id.
+- Every finished item goes through the session to the run's outputs (``conformance_register_outputs``: the JSONL
+  ``--results`` file, Allure, ``--junit``, ``--sarif``, a plugin's, whose options this plugin adds to pytest's) and
+  reaches the ``conformance_result_recorded`` hook; under pytest-xdist all workers append to the same file and
+  share the controller's run id, and the controller alone ends the outputs.
 """
 
 from __future__ import annotations
