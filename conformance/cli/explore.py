@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, EXPLORED
 from ..explore.reference import HELD_BACK, REFERENCE
-from .run_options import add_output_arguments
+from .run_options import add_output_arguments, print_written_outputs
 
 
 def register(commands) -> None:
@@ -108,6 +108,7 @@ def command_explore(arguments) -> int:
         if found.case_path is not None:
             print(f"  case: {found.case_path} (python -m conformance run --target {arguments.target} {found.case_path})")
     print(f"results: {arguments.results} (run {run_id})")
+    print_written_outputs(arguments)
     return 1 if any(not found.held_back for found in exploration.found) else 0
 
 

@@ -34,7 +34,7 @@ def command_run(arguments) -> int:
     import pytest
 
     from ..results.store import new_run_id
-    from .run_options import output_arguments, principal_problem, pytest_options
+    from .run_options import output_arguments, principal_problem, print_written_outputs, pytest_options
 
     problem = principal_problem(arguments)
     if problem:  # one line and exit code 2, before any target starts
@@ -44,6 +44,7 @@ def command_run(arguments) -> int:
     exit_code = int(pytest.main([*pytest_options(arguments, run_id), *output_arguments(arguments),
                                  *arguments.pytest_arguments]))
     print_summary(arguments.results, run_id)
+    print_written_outputs(arguments)
     return exit_code
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+from pathlib import Path
 
 from ..defaults import DEFAULT_ALLUREDIR, DEFAULT_RESULTS, DEFAULT_TARGET
 from ..report.invocation import SUITE_PATHS_HELP, plugin_arguments, suite_paths
@@ -119,6 +120,15 @@ def output_arguments(arguments) -> list[str]:
     from ..report.sinks import forwarded_output_options
 
     return forwarded_output_options(arguments, outputs())
+
+
+def print_written_outputs(arguments) -> None:
+    """Names each file an output's option asked for (``--junit FILE``), once the run that writes it ended."""
+    for output in outputs():
+        for option in output.options:
+            written = getattr(arguments, option.dest, None)
+            if written and Path(written).exists():
+                print(f"wrote {written}")
 
 
 @functools.cache

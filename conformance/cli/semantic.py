@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, SEMANTIC_HISTORIES
 from ..results.record import Outcome
-from .run_options import add_output_arguments
+from .run_options import add_output_arguments, print_written_outputs
 
 
 def register(commands) -> None:
@@ -100,6 +100,7 @@ def command_semantic(arguments) -> int:
             print(problem, file=sys.stderr)
         session.finish()
     print(f"results: {arguments.results} (run {run_id})")
+    print_written_outputs(arguments)
     return status
 
 

@@ -36,6 +36,7 @@ def run(tmp_path_factory):
     finally:
         broker.stop()
     assert (folder / "run.sarif").is_file(), done.stdout + done.stderr
+    assert f"wrote {folder / 'run.sarif'}" in done.stdout and f"wrote {folder / 'junit.xml'}" in done.stdout
     lines = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
     return json.loads((folder / "run.sarif").read_text()), (folder / "junit.xml").read_text(), lines, folder
 
