@@ -93,8 +93,9 @@ def conformance_register_outputs(registry: OutputRegistry) -> None:
     :class:`conformance.report.sinks.Output` subclass with a ``name``, its ``options``
     (:class:`conformance.report.sinks.OutputOption`, e.g. ``--sarif FILE``) and ``open(context)``.
 
-    The options are added to ``conformance run``, ``semantic`` and ``explore`` and to pytest, and reach
-    ``open`` as ``context.options`` (a :class:`conformance.report.sinks.SinkContext`), whichever entry point runs;
+    The options of an installed plugin's outputs are added to ``conformance run``, ``semantic`` and ``explore``
+    and to pytest (a conftest.py, which joins a run once pytest has read its options, adds its own in
+    ``pytest_addoption``), and reach ``open`` as ``context.options`` (a :class:`conformance.report.sinks.SinkContext`), whichever entry point runs;
     ``open`` returns a :class:`conformance.report.sinks.Sink`, or ``None`` when the options do not ask for the
     output (no ``--junit``). The sink's ``record(result, line)`` is called with every final result and its
     results-file line, in registration order; ``finish(end)`` once the run ends (on the controller only, under
