@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,11 +131,16 @@ class FileOutput(Output):
 
 
 def add_output_options(parser: Any, outputs: Iterable[type[Output]]) -> None:
-    """Adds the outputs' options to ``parser``: an argparse parser or group, or a pytest option group."""
+    """Adds the outputs' options to ``parser``: an argparse parser or group, or a pytest option group. An option
+    the command has already (a plugin's ``--results``) is left out with a warning: one plugin must not break every
+    command."""
     add = parser.addoption if hasattr(parser, "addoption") else parser.add_argument
     for output in outputs:
         for option in output.options:
-            add(option.flag, dest=option.dest, metavar=option.metavar, default=None, help=option.help)
+            try:
+                add(option.flag, dest=option.dest, metavar=option.metavar, default=None, help=option.help)
+            except (argparse.ArgumentError, ValueError) as error:  # argparse's conflict, pytest's
+                warnings.warn(f"output {output.name!r}: {option.flag} left out: {error}", stacklevel=2)
 
 
 def forwarded_output_options(arguments: argparse.Namespace, outputs: Iterable[type[Output]]) -> list[str]:
