@@ -109,4 +109,3 @@ def test_conformance_report_writes_the_same_log_from_the_results_file_after_the_
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(again.read_text()) == log
-
