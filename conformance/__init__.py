@@ -48,6 +48,11 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     "interceptor": ("conformance.proxy.interceptor", None),
     # record batches (encode and decode), for requests that carry records
     "records": ("conformance.protocol.records", None),
+    # outputs: where a run's results go, with their options (conformance_register_outputs)
+    "Output": ("conformance.report.sinks", "Output"),
+    "FileOutput": ("conformance.report.sinks", "FileOutput"),
+    "OutputOption": ("conformance.report.sinks", "OutputOption"),
+    "ci_result": ("conformance.report.ci", "ci_result"),
     # results, as sinks receive them and the results file holds them
     "CaseResult": ("conformance.suite.model", "CaseResult"),
     "ResultRecord": ("conformance.results.record", "ResultRecord"),
@@ -60,7 +65,7 @@ __all__ = [
     "__version__", "hookimpl", "Extensions", "Target", "TargetInfo", "Capability", "CapabilityMissing",
     "TargetUnavailable", "TargetRefused", "TargetKind", "ProcessTarget", "resolve_target", "StepKind", "Facts",
     "Request", "Fault", "Deviation", "Skip", "StepRole", "Cluster", "Security", "Emulation", "interceptor", "records",
-    "CaseResult", "ResultRecord", "Outcome", "Requirement",
+    "Output", "FileOutput", "OutputOption", "ci_result", "CaseResult", "ResultRecord", "Outcome", "Requirement",
 ]
 
 if TYPE_CHECKING:  # what a type checker and an editor see; at run time __getattr__ imports on first use
@@ -70,6 +75,8 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time __getatt
     from .protocol import records
     from .proxy import interceptor
     from .proxy.emulation import Emulation
+    from .report.ci import ci_result
+    from .report.sinks import FileOutput, Output, OutputOption
     from .results.record import Outcome, Requirement, ResultRecord, StepRole
     from .runner.context import Deviation, Skip
     from .suite.kinds import Facts, Fault, Request, StepKind

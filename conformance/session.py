@@ -4,7 +4,7 @@ A run (``conformance run``'s pytest session, ``conformance semantic``, ``conform
 ``conformance certify`` runs) has one session. The session owns:
 
 - the run's plugins (:class:`~conformance.extension.Extensions`), made once, and what they give: the
-  components the suites load with, the target kinds, the sinks;
+  components the suites load with, the target kinds, the outputs' sinks (opened with the run's options);
 - the one verdict decision (:meth:`RunSession.verdict`, :class:`~conformance.results.Verdict`);
 - recording a result (:meth:`RunSession.record`): its results line (:func:`result_line`) goes to every sink in
   order (the JSONL results file first) and then to the ``conformance_result_recorded`` hook;
@@ -24,7 +24,7 @@ import platform
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from . import ledger
 from .extension import Extensions
@@ -34,8 +34,6 @@ from .results.store import new_run_id, read_records
 from .results import provenance
 
 if TYPE_CHECKING:
-    import pytest
-
     from .suite.components import Components
     from .suite.model import CaseResult
     from .targets.pool import TargetPool
@@ -46,14 +44,16 @@ class RunSession:
 
     def __init__(self, results_path: str | Path, *, run_id: str | None = None, strict: bool = False,
                  transcripts: str = "failures", extensions: Extensions | None = None,
-                 harness_version: str | None = None):
+                 harness_version: str | None = None, options: Mapping[str, Any] | None = None):
         """``extensions`` are the run's plugins (made here when not given: the installed ones); ``transcripts``
-        says which items keep their exchanges in the results (failures, all or none)."""
+        says which items keep their exchanges in the results (failures, all or none); ``options`` are the
+        command's, by destination name, which the outputs read (``--junit``, ``--sarif``)."""
         self.extensions = extensions if extensions is not None else Extensions.for_run()
         self.results_path = Path(results_path)
         self.run_id = run_id or new_run_id()
         self.strict = strict
         self.transcripts = transcripts
+        self.options = dict(options or {})
         self.harness_version = harness_version if harness_version is not None else provenance().harness_version
         self.sinks: list[Sink] | None = None  # made by :meth:`open` (or the first record)
         self.recorded: set[str] = set()  # node ids with a result line from this process
@@ -76,11 +76,12 @@ class RunSession:
         self.pool = TargetPool(list(specs), self.extensions.target_kinds())
         return self.pool
 
-    def open(self, config: pytest.Config | None = None) -> None:
-        """Makes the run's sinks; ``config`` is pytest's (``SinkContext.config``), None outside pytest."""
+    def open(self, options: Mapping[str, Any] | None = None) -> None:
+        """Makes the run's sinks from its outputs; ``options`` are pytest's under pytest (the session's own, given
+        when it was made, take precedence)."""
         if self.sinks is None:
-            self.sinks = self.extensions.sinks(SinkContext(config=config, results_path=self.results_path,
-                                                           run_id=self.run_id))
+            self.sinks = self.extensions.sinks(SinkContext(results_path=self.results_path, run_id=self.run_id,
+                                                           options={**(options or {}), **self.options}))
 
     # ------------------------------------------------------------------------------ results
     def verdict(self, result: CaseResult) -> Verdict:
@@ -135,7 +136,7 @@ class RunSession:
         self.open()
         end = RunEnd(results_path=self.results_path, run_id=self.run_id,
                      environment=environment or (lambda: self.environment(
-                         specs=self.pool.specs if self.pool is not None else ())))
+                         specs=self.pool.specs if self.pool is not None else ())), records=self.records)
         for sink in self.sinks or ():
             sink.finish(end)
         self.extensions.session_finished(str(self.results_path))

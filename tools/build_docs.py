@@ -12,7 +12,9 @@ The pages:
   ``conformance deviations`` over the bundled suites;
 - docs/generated/known-bugs.md: the known-bugs ledger (``conformance/ledger/kafka-bugs.yaml``) with the
   evidence of ``conformance releases --known-bugs`` that ``tools/pin_known_bugs.py`` keeps in
-  ``fixtures/known-bugs/evidence.jsonl``.
+  ``fixtures/known-bugs/evidence.jsonl``;
+- docs/generated/benchmarks.md: the records of benchmark runs kept in ``fixtures/benchmarks/``
+  (``python -m conformance.bench --record fixtures/benchmarks NAME`` writes one).
 
 docs/generated/findings.md is not made here: it comes from results of runs on brokers
 (``conformance findings``), which the repository does not keep.
@@ -142,6 +144,9 @@ class _OptionRecorder:
     def addini(self, name: str, help: str = "", **settings) -> None:  # noqa: A002 - pytest's own keyword
         self.ini.append((name, {"help": help, **settings}))
 
+    def get_plugins(self) -> list:  # as pytest's plugin manager: no session handed in
+        return []
+
 
 def pytest_options_markdown() -> list[str]:
     """The options the harness's pytest plugin adds, found through its ``pytest11`` entry point."""
@@ -149,7 +154,7 @@ def pytest_options_markdown() -> list[str]:
 
     [entry] = [entry for entry in entry_points(group="pytest11") if entry.name == "conformance"]
     recorder = _OptionRecorder()
-    entry.load().pytest_addoption(recorder)
+    entry.load().pytest_addoption(recorder, recorder)
     lines = ["## pytest options", "",
              "`python -m pytest` takes these once the package is installed (its `pytest11` entry point loads the",
              "plugin); `conformance run` passes its own options on as these.", "",
@@ -386,12 +391,20 @@ def known_bugs_markdown() -> str:
     return render([json.loads(line) for line in lines if line.strip()])
 
 
+def benchmarks_markdown() -> str:
+    """The benchmark figures: the records of benchmark runs kept in ``fixtures/benchmarks/``."""
+    from conformance.bench.page import page_from
+
+    return page_from(ROOT / "fixtures" / "benchmarks")
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "reference/cli.md": cli_markdown,
     "reference/suite-format.md": suite_format_markdown,
     "generated/coverage.md": coverage_markdown,
     "generated/deviations.md": deviations_markdown,
     "generated/known-bugs.md": known_bugs_markdown,
+    "generated/benchmarks.md": benchmarks_markdown,
 }
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, EXPLORED
 from ..explore.reference import HELD_BACK, REFERENCE
+from .run_options import add_output_arguments, print_written_outputs
 
 
 def register(commands) -> None:
@@ -43,6 +44,7 @@ def register(commands) -> None:
                               f"(default: {REFERENCE}, behind the proxy and with the nodes the target has)")
     explore.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE", help="JSONL results file (appended)")
     explore.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
+    add_output_arguments(explore)
     explore.set_defaults(handler=command_explore)
 
 
@@ -52,7 +54,7 @@ def command_explore(arguments) -> int:
     from ..explore.session import Budget, answers_line, explore, printer, progress_line, reached_line, results
     from ..session import RunSession
 
-    session = RunSession(arguments.results, run_id=arguments.run_id, transcripts="none")
+    session = RunSession(arguments.results, run_id=arguments.run_id, transcripts="none", options=vars(arguments))
     try:
         budget = Budget.parse(arguments.budget)
         pool = session.targets([arguments.target])
@@ -106,6 +108,7 @@ def command_explore(arguments) -> int:
         if found.case_path is not None:
             print(f"  case: {found.case_path} (python -m conformance run --target {arguments.target} {found.case_path})")
     print(f"results: {arguments.results} (run {run_id})")
+    print_written_outputs(arguments)
     return 1 if any(not found.held_back for found in exploration.found) else 0
 
 

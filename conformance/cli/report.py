@@ -1,8 +1,13 @@
-"""``conformance report KIND``: reports built from a run's output; today one kind, ``allure``.
+"""``conformance report KIND``: reports built from a run's output after it ended.
 
 ``conformance report allure RESULTS_DIR -o OUT`` builds the Allure HTML report offline
 (:func:`conformance.report.allure_html.build`). Exit 0 when written, 2 when Allure, Java or the
 results are missing.
+
+Every output written at a run's end (a :class:`conformance.report.sinks.FileOutput`: ``junit``, ``sarif``, a
+plugin's) is a kind too: ``conformance report sarif FILE --results RESULTS`` writes it from a results file, the
+last run's records (or ``--run-id``'s), as ``--sarif FILE`` would have during the run. Exit 2 when the file holds no
+such run.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import os
 import sys
 from pathlib import Path
 
-from ..defaults import ALLURE_REPORT
+from ..defaults import ALLURE_REPORT, DEFAULT_RESULTS
+from .run_options import outputs
 
 
 def register(commands) -> None:
@@ -35,6 +41,17 @@ def register(commands) -> None:
     allure.add_argument("--build-name", default=os.environ.get("GITHUB_RUN_ID") or "", metavar="NAME")
     allure.add_argument("--build-url", default="", metavar="URL")
     allure.set_defaults(handler=command_allure)
+    from ..report.sinks import FileOutput
+
+    for output in outputs():
+        if issubclass(output, FileOutput):
+            written = kinds.add_parser(output.name, help=f"from a results file, what {output.options[0].flag} writes "
+                                                         f"during a run: {output.description or output.name}")
+            written.add_argument("file", metavar="FILE", help="the file written")
+            written.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE",
+                                 help=f"JSONL results file (default: {DEFAULT_RESULTS})")
+            written.add_argument("--run-id", metavar="ID", help="the run (default: the file's last)")
+            written.set_defaults(handler=command_file_output, output=output)
 
 
 def command_allure(arguments) -> int:
@@ -55,4 +72,28 @@ def command_allure(arguments) -> int:
         print(f"report allure: {error}", file=sys.stderr)
         return 2
     print(f"wrote {output / 'index.html'}")
+    return 0
+
+
+def command_file_output(arguments) -> int:
+    """Write an end-of-run output from a results file's run; the exit status."""
+    from ..report.sinks import RunEnd, SinkContext
+    from ..results.store import read_records
+
+    try:
+        records = read_records(arguments.results)
+    except OSError as error:
+        print(f"report {arguments.output.name}: cannot read {arguments.results}: {error}", file=sys.stderr)
+        return 2
+    run_id: str = arguments.run_id or (records[-1].run_id if records else "")
+    records = [record for record in records if record.run_id == run_id]
+    if not records:
+        print(f"report {arguments.output.name}: no results of run {run_id or '(none)'} in {arguments.results}",
+              file=sys.stderr)
+        return 2
+    # the output as the run would have made it, given its option, and ended on these records
+    results = Path(arguments.results)
+    context = SinkContext(results, run_id, options={arguments.output.options[0].dest: arguments.file})
+    arguments.output.open(context).finish(RunEnd(results, run_id, environment=dict, records=lambda: records))
+    print(f"wrote {arguments.file} ({len(records)} results of run {run_id})")
     return 0

@@ -2,8 +2,9 @@
 
 The defaults are the pinned Kafka release, the bundled suites, a results file and an Allure folder
 (:mod:`.run_options`, shared with ``conformance flaky``); anything after ``--`` goes to pytest
-unchanged. Once pytest returns, the run's own records are read back from the results file for the
-summary table and, with ``--junit``, the JUnit XML.
+unchanged, and so do the outputs' options (``--junit``, ``--sarif``, a plugin's): the run's outputs write
+their files when pytest's session ends. Once pytest returns, the run's own records are read back from the
+results file for the summary table.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..results.record import OUTCOME_LABELS, OUTCOME_ORDER, ResultRecord
-from .run_options import add_run_arguments
+from .run_options import add_output_arguments, add_run_arguments
 
 SUMMARY_COLUMNS = list(OUTCOME_ORDER)
 
@@ -23,8 +24,7 @@ def register(commands) -> None:
     run = commands.add_parser("run", help="run suites with pytest (arguments after -- go to pytest)")
     add_run_arguments(run)
     run.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
-    run.add_argument("--junit", metavar="FILE",
-                     help="also write JUnit XML (a departure is a <failure>, a harness error an <error>)")
+    add_output_arguments(run)
     run.set_defaults(handler=command_run)
 
 
@@ -34,16 +34,17 @@ def command_run(arguments) -> int:
     import pytest
 
     from ..results.store import new_run_id
-    from .run_options import principal_problem, pytest_options
+    from .run_options import output_arguments, principal_problem, print_written_outputs, pytest_options
 
     problem = principal_problem(arguments)
     if problem:  # one line and exit code 2, before any target starts
         print(f"conformance run: {problem}", file=sys.stderr)
         return 2
     run_id = arguments.run_id or new_run_id()
-    exit_code = int(pytest.main([*pytest_options(arguments, run_id), *arguments.pytest_arguments]))
+    exit_code = int(pytest.main([*pytest_options(arguments, run_id), *output_arguments(arguments),
+                                 *arguments.pytest_arguments]))
     print_summary(arguments.results, run_id)
-    write_junit_after_run(arguments, run_id)
+    print_written_outputs(arguments)
     return exit_code
 
 
@@ -69,13 +70,3 @@ def print_summary(results_path: str | Path, run_id: str) -> None:
     print_table(["target", *(OUTCOME_LABELS[column] for column in SUMMARY_COLUMNS), "total"], summary_rows(records),
                 title=f"run {run_id} ({results_path})")
 
-
-def write_junit_after_run(arguments, run_id: str) -> None:
-    """JUnit from the run's own JSONL records, when ``--junit`` asks for it."""
-    if not getattr(arguments, "junit", None):
-        return
-    from ..report.junit import write_junit
-    from ..results.store import read_records
-
-    count = write_junit(read_records(arguments.results, run_id=run_id), arguments.junit)
-    print(f"wrote {arguments.junit} ({count} test cases)")

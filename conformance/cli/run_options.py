@@ -7,6 +7,8 @@ add them from here and turn them into pytest arguments the same way.
 from __future__ import annotations
 
 import argparse
+import functools
+from pathlib import Path
 
 from ..defaults import DEFAULT_ALLUREDIR, DEFAULT_RESULTS, DEFAULT_TARGET
 from ..report.invocation import SUITE_PATHS_HELP, plugin_arguments, suite_paths
@@ -105,6 +107,37 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
         if clean_alluredir:  # one run, one Allure report: results left from an earlier run would show up as retries
             options.append("--clean-alluredir")
     return options
+
+
+def add_output_arguments(parser) -> None:
+    """The options of every output the run's plugins register (``--junit``, ``--sarif``, a plugin's own)."""
+    from ..report.sinks import add_output_options
+
+    add_output_options(parser, outputs())
+
+
+def output_arguments(arguments) -> list[str]:
+    """The outputs' options given to a command, as pytest arguments (``conformance run`` passes them on)."""
+    from ..report.sinks import forwarded_output_options
+
+    return forwarded_output_options(arguments, outputs())
+
+
+def print_written_outputs(arguments) -> None:
+    """Names each file an output's option asked for (``--junit FILE``), once the run that writes it ended."""
+    for output in outputs():
+        for option in output.options:
+            written = getattr(arguments, option.dest, None)
+            if written and Path(written).exists():
+                print(f"wrote {written}")
+
+
+@functools.cache
+def outputs() -> tuple:
+    """The outputs the installed plugins register (asked once per process: the parsers are built once)."""
+    from ..extension import Extensions
+
+    return tuple(Extensions.for_run().outputs().values())
 
 
 def _jobs_of(arguments) -> int:

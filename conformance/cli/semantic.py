@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..defaults import DEFAULT_RESULTS, DEFAULT_TARGET, SEMANTIC_HISTORIES
 from ..results.record import Outcome
+from .run_options import add_output_arguments, print_written_outputs
 
 
 def register(commands) -> None:
@@ -47,7 +48,7 @@ def register(commands) -> None:
     semantic.add_argument("--histories", default=SEMANTIC_HISTORIES, metavar="DIR",
                           help=f"where each run's history is written (default: {SEMANTIC_HISTORIES})")
     semantic.add_argument("--run-id", metavar="ID", help="id stamped on every result (default: a new one)")
-    semantic.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
+    add_output_arguments(semantic)
     semantic.set_defaults(handler=command_semantic)
 
 
@@ -57,7 +58,7 @@ def command_semantic(arguments) -> int:
     from ..semantic.session import Settings
     from ..session import RunSession
 
-    session = RunSession(arguments.results, run_id=arguments.run_id)
+    session = RunSession(arguments.results, run_id=arguments.run_id, options=vars(arguments))
     specs = arguments.target or [DEFAULT_TARGET]
     try:
         pool = session.targets(specs)
@@ -99,11 +100,7 @@ def command_semantic(arguments) -> int:
             print(problem, file=sys.stderr)
         session.finish()
     print(f"results: {arguments.results} (run {run_id})")
-    if arguments.junit:
-        from ..report.junit import write_junit
-
-        write_junit(session.records(), arguments.junit)  # this run's lines, read back from its results file
-        print(f"wrote {arguments.junit}")
+    print_written_outputs(arguments)
     return status
 
 

@@ -18,11 +18,11 @@ from ..suite.components import Components
 from ..targets.registry import TargetKind
 from .compose import composed_target_kinds
 from .manager import make_plugin_manager
-from .registries import EmulationRegistry, MatcherRegistry, SinkRegistry, StepKindRegistry, TargetRegistry
+from .registries import EmulationRegistry, MatcherRegistry, OutputRegistry, StepKindRegistry, TargetRegistry
 
 if TYPE_CHECKING:
     from ..protocol.codec import Codec
-    from ..report.sinks import Sink, SinkContext
+    from ..report.sinks import Output, Sink, SinkContext
     from ..suite.kinds import StepKind
     from ..suite.model import CaseResult
 
@@ -74,15 +74,16 @@ class Extensions:
         self.manager.hook.conformance_register_emulations(registry=registry)
         return registry.as_dict()
 
-    def sink_factories(self) -> dict[str, Callable[[SinkContext], Sink | None]]:
-        """The result sinks' factories the plugins register, by name (see :meth:`sinks`)."""
-        registry = SinkRegistry()
-        self.manager.hook.conformance_register_sinks(registry=registry)
+    def outputs(self) -> dict[str, type[Output]]:
+        """The outputs the plugins register, by name, in registration order (the built-in JSONL first): each with
+        its options (see :meth:`sinks`)."""
+        registry = OutputRegistry()
+        self.manager.hook.conformance_register_outputs(registry=registry)
         return registry.as_dict()
 
     def sinks(self, context: SinkContext) -> list[Sink]:
-        """The sinks of one run, in registration order (the built-in JSONL first); factories may decline."""
-        made = (factory(context) for factory in self.sink_factories().values())
+        """The sinks of one run, in registration order; an output its options do not ask for stays out."""
+        made = (output.open(context) for output in self.outputs().values())
         return [sink for sink in made if sink is not None]
 
     # -------------------------------------------------------------------------- contributions

@@ -7,12 +7,12 @@ Rules:
   each time the harness needs what they register, with a fresh registry; an implementation calls the
   registry's ``add`` and returns nothing. pluggy calls the newest plugin first, and the first ``add`` of
   a name keeps it, so a plugin registered after the built-in one (every installed plugin) overrides a
-  built-in step kind, matcher, emulation or sink of the same name, and its target kinds are tried first.
+  built-in step kind, matcher, emulation or output of the same name, and its target kinds are tried first.
 - Contribution hooks (``conformance_spec_dirs``, ``conformance_suite_dirs``) return folders; they are
   read in registration order (the built-in plugin's first).
 - Notification hooks (``conformance_result_recorded``, ``conformance_session_finished``) may fail: the
   failure is a warning, never a changed verdict.
-- The harness's own targets, step kinds, sinks and suites come through these same hooks, from
+- The harness's own targets, step kinds, outputs and suites come through these same hooks, from
   :mod:`conformance.extension.builtin`. Nothing here imports the harness at run time (the types are
   for readers and type checkers), so a plugin that imports ``hookimpl`` pulls in nothing else.
 """
@@ -26,7 +26,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from ..suite.model import CaseResult
-    from .registries import EmulationRegistry, MatcherRegistry, SinkRegistry, StepKindRegistry, TargetRegistry
+    from .registries import EmulationRegistry, MatcherRegistry, OutputRegistry, StepKindRegistry, TargetRegistry
 
 PROJECT = "conformance"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -88,17 +88,24 @@ def conformance_register_emulations(registry: EmulationRegistry) -> None:
 
 
 @hookspec
-def conformance_register_sinks(registry: SinkRegistry) -> None:
-    """Register result sinks: ``registry.add(name, factory)``.
+def conformance_register_outputs(registry: OutputRegistry) -> None:
+    """Register outputs, where a run's results go: ``registry.add(MyOutput)``, a
+    :class:`conformance.report.sinks.Output` subclass with a ``name``, its ``options``
+    (:class:`conformance.report.sinks.OutputOption`, e.g. ``--sarif FILE``) and ``open(context)``.
 
-    At the start of a run (a pytest run; ``conformance semantic`` and ``conformance explore`` too, whose
-    ``context.config`` is None) ``factory(context)`` gets a :class:`conformance.report.sinks.SinkContext`
-    and returns a :class:`conformance.report.sinks.Sink`, or ``None`` when it has nothing to do in this run
-    (Allure without ``--alluredir``). The sink's ``record(result, line)`` is called with every final
-    result and its results-file line, in registration order; ``finish(end)`` once the run ends (on the
-    controller only, under pytest-xdist). A sink that raises fails the run, as the results file would.
+    The options of an installed plugin's outputs are added to ``conformance run``, ``semantic`` and ``explore``
+    and to pytest (a conftest.py, which joins a run once pytest has read its options, adds its own in
+    ``pytest_addoption``), and reach ``open`` as ``context.options`` (a :class:`conformance.report.sinks.SinkContext`), whichever entry point runs;
+    ``open`` returns a :class:`conformance.report.sinks.Sink`, or ``None`` when the options do not ask for the
+    output (no ``--junit``). The sink's ``record(result, line)`` is called with every final result and its
+    results-file line, in registration order; ``finish(end)`` once the run ends (on the controller only, under
+    pytest-xdist), where ``end.records()`` reads the run's results back. A format written at the end subclasses
+    :class:`conformance.report.sinks.FileOutput` and writes ``write(records, path)``; what a result is to CI is
+    :func:`conformance.report.ci.ci_result`. ``registry.add_sink(name, factory)`` registers a sink without
+    options. A sink that raises fails the run, as the results file would.
 
-    :param registry: collects the sink factories by name; the built-in ones are ``jsonl`` and ``allure``.
+    :param registry: collects the outputs by name; the built-in ones are ``jsonl``, ``allure``, ``junit`` and
+        ``sarif``.
     """
 
 
@@ -128,7 +135,7 @@ def conformance_result_recorded(result: CaseResult) -> None:
     """Called with every :class:`conformance.suite.model.CaseResult` as soon as it is final: the suites' items,
     the exactly-once tier's checks (``conformance semantic``) and exploration's departures alike.
 
-    :param result: the item's result, after the sinks have recorded it.
+    :param result: the item's result, after the outputs' sinks have recorded it.
     """
 
 

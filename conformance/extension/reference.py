@@ -3,7 +3,7 @@
 ``python -m conformance.extension.reference docs/reference/hooks.md`` writes it; a test renders it again
 and compares. The page is the package's docstring (how a plugin is written), then every hook of
 :mod:`.hookspecs` in source order under its section banner, with its signature and docstring, then the
-registries and the sink contract a plugin meets. Only the reST bits the docstrings use are converted.
+registries and the output contract a plugin meets. Only the reST bits the docstrings use are converted.
 """
 
 from __future__ import annotations
@@ -14,15 +14,16 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from ..report import sinks
+from ..report import ci, sinks
 from . import hookspecs, registries
 
 HEADER = ("<!-- Generated from conformance/extension/hookspecs.py by `python -m conformance.extension.reference "
           "docs/reference/hooks.md`; a test keeps it fresh. Edit the docstrings, not this page. -->")
 BANNER = re.compile(r"^# -+ (\w[\w ]*)$")
 REGISTRY_CLASSES = [registries.TargetRegistry, registries.StepKindRegistry, registries.MatcherRegistry,
-                    registries.EmulationRegistry, registries.SinkRegistry]
-SINK_CLASSES = [sinks.Sink, sinks.SinkContext, sinks.RunEnd]
+                    registries.EmulationRegistry, registries.OutputRegistry]
+SINK_CLASSES: list[Any] = [sinks.Output, sinks.FileOutput, sinks.OutputOption, sinks.Sink, sinks.SinkContext, sinks.RunEnd,
+                ci.ci_result, ci.CiResult]
 
 
 def markdown(text: str) -> str:
@@ -100,7 +101,9 @@ def render() -> str:
     parts += ["", "## Registries", "", markdown(_docstring(registries).split("\n", 1)[1].strip())]
     for cls in REGISTRY_CLASSES:
         parts += ["", f"### `{cls.__name__}`", "", *_members(cls)]
-    parts += ["", "## The sink contract", "", "`conformance.report.sinks`: " + markdown(_docstring(sinks).split("\n")[0])]
+    parts += ["", "## The output contract", "", "`conformance.report.sinks`: "
+              + markdown(_docstring(sinks).split("\n\n")[0].replace("\n", " ")), "",
+              markdown(_docstring(sinks).split("\n\n", 1)[1])]
     for contract in SINK_CLASSES:
         parts += ["", f"### `{contract.__name__}`", "", markdown(_docstring(contract)), "", *_members(contract)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(parts)).strip() + "\n"

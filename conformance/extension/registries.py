@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generic, TypeVar
 
-from ..report.sinks import Sink, SinkContext
+from ..report.sinks import Output, Sink, SinkContext
 from ..suite.kinds import StepKind, as_step_kind
 from ..targets.base import Target
 from ..targets.registry import TargetKind
@@ -64,10 +64,14 @@ class EmulationRegistry(_Named[Callable[..., Any]]):
         self._add(name, factory)
 
 
-# ------------------------------------------------------------------------------ sinks
-SinkFactory = Callable[[SinkContext], "Sink | None"]  # the contract is in conformance.report.sinks
+# ------------------------------------------------------------------------------ outputs
+class OutputRegistry(_Named[type[Output]]):
+    def add(self, output: type[Output]) -> None:
+        """An :class:`conformance.report.sinks.Output` subclass: its ``name``, ``options`` and ``open``."""
+        if not (isinstance(output, type) and issubclass(output, Output)):
+            raise TypeError(f"not an Output subclass: {output!r} (add_sink registers a plain sink factory)")
+        self._add(output.name, output)
 
-
-class SinkRegistry(_Named[SinkFactory]):
-    def add(self, name: str, factory: SinkFactory) -> None:
-        self._add(name, factory)
+    def add_sink(self, name: str, factory: Callable[[SinkContext], Sink | None]) -> None:
+        """A sink with no options of its own: ``factory(context)`` returns it, or None to stay out of the run."""
+        self._add(name, type(f"{name}-output", (Output,), {"name": name, "open": staticmethod(factory)}))

@@ -15,9 +15,10 @@ and any other project's tests run as if it were not installed.
 - The run's life is a :class:`conformance.session.RunSession`, made here once per run (or handed in by an
   entry point as a plugin object) and kept in ``config.stash`` with the pytest side's state: its plugin
   manager (pytest plugins with ``conformance_*`` hooks, a conftest.py, join it), sinks and verdict rule.
-- Every finished item goes through the session to the run's sinks (``conformance_register_sinks``: the JSONL
-  ``--results`` file, Allure, a plugin's) and reaches the ``conformance_result_recorded`` hook; under
-  pytest-xdist all workers append to the same file and share the controller's run id.
+- Every finished item goes through the session to the run's outputs (``conformance_register_outputs``: the JSONL
+  ``--results`` file, Allure, ``--junit``, ``--sarif``, a plugin's, whose options this plugin adds to pytest's) and
+  reaches the ``conformance_result_recorded`` hook; under pytest-xdist all workers append to the same file and
+  share the controller's run id, and the controller alone ends the outputs.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def make_runner(target, *, run_id: str, strict: bool, components=None):
 
 
 # ------------------------------------------------------------------------------------ options
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     group = parser.getgroup("conformance", "Kafka transaction protocol conformance")
     group.addoption("--target", action="append", default=[], metavar="SPEC", dest="conformance_targets",
                     help="target to test: kafka, kafka:VERSION, tansu, rdkafka-mock, container:IMAGE, HOST:PORT "
@@ -116,6 +117,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(dumpcap, or scapy; needs root), listed in the results and attached to Allure")
     group.addoption("--wire-capture-dir", metavar="DIR", default=DEFAULT_CAPTURES, dest="conformance_capture_dir",
                     help=f"where --wire-capture writes its files (default: {DEFAULT_CAPTURES})")
+    from ..extension import Extensions
+    from ..report.sinks import add_output_options
+    from ..session import handed_in
+
+    # the outputs' options (--junit, --sarif, a plugin's): those of the session an entry point hands in (it is
+    # registered by now), else of the installed plugins
+    session = handed_in(pluginmanager.get_plugins())
+    extensions = session.extensions if session is not None else Extensions.for_run()
+    add_output_options(group, extensions.outputs().values())
     parser.addini("conformance_target", type="linelist", default=[],
                   help="default targets when --target is not given")
     parser.addini("conformance_strict", type="bool", default=False, help="default of --conformance-strict")
@@ -172,7 +182,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if problem:
         raise pytest.UsageError(f"cannot write results to {session.results_path}: {problem}")
     session.pool = pool
-    session.open(config)
+    session.open(vars(config.option))
     state = RunState(
         config=config, session=session, pool=pool, suite_roots=roots, explicit_files=explicit_files,
         runner_factory=lambda target, **options: make_runner(target, **options),  # looked up late: a test seam

@@ -49,11 +49,14 @@ CATEGORIES = [
 
 
 def enabled(config) -> bool:
-    return allure is not None and config is not None and bool(getattr(config.option, "allure_report_dir", None))
+    """Whether pytest's ``config`` (None outside pytest) writes Allure results."""
+    return config is not None and directory_of(vars(config.option)) is not None
 
 
-def results_directory(config) -> Path | None:
-    return Path(config.option.allure_report_dir) if enabled(config) else None
+def directory_of(options) -> Path | None:
+    """The Allure results folder a run's options name (allure-pytest's ``--alluredir``), or None."""
+    folder = options.get("allure_report_dir")
+    return Path(folder) if allure is not None and folder else None
 
 
 def _severity(requirement: Requirement):

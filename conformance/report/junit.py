@@ -1,15 +1,10 @@
 """JUnit XML from results records, so any CI shows a run the way it shows unit tests.
 
 CI systems tell ``<failure>`` (the test ran and found a problem) from ``<error>`` (it could not
-run properly), so the mapping keeps the harness's distinction:
-
-- failed, binding (MUST, or SHOULD/MAY with --strict): ``<failure type="departure">``
-- blocked, binding: ``<error type="blocked">`` (a step on another API departed: no verdict)
-- error: ``<error type="error">`` (harness, infrastructure or target down)
-- failed or blocked, not binding (SHOULD/MAY without --strict, IMPLEMENTATION): ``<skipped type="not-enforced">``
-- differs (an IMPLEMENTATION case where the target does not do what Apache Kafka does):
-  ``<skipped type="differs-from-kafka">``, never a failure, with or without --strict
-- unsupported and skipped: ``<skipped>``
+run properly), and the harness's distinctions map to them as :mod:`conformance.report.ci` says: a binding
+departure is a ``<failure type="departure">``, a binding blocked item or a harness error an ``<error>``, and
+everything that does not bind (not enforced, differs from Kafka, unsupported, skipped) a ``<skipped>`` whose
+``type`` names which. :class:`JunitOutput` writes it when a run ends (``--junit FILE``).
 """
 
 from __future__ import annotations
@@ -20,8 +15,10 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from pathlib import Path
 
-from ..results.record import OUTCOME_LABELS, Outcome, ResultRecord
+from ..results.record import ResultRecord
+from .ci import CiState, ci_result
 from .itemref import label, reproduce
+from .sinks import FileOutput, OutputOption
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 PROPERTY_FIELDS = ("target", "target_version", "kip", "api", "api_version", "requirement", "outcome", "verdict",
@@ -43,30 +40,14 @@ def element_for(record: ResultRecord) -> tuple[ElementTree.Element, str]:
             ElementTree.SubElement(properties, "property", {"name": name, "value": _clean(str(value))})
     ElementTree.SubElement(properties, "property", {"name": "reproduce", "value": reproduce(record)})
 
-    # a line without a verdict (written outside pytest before verdicts were recorded) binds
-    outcome, binding = record.outcome, (record.verdict if record.verdict is not None else "failed") == "failed"
-    message = _clean(((record.message or "").strip().splitlines() or [str(outcome)])[0][:500])
-    if outcome == "failed" and binding:
-        kind = "failure"
-        ElementTree.SubElement(case, "failure", {"type": "departure", "message": message}).text = _clean(
-            _details(record))
-    elif outcome == "blocked" and binding or outcome == "error":
-        kind = "error"
-        ElementTree.SubElement(case, "error", {"type": outcome, "message": message}).text = _clean(_details(record))
-    elif outcome == "differs":
-        kind = "skipped"
-        ElementTree.SubElement(case, "skipped", {"type": "differs-from-kafka",
-                                                 "message": f"differs from Kafka (IMPLEMENTATION): {message}"}
-                               ).text = _clean(_details(record))
-    elif outcome in ("failed", "blocked"):
-        kind = "skipped"
-        ElementTree.SubElement(case, "skipped", {"type": "not-enforced",
-                                                 "message": f"{record.requirement} not met: {message}"})
-    elif outcome in OUTCOME_LABELS and not Outcome(outcome).tested:
-        kind = "skipped"
-        ElementTree.SubElement(case, "skipped", {"type": outcome, "message": message})
-    else:
-        kind = "passed"
+    ci = ci_result(record)
+    message, kind = _clean(ci.message), ci.state.value
+    if ci.state is CiState.FAILURE or ci.state is CiState.ERROR:
+        ElementTree.SubElement(case, kind, {"type": ci.type, "message": message}).text = _clean(_details(record))
+    elif ci.state is CiState.SKIPPED:
+        skipped = ElementTree.SubElement(case, "skipped", {"type": ci.type, "message": message})
+        if ci.type == "differs-from-kafka":
+            skipped.text = _clean(_details(record))
     if kind != "passed" and record.transcript:
         ElementTree.SubElement(case, "system-out").text = _clean(_transcript_text(record.transcript))
     return case, kind
@@ -140,3 +121,13 @@ def write_junit(records: list[ResultRecord], path: str | Path) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     junit_tree(records).write(path, encoding="utf-8", xml_declaration=True)
     return len(records)
+
+
+class JunitOutput(FileOutput):
+    """``--junit FILE``: the run's JUnit XML, written when it ends."""
+
+    name = "junit"
+    description = "JUnit XML of the run, for any CI's test report"
+    options = (OutputOption("--junit", "also write JUnit XML (a departure is a <failure>, a harness error an "
+                                       "<error>)"),)
+    write = staticmethod(write_junit)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -78,8 +77,8 @@ class ToyPlugin:
         registry.add(StepKind("note", take_note))
 
     @hookimpl
-    def conformance_register_sinks(self, registry):
-        registry.add("memory", lambda context: MemorySink())
+    def conformance_register_outputs(self, registry):
+        registry.add_sink("memory", lambda context: MemorySink())
 
     @hookimpl
     def conformance_register_emulations(self, registry):
@@ -113,8 +112,8 @@ def toy(tmp_path) -> ToyPlugin:
 
 
 def sink_context(tmp_path) -> SinkContext:
-    config = SimpleNamespace(option=SimpleNamespace(allure_report_dir=None))  # no --alluredir: no Allure sink
-    return SinkContext(config=config, results_path=tmp_path / "results.jsonl", run_id="r")
+    # no --alluredir, --junit nor --sarif: those outputs stay out of the run
+    return SinkContext(results_path=tmp_path / "results.jsonl", run_id="r", options={"allure_report_dir": None})
 
 
 # ------------------------------------------------------------------------------ the built-in plugin
@@ -122,13 +121,13 @@ def test_the_built_in_targets_step_kinds_sinks_and_suites_come_through_the_hooks
     extensions = Extensions.for_run(load_entry_points=False)
     assert {kind.name for kind in extensions.registered_target_kinds()} == BUILTIN_KINDS
     assert set(extensions.step_kinds()) == BUILTIN_STEPS
-    assert list(extensions.sink_factories()) == ["jsonl", "allure"]
+    assert list(extensions.outputs()) == ["jsonl", "allure", "junit", "sarif"]
     assert [type(sink) for sink in extensions.sinks(sink_context(tmp_path))] == [JsonlSink]
     assert extensions.suite_dirs() == [resources.suites()]
 
     extensions.manager.unregister(name=BUILTIN)  # what is left is what the harness itself adds: nothing
     assert extensions.registered_target_kinds() == [] and extensions.step_kinds() == {}
-    assert extensions.sink_factories() == {} and extensions.suite_dirs() == []
+    assert extensions.outputs() == {} and extensions.suite_dirs() == []
     assert {kind.name for kind in extensions.target_kinds()} == {"emulate", "proxy", "perturb"}  # the wrappers, around nothing
 
 

@@ -1,9 +1,9 @@
 """A third party's plugin written from the docs alone: the package that docs/how-to/write-a-plugin.md shows,
 file by file, is built from the page's own code blocks, installed with pip and run by ``conformance run``.
 
-Its target kind, step kind, sink and suite must all take part: the suite's case runs on two brokers of the
+Its target kind, step kind, output and suite must all take part: the suite's case runs on two brokers of the
 plugin's kind, passes where the broker advertises the APIs and fails where it does not (so the step kind
-checks something), and the sink's file counts both. If the page drifts from what the harness accepts,
+checks something), and the output's file counts both. If the page drifts from what the harness accepts,
 this test fails.
 """
 
@@ -65,6 +65,7 @@ def test_the_plugin_from_the_page_runs_its_suite_on_its_target_with_its_step_kin
         finished = subprocess.run(
             [sys.executable, "-m", "conformance.cli", "run", "--target", f"my-broker@{every_api.address}",
              "--target", f"my-broker@{without_end_txn.address}", "--results", str(results), "--alluredir", "",
+             "--outcome-counts", "outcomes.json",
              "--", "-p", "no:cacheprovider"],
             cwd=run, env=environment, capture_output=True, text=True, timeout=600)
     finally:
@@ -79,5 +80,5 @@ def test_the_plugin_from_the_page_runs_its_suite_on_its_target_with_its_step_kin
     [failed] = [line for line in lines if line["outcome"] == "failed"]
     assert (failed["step"], failed["step_label"], failed["expected"]) == (2, "2 advertises EndTxn", "EndTxn")
     assert failed["message"] == "2 advertises EndTxn: EndTxn is not advertised"
-    assert json.loads((run / "outcomes.json").read_text()) == {"passed": 1, "failed": 1}  # the plugin's sink
+    assert json.loads((run / "outcomes.json").read_text()) == {"passed": 1, "failed": 1}  # the plugin's output
     assert finished.returncode == 1, output  # a MUST not met fails the run

@@ -39,8 +39,11 @@ def test_workflow_runs_a_matrix_gates_and_keeps_the_reports():
     assert "conformance gate --baseline" in steps()["gate"]["run"]
     assert steps()["allure"]["if"] == "always()" and steps()["certify"]["if"] == "always()"
     upload = next(step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact"))
-    for kept in ("reports/junit.xml", "reports/allure-report", "reports/certification"):
+    for kept in ("reports/junit.xml", "reports/conformance.sarif", "reports/allure-report", "reports/certification"):
         assert kept in upload["with"]["path"]
+    scanning = next(step for step in job["steps"] if step.get("uses", "").startswith("github/codeql-action/upload-sarif"))
+    assert "--sarif reports/conformance.sarif" in steps()["run"]["run"]
+    assert scanning["with"]["sarif_file"] == "reports/conformance.sarif" and job["permissions"]["security-events"] == "write"
 
 
 def test_a_scheduled_job_runs_the_suites_several_times_and_keeps_the_flakiness_report():
@@ -106,6 +109,7 @@ def test_steps_run_locally_and_the_gate_catches_an_injected_regression(tmp_path)
             assert "gate PASS" in done.stdout
     reports = tmp_path / "reports"
     assert (reports / "junit.xml").read_text().count("<testcase") > 50
+    assert json.loads((reports / "conformance.sarif").read_text())["version"] == "2.1.0"
     assert json.loads((reports / "gate.json").read_text())["passed"] is True
     assert (reports / "allure-report" / "index.html").is_file()
     page = next((reports / "certification").glob("rdkafka-mock-*/index.html"))

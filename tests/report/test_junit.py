@@ -69,17 +69,18 @@ def test_control_characters_from_broker_bytes_stay_valid_xml(tmp_path):
     assert "Produce v9" in case.find("system-out").text
 
 
-def test_run_writes_junit_from_its_own_records(tmp_path, capsys):
-    """``conformance run --junit``: the run's JSONL records (only this run's) become the XML."""
-    from argparse import Namespace
+def test_the_junit_output_writes_the_runs_own_records_when_it_ends(tmp_path):
+    """``--junit FILE`` is an output: made only when asked, it writes the run's records (only this run's) at its end."""
+    from conformance.report.junit import JunitOutput
+    from conformance.report.sinks import SinkContext
+    from conformance.session import RunSession
 
     from report_records import write_jsonl
 
-    from conformance.cli.run import write_junit_after_run
-
     results = write_jsonl(tmp_path / "r.jsonl", [record("a", 1, "passed", run_id="old").to_line(),
                                                  record("a", 1, "failed", run_id="this").to_line()])
-    junit = tmp_path / "junit.xml"
-    write_junit_after_run(Namespace(junit=str(junit), results=str(results)), "this")
-    assert "1 test cases" in capsys.readouterr().out
+    assert JunitOutput.open(SinkContext(results, "this", options={"junit": None})) is None
+    junit = tmp_path / "out" / "junit.xml"
+    RunSession(results, run_id="this", harness_version="t", options={"junit": str(junit)}).finish()
+    assert ElementTree.parse(junit).getroot().get("tests") == "1"
     assert ElementTree.parse(junit).getroot().get("failures") == "1"

@@ -25,7 +25,7 @@ class Listener:
         self.sunk, self.heard, self.finished, self.ended = [], [], [], []
 
     @hookimpl
-    def conformance_register_sinks(self, registry):
+    def conformance_register_outputs(self, registry):
         listener = self
 
         class Sink:
@@ -35,7 +35,7 @@ class Listener:
             def finish(self, end):
                 listener.ended.append(end.environment()["run_id"])
 
-        registry.add("listener", lambda context: Sink())
+        registry.add_sink("listener", lambda context: Sink())
 
     @hookimpl
     def conformance_result_recorded(self, result):
