@@ -59,7 +59,7 @@ def standalone_spark():
     from pathlib import Path
 
     import conformance
-    from conformance.analysis.cluster import StandaloneCluster
+    from conformance.analysis.spark_cluster import StandaloneCluster
 
     root = str(Path(conformance.__file__).resolve().parents[1])
     cluster = StandaloneCluster(cores=1, memory="1g")

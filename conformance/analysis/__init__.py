@@ -10,7 +10,7 @@ package imports this one. Modules, one job each:
 - :mod:`.warehouse`: both tables from any inputs, and ingestion into a Parquet warehouse
 - :mod:`.jobs`: matrix, regressions, flaky, latency, history
 - :mod:`.summary`: the HTML page and PNG plots; :mod:`.progress`: the progress line
-- :mod:`.session`: the SparkSession; :mod:`.cluster`: a standalone cluster on loopback
+- :mod:`.spark_session`: the SparkSession; :mod:`.spark_cluster`: a standalone cluster on loopback
 - :mod:`.driver`: what ``conformance analyze`` does (its options are parsed in ``conformance.cli.analyze``)
 - :mod:`.synthetic`: the corpus the benchmark (``conformance.bench.analysis``) grows
 """

@@ -57,7 +57,7 @@ def analyze(options: Options, *, grade=None, reproduce=None, show_table=None) ->
         return 2
     from . import warehouse
     from .progress import Progress
-    from .session import spark_session
+    from .spark_session import spark_session
 
     from pyspark.sql import SparkSession
 

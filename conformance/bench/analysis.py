@@ -74,7 +74,7 @@ def bench_master(master: str, corpus: Path, item_files: list[str], capture_folde
     """Time each step of the analysis (reading, decoding, every job) on the Spark master ``master``; the timings by
     step."""
     from ..analysis import captures, results, warehouse
-    from ..analysis.session import spark_session
+    from ..analysis.spark_session import spark_session
 
     figures: dict = {"master": master}
     spark = spark_session(master)

@@ -15,7 +15,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from ..explore.session import Budget, explore
+from ..explore.exploration import Budget, explore
 from ..extension import Extensions
 from ..targets.registry import resolve
 

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, TextIO
 
-from .. import __version__
+from .. import __version__, resources
 
 DEFAULT_RECORDS = "reports/benchmarks"
 FORMAT = 1
@@ -143,7 +143,9 @@ def _processor() -> str:
 
 def _commit() -> str:
     """The commit of the checkout the harness runs from, marked where its files differ; else the version."""
-    here = Path(__file__).resolve().parent
+    here = resources.source_tree()
+    if here is None:  # an installed wheel: no checkout to ask
+        return __version__
     try:
         commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=here, capture_output=True,
                                 text=True, timeout=10)

@@ -20,7 +20,7 @@ import time
 from confluent_kafka import KafkaException, Producer
 
 from ..semantic.history import History
-from ..semantic.session import create_topics
+from ..semantic.eos_run import create_topics
 from ..semantic.workload import LsoMonitor, Plan, Reader, Writer
 
 

@@ -28,8 +28,8 @@ from ..report.itemref import reproduce
 
 def on_standalone_cluster(warehouse: Path, out: Path) -> dict:
     """The same site from the same warehouse, its driver here and its executor a standalone worker's."""
-    from ..analysis.cluster import StandaloneCluster
-    from ..analysis.session import spark_session
+    from ..analysis.spark_cluster import StandaloneCluster
+    from ..analysis.spark_session import spark_session
 
     with StandaloneCluster(cores=2, memory="2g") as cluster:
         start_seconds, spark = timed(lambda: spark_session(cluster.url), 2)
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     arguments = parser.parse_args(argv)
 
-    from ..analysis.session import spark_session
+    from ..analysis.spark_session import spark_session
 
     corpus = Path(arguments.corpus)
     warehouse, figures = corpus / "warehouse", dict[str, Any]()

@@ -51,7 +51,7 @@ def register(commands) -> None:
 def command_explore(arguments) -> int:
     """Explore one target; the exit code says whether an answer departed."""
     from ..explore.reference import check, reference_for
-    from ..explore.session import Budget, answers_line, explore, printer, progress_line, reached_line, results
+    from ..explore.exploration import Budget, answers_line, explore, printer, progress_line, reached_line, results
     from ..session import RunSession
 
     session = RunSession(arguments.results, run_id=arguments.run_id, transcripts="none", options=vars(arguments))
@@ -115,7 +115,7 @@ def command_explore(arguments) -> int:
 def _fanned_out(arguments, bootstrap: str, budget, seed: int):
     """The seeds of ``--workers`` explored in worker processes or Spark tasks, merged, their cases written."""
     from ..explore.fanout import on_spark, seeds_from, with_workers
-    from ..explore.session import write_found
+    from ..explore.exploration import write_found
 
     seeds = seeds_from(seed, max(arguments.workers, 1))
     where = f"Spark tasks on {arguments.spark}" if arguments.spark else f"{len(seeds)} worker processes"

@@ -215,7 +215,7 @@ def spark_judgement(files: list[str], *, run_ids: set[str] | None = None,
     from ..analysis import warehouse
     from ..analysis.inputs import collect
     from ..analysis.jobs import flaky
-    from ..analysis.session import spark_session
+    from ..analysis.spark_session import spark_session
 
     embedded = SparkSession.getActiveSession() is not None  # a caller's session (a test) stays up
     spark = spark_session(None)

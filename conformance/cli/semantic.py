@@ -55,7 +55,7 @@ def register(commands) -> None:
 def command_semantic(arguments) -> int:
     """Run the exactly-once workload on each target, judge its history and append one result per check; the exit
     status."""
-    from ..semantic.session import Settings
+    from ..semantic.eos_run import Settings
     from ..session import RunSession
 
     session = RunSession(arguments.results, run_id=arguments.run_id, options=vars(arguments))
@@ -106,7 +106,7 @@ def command_semantic(arguments) -> int:
 
 def _run_target(pool, spec: str, settings, run_id: str, histories: Path):
     from ..report.console.tables import print_table
-    from ..semantic.session import SemanticRun, results, run_on
+    from ..semantic.eos_run import SemanticRun, results, run_on
     from ..semantic.history import History
 
     try:

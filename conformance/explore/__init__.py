@@ -7,6 +7,6 @@
 - :mod:`.driver`: a hypothesis state machine that sends the operations to a target through the harness's
   client and lets hypothesis shrink a departing history;
 - :mod:`.cases`: a departing history written as a suite file that ``conformance run`` reproduces;
-- :mod:`.session`: an exploration with a budget, its console progress and its results lines;
+- :mod:`.exploration`: an exploration with a budget, its console progress and its results lines;
 - :mod:`.fanout`: several seeds at once, in worker processes or as Spark tasks, departures merged.
 """

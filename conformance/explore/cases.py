@@ -14,7 +14,7 @@ import re
 
 import yaml
 
-from .driver import FAULT_DELAY_MS, PARTITIONS, TOPICS, TRANSACTIONAL_IDS, GROUPS, Step
+from .driver import FAULT_DELAY_MS, PARTITIONS, TOPICS, TRANSACTIONAL_IDS, GROUPS, HistoryStep
 from .model import ACCEPT, REFUSE
 from .ops import WAIT_MS
 from ..suite.kip_facts import SWITCHES
@@ -48,7 +48,7 @@ class _Generations:
         return names[-2] if stale and len(names) > 1 else names[-1]
 
 
-def case_for(history: list[Step], *, target: str, seed: int | None) -> dict | None:
+def case_for(history: list[HistoryStep], *, target: str, seed: int | None) -> dict | None:
     """The suite document reproducing ``history``, whose last step departed; None when the departure has no
     expectation in the suite format."""
     last = history[-1]
@@ -92,7 +92,7 @@ def case_for(history: list[Step], *, target: str, seed: int | None) -> dict | No
             "cases": [case]}
 
 
-def render(document: dict, history: list[Step], *, target: str, seed: int | None) -> str:
+def render(document: dict, history: list[HistoryStep], *, target: str, seed: int | None) -> str:
     """The suite file's text: a comment with the explored history and its answers, then the suite."""
     lines = [f"# Found by `conformance explore --target {target}" + (f" --seed {seed}`" if seed is not None else "`"),
              "# and shrunk by hypothesis to this history (each request -> its answer):"]
@@ -109,7 +109,7 @@ class _Plain(yaml.SafeDumper):
         return True
 
 
-def _observed(step: Step) -> dict:
+def _observed(step: HistoryStep) -> dict:
     """What an earlier step expects: the rule's answer where it demands one, any answer where it allows two."""
     if step.outcome == ACCEPT:
         return {"error_code": "NONE"}
@@ -118,7 +118,7 @@ def _observed(step: Step) -> dict:
     return {"error_code": {"ge": -1}}  # either answer is allowed here: the step only leads to the one under test
 
 
-def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bool = False) -> dict:
+def _step(step: HistoryStep, generations: _Generations, *, expect: dict, under_test: bool = False) -> dict:
     op, resolved = step.op, step.resolved
     who = ("txn", op.txn) if op.txn is not None else ("producer", op.producer)
     txn = f"${{txn_ids.txn{op.txn}}}" if op.txn is not None else None
@@ -200,7 +200,7 @@ def _step(step: Step, generations: _Generations, *, expect: dict, under_test: bo
     raise ValueError(f"no suite step for {op.kind}")
 
 
-def _fault(step: Step) -> list[dict]:
+def _fault(step: HistoryStep) -> list[dict]:
     """The proxy's fault the step met, as the suite step arming it (none where it met none)."""
     if not step.op.fault:
         return []
@@ -238,7 +238,7 @@ def _fetched(resolved) -> list[tuple[int, int]]:
     return [(resolved.names[name], partition) for name, partition in resolved.partitions]
 
 
-def write_case(history: list[Step], folder, *, target: str, seed: int | None):
+def write_case(history: list[HistoryStep], folder, *, target: str, seed: int | None):
     """Write the case of ``history`` into ``folder``; its path, or None when the departure has no suite form."""
     from pathlib import Path
 

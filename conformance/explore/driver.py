@@ -63,7 +63,7 @@ class DepartureFound(AssertionError):
 
 
 @dataclass
-class Step:
+class HistoryStep:
     """One operation of a history, what was sent and what came back."""
 
     op: Op
@@ -90,7 +90,7 @@ class Collector:
         self.requests = 0
         self.inconclusive = 0
         self.departing_examples = 0
-        self.found: dict[str, tuple[list[Step], Departure]] = {}
+        self.found: dict[str, tuple[list[HistoryStep], Departure]] = {}
         self.settled: set[str] = set()  # rules found and shrunk in a round before this one
         self.first_departure_s: float | None = None
         self.started = time.monotonic()
@@ -106,7 +106,7 @@ class Collector:
         """The rules found in the round under way, each with its shortest departing history so far (its length)."""
         return {rule_id: len(history) for rule_id, (history, _) in self.found.items() if rule_id not in self.settled}
 
-    def departed(self, history: list[Step], departure: Departure) -> None:
+    def departed(self, history: list[HistoryStep], departure: Departure) -> None:
         """Keep ``history`` if it is the shortest departing one of its rule so far."""
         self.departing_examples += 1
         if self.first_departure_s is None:
@@ -116,7 +116,7 @@ class Collector:
             self.found[departure.rule.id] = (list(history), departure)
 
 
-class Target:
+class ExploredTarget:
     """The target as the driver sees it: a cluster connection, the versions to draw from, fresh names."""
 
     def __init__(self, bootstrap: str, *, security=None, run: str = "explore", create_topic=None, inject=None):
@@ -331,7 +331,7 @@ def _works(name: str) -> bool:
         return False
 
 
-def machine_for(target: Target, collector: Collector, *, deadline: float | None = None):
+def machine_for(target: ExploredTarget, collector: Collector, *, deadline: float | None = None):
     """A state machine class over ``target``'s versions, reporting to ``collector``."""
     versions = target.versions
 
@@ -360,7 +360,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             super().__init__()
             self.names = None  # created with the first request: an example the budget cut short creates nothing
             self.model = Model(TOPICS, PARTITIONS)
-            self.history: list[Step] = []
+            self.history: list[HistoryStep] = []
             self.stopped = False
             self.next_fault = ""  # the proxy's fault the next request meets
             collector.examples += 1
@@ -398,11 +398,11 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                 op = Op(**{**op.__dict__, "fault": fault})
             return op
 
-        def new_step(self, op: Op) -> Step:
+        def new_step(self, op: Op) -> HistoryStep:
             """The step of ``op``, resolved against the model as it is now."""
             resolved = self.model.resolve(op, self.names)
             resolved.names.update({("txn", index): self.names.txn(index) for index in range(TRANSACTIONAL_IDS)})
-            return Step(op, resolved, outcome=self.model.expect(op, resolved).outcome)
+            return HistoryStep(op, resolved, outcome=self.model.expect(op, resolved).outcome)
 
         def run(self, op: Op) -> None:
             """Send ``op`` (when it makes sense now), judge the answer, fail the example on a departure."""
@@ -411,7 +411,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                 return
             op = prepared
             if op.kind == "Wait":  # no request: time passes, as the model knows
-                self.history.append(Step(op, Resolved(), answer={"error": 0}, outcome="either"))
+                self.history.append(HistoryStep(op, Resolved(), answer={"error": 0}, outcome="either"))
                 collector.shapes["waits past a transaction timeout"] += 1
                 time.sleep(WAIT_MS / 1000)
                 return
@@ -435,7 +435,7 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
                 collector.judging_s += time.perf_counter() - judging
             self.report(step)
 
-        def answered(self, step: Step, got, problem: str) -> bool:
+        def answered(self, step: HistoryStep, got, problem: str) -> bool:
             """Count ``step``'s answer; False (and the history stops) when there was none."""
             collector.requests += step.attempts
             if got is None:
@@ -445,13 +445,13 @@ def machine_for(target: Target, collector: Collector, *, deadline: float | None 
             collector.answers[(step.op.kind, error_name(got.get("error", 0)))] += 1
             return True
 
-        def give_up(self, step: Step, why: str) -> None:
+        def give_up(self, step: HistoryStep, why: str) -> None:
             """The history can no longer be judged: it sends nothing more."""
             step.error = why
             collector.inconclusive += 1
             self.stopped = True
 
-        def report(self, step: Step) -> None:
+        def report(self, step: HistoryStep) -> None:
             """Fail the example when ``step`` departed (so that hypothesis shrinks it)."""
             if step.departures:
                 collector.departed(self.history, step.departures[0])

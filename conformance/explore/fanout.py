@@ -1,6 +1,6 @@
 """One exploration split over several seeds: worker processes on this machine, or tasks on Spark.
 
-Each seed is one exploration (:func:`.session.search`) against the same target, in its own process (a Spark
+Each seed is one exploration (:func:`.exploration.search`) against the same target, in its own process (a Spark
 task on an executor, or a local worker); the explorations come back whole and are merged here: counts
 added up, departures deduplicated by their shrunk case (the same steps found by two seeds are one departure).
 Seeds decide the histories, so with a budget in histories the same seeds give the same departures whichever
@@ -15,7 +15,7 @@ from functools import partial
 
 from .cases import case_for
 from .driver import Collector
-from .session import Budget, Exploration, Found, search
+from .exploration import Budget, Exploration, Found, search
 
 
 def seeds_from(seed: int, count: int) -> list[int]:
@@ -49,7 +49,7 @@ def with_workers(bootstrap: str, *, target: str, budget: Budget, seeds: list[int
 def on_spark(bootstrap: str, *, target: str, budget: Budget, seeds: list[int], master: str | None = None,
              keep_going: bool = False) -> Exploration:
     """The seeds explored as Spark tasks (one task each) on ``master`` (default local[*]), merged."""
-    from ..analysis.session import spark_session
+    from ..analysis.spark_session import spark_session
 
     session = spark_session(master, app_name="conformance-explore")
     task = partial(_one, bootstrap=bootstrap, target=target, budget=budget, keep_going=keep_going)

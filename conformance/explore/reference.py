@@ -143,8 +143,8 @@ def hold_back(path: Path, cases_dir: Path) -> Path:
 
 
 def check(exploration, cases_dir: Path, *, release: str | None, reference: str = REFERENCE, say=print) -> None:
-    """Judge every departure of ``exploration`` (:class:`~conformance.explore.session.Exploration`) on the
-    reference: each :class:`~conformance.explore.session.Found` gets its ``judgement``, and a held-back one's case
+    """Judge every departure of ``exploration`` (:class:`~conformance.explore.exploration.Exploration`) on the
+    reference: each :class:`~conformance.explore.exploration.Found` gets its ``judgement``, and a held-back one's case
     moves to ``held-back/``. ``say`` gets a line before the reference starts."""
     paths = [found.case_path for found in exploration.found if found.case_path is not None]
     if paths:

@@ -137,7 +137,7 @@ RULES = _rules(
 
 
 @dataclass(frozen=True)
-class Deviation:
+class KnownDeviation:
     """Where Apache Kafka departs from a rule's text and the model allows what Kafka does, as the suites'
     ``deviations`` do: the rule, the sentence, what Kafka does instead, where it was seen."""
 
@@ -148,7 +148,7 @@ class Deviation:
 
 
 DEVIATIONS = (
-    Deviation("fenced.refused", "KIP-890: requests from the previous transaction carry the old epoch and are fenced",
+    KnownDeviation("fenced.refused", "KIP-890: requests from the previous transaction carry the old epoch and are fenced",
               "With transaction version 2, a Produce v12 at the epoch EndTxn v5 had just bumped from, to a partition "
               "of the transaction it ended, was accepted (Kafka 4.4.0, seen by exploration): while the transaction's "
               "markers are still being written the partition leader still holds the transaction open at the old "

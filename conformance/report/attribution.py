@@ -51,7 +51,7 @@ def relation(record: ResultRecord, api: str, version: int) -> str:
 
 
 @dataclass
-class Verdict:
+class PerturbationVerdict:
     """One perturbation's comparison: how many items held, and each that did not, with why."""
 
     perturbation: str
@@ -87,10 +87,10 @@ def _why(relation_: str, legal: bool, refutes: bool, before: ResultRecord, after
 
 
 def judge(perturbation: str, legal: bool, api: str, version: int, baseline: Iterable[ResultRecord],
-          perturbed: Iterable[ResultRecord], refutes: bool = True) -> Verdict:
+          perturbed: Iterable[ResultRecord], refutes: bool = True) -> PerturbationVerdict:
     """Compare the perturbed run with the baseline, item by item (items missing from either are not compared)."""
     before = {item_id(record.suite, record.case, record.api_version): record for record in baseline}
-    verdict = Verdict(perturbation, legal, refutes)
+    verdict = PerturbationVerdict(perturbation, legal, refutes)
     for after in perturbed:
         key = item_id(after.suite, after.case, after.api_version)
         if key not in before:

@@ -27,7 +27,7 @@ def evidence_lines(records: list[dict], entries: tuple[ledger.Bug, ...] | None =
     latest: dict[tuple[str, str], str] = {}
     chosen = []
     for record in records:
-        key = (case_id(record.get("suite"), record.get("case")), record.get("target"))
+        key = (case_id(record.get("suite"), record.get("case")), str(record.get("target")))
         if key in wanted:
             latest[key] = max(latest.get(key, ""), record.get("run_id") or "")
             chosen.append((key, record))

@@ -64,7 +64,7 @@ class Anomaly:
 
 
 @dataclass
-class Verdict:
+class CheckVerdict:
     """What one check found: the anomalies, what was looked at, or why the history shows nothing either way."""
     anomalies: list[Anomaly] = field(default_factory=list)
     checked: str = ""  # what was looked at, for the result's message
@@ -154,10 +154,10 @@ class Model:
 
 
 # --------------------------------------------------------------------------------- the checks
-def committed_records_visible(model: Model) -> Verdict:
+def committed_records_visible(model: Model) -> CheckVerdict:
     """Every record of a committed transaction is read by the final read_committed read."""
     if (why := model.undrained()) is not None:
-        return Verdict(no_evidence=why)
+        return CheckVerdict(no_evidence=why)
     committed = model.with_outcome("committed")
     anomalies, checked, unverifiable = [], 0, 0
     for txn in committed:
@@ -173,19 +173,19 @@ def committed_records_visible(model: Model) -> Verdict:
                     f"{txn.topic}-{partition}) is missing from the final read_committed read",
                     model.witness(txn.invoke, txn.end, model.drained.get((txn.topic, partition)))))
     if not checked:
-        return Verdict(no_evidence=f"no committed record could be looked for ({len(committed)} committed "
+        return CheckVerdict(no_evidence=f"no committed record could be looked for ({len(committed)} committed "
                                    f"transactions, {unverifiable} records behind a last stable offset that never advanced)")
     note = f", {unverifiable} behind a stuck last stable offset" if unverifiable else ""
-    return Verdict(anomalies, f"{checked} records of {len(committed)} committed transactions{note}")
+    return CheckVerdict(anomalies, f"{checked} records of {len(committed)} committed transactions{note}")
 
 
-def aborted_records_invisible(model: Model) -> Verdict:
+def aborted_records_invisible(model: Model) -> CheckVerdict:
     """No record of an aborted transaction is ever read by a read_committed consumer."""
     aborted = model.with_outcome("aborted")
     if not aborted:
-        return Verdict(no_evidence="no transaction was aborted")
+        return CheckVerdict(no_evidence="no transaction was aborted")
     if not model.reads:
-        return Verdict(no_evidence="no read_committed consumer read anything")
+        return CheckVerdict(no_evidence="no read_committed consumer read anything")
     seen: dict[str, list[Event]] = defaultdict(list)
     for read in model.reads:
         txn = model.writer.get(read.value["value"])
@@ -195,13 +195,13 @@ def aborted_records_invisible(model: Model) -> Verdict:
                          f"({', '.join(sorted({read.process for read in reads}))})",
                          model.witness(model.txns[txn_id].invoke, model.txns[txn_id].end, *reads))
                  for txn_id, reads in seen.items()]
-    return Verdict(anomalies, f"{len(model.reads)} read_committed reads against {len(aborted)} aborted transactions")
+    return CheckVerdict(anomalies, f"{len(model.reads)} read_committed reads against {len(aborted)} aborted transactions")
 
 
-def transactions_atomic(model: Model) -> Verdict:
+def transactions_atomic(model: Model) -> CheckVerdict:
     """Every committed or in-doubt transaction is visible whole or not at all."""
     if (why := model.undrained()) is not None:
-        return Verdict(no_evidence=why)
+        return CheckVerdict(no_evidence=why)
     anomalies, judged = [], 0
     for txn in model.txns.values():
         if txn.outcome == "aborted":  # any record of it read is aborted-records-invisible's finding
@@ -223,16 +223,16 @@ def transactions_atomic(model: Model) -> Verdict:
     for read in strangers[:SHOWN_ANOMALIES]:
         anomalies.append(Anomaly(f"a read returned {read.value['value']!r}, which no client wrote", [read]))
     if not judged:
-        return Verdict(no_evidence="no transaction's records could be looked for in the final read")
-    return Verdict(anomalies, f"{judged} committed or in-doubt transactions")
+        return CheckVerdict(no_evidence="no transaction's records could be looked for in the final read")
+    return CheckVerdict(anomalies, f"{judged} committed or in-doubt transactions")
 
 
-def no_duplicates(model: Model) -> Verdict:
+def no_duplicates(model: Model) -> CheckVerdict:
     """The committed log holds each record once, and each input's output once."""
     if (why := model.undrained()) is not None:
-        return Verdict(no_evidence=why)
+        return CheckVerdict(no_evidence=why)
     if not model.final:
-        return Verdict(no_evidence="the final read returned no record")
+        return CheckVerdict(no_evidence="the final read returned no record")
     anomalies = []
     for value, reads in model.final.items():
         if len(reads) > 1:
@@ -250,18 +250,18 @@ def no_duplicates(model: Model) -> Verdict:
                 f"input record at partition {partition} offset {offset} has {len(reads)} committed outputs "
                 f"(transactions {named})",
                 model.witness(*(txn.invoke for txn in writers[:2]), *(txn.end for txn in writers[:2]), *reads[:2])))
-    return Verdict(anomalies, f"{sum(len(reads) for reads in model.final.values())} committed records, "
+    return CheckVerdict(anomalies, f"{sum(len(reads) for reads in model.final.values())} committed records, "
                               f"{len(outputs)} processed inputs")
 
 
-def offsets_with_outputs(model: Model) -> Verdict:
+def offsets_with_outputs(model: Model) -> CheckVerdict:
     """A consume-transform-produce transaction's offsets are committed exactly when its output is: no input is
     processed twice or lost."""
     if (why := model.undrained()) is not None:
-        return Verdict(no_evidence=why)
+        return CheckVerdict(no_evidence=why)
     committed = model.with_outcome("committed", kind="ctp")
     if not committed or model.offsets is None:
-        return Verdict(no_evidence="no consume-transform-produce transaction committed" if not committed
+        return CheckVerdict(no_evidence="no consume-transform-produce transaction committed" if not committed
                        else "the group's committed offsets were never read")
     input_topic = model.offsets.value["topic"]
     committed_offsets = {int(partition): offset for partition, offset in model.offsets.value["offsets"].items()}
@@ -285,12 +285,12 @@ def offsets_with_outputs(model: Model) -> Verdict:
             anomalies.append(Anomaly(summary, model.witness(read, model.offsets, *produced,
                                                             *(txn.end for txn in writers))))
     if not judged:
-        return Verdict(no_evidence="no input partition was read to its end")
-    return Verdict(anomalies, f"{judged} input records against the group's offsets "
+        return CheckVerdict(no_evidence="no input partition was read to its end")
+    return CheckVerdict(anomalies, f"{judged} input records against the group's offsets "
                               f"({len(committed)} committed consume-transform-produce transactions)")
 
 
-def lso_monotonic(model: Model) -> Verdict:
+def lso_monotonic(model: Model) -> CheckVerdict:
     """A partition's last stable offset never goes back."""
     anomalies, samples = [], 0
     for (topic, partition), events in model.lso.items():
@@ -305,15 +305,15 @@ def lso_monotonic(model: Model) -> Verdict:
             if highest is None or sample.value["lso"] >= highest.value["lso"]:
                 highest = sample
     if samples < 2:
-        return Verdict(no_evidence="fewer than two last-stable-offset samples were taken")
-    return Verdict(anomalies, f"{samples} samples over {len(model.lso)} partitions")
+        return CheckVerdict(no_evidence="fewer than two last-stable-offset samples were taken")
+    return CheckVerdict(anomalies, f"{samples} samples over {len(model.lso)} partitions")
 
 
-def lso_reaches_end(model: Model) -> Verdict:
+def lso_reaches_end(model: Model) -> CheckVerdict:
     """With every client stopped, each partition's last stable offset reaches its high watermark: no transaction
     hangs."""
     if (why := model.undrained()) is not None:
-        return Verdict(no_evidence=why)
+        return CheckVerdict(no_evidence=why)
     anomalies = []
     for (topic, partition), drained in model.drained.items():
         if drained.value["complete"]:
@@ -329,7 +329,7 @@ def lso_reaches_end(model: Model) -> Verdict:
             "(a hanging transaction blocks read_committed readers)",
             model.witness(*(txn.invoke for txn in open_writers.values()), *(txn.end for txn in open_writers.values()),
                           drained)))
-    return Verdict(anomalies, f"{len(model.drained)} partitions after the clients stopped")
+    return CheckVerdict(anomalies, f"{len(model.drained)} partitions after the clients stopped")
 
 
 @dataclass(frozen=True)
@@ -338,7 +338,7 @@ class Check:
     id: str
     title: str
     cites: str
-    judge: Callable[[Model], Verdict]
+    judge: Callable[[Model], CheckVerdict]
 
 
 CHECKS = (
@@ -364,7 +364,7 @@ CHECKS = (
 )
 
 
-def judge(events: list[Event]) -> list[tuple[Check, Verdict]]:
+def judge(events: list[Event]) -> list[tuple[Check, CheckVerdict]]:
     """Every check's verdict on the history ``events``."""
     model = Model(events)
     return [(check, check.judge(model)) for check in CHECKS]

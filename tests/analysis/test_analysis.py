@@ -90,7 +90,7 @@ def corpus(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def spark():
-    from conformance.analysis.session import spark_session
+    from conformance.analysis.spark_session import spark_session
 
     session = spark_session("local[2]")
     yield session

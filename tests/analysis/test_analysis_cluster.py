@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 from conformance import cli  # noqa: E402
-from conformance.analysis.cluster import spark_home  # noqa: E402
+from conformance.analysis.spark_cluster import spark_home  # noqa: E402
 
 from analysis_captures import write_capture  # noqa: E402
 

@@ -231,7 +231,7 @@ def test_a_session_keeps_its_topics_only_on_a_provisioned_target_it_discards(mon
 @pytest.mark.spark
 def test_the_spark_job_and_the_plain_python_judge_agree(tmp_path, capsys):
     pytest.importorskip("pyspark")
-    from conformance.analysis.session import spark_session
+    from conformance.analysis.spark_session import spark_session
     from conformance.cli.flaky import spark_judgement
 
     session = spark_session("local[2]")  # active, so the command leaves it up: one JVM for the test

@@ -24,7 +24,7 @@ def results(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def spark():
-    from conformance.analysis.session import spark_session
+    from conformance.analysis.spark_session import spark_session
 
     session = spark_session("local[2]")
     yield session

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.broker, pytest.mark.spark]  # starts Spark's JVM and c
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    from conformance.analysis.session import spark_session
+    from conformance.analysis.spark_session import spark_session
 
     folder = tmp_path_factory.mktemp("interop-site")
     spark = spark_session("local[2]")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from conformance.explore.cases import case_for, write_case
-from conformance.explore.driver import Step
+from conformance.explore.driver import HistoryStep
 from conformance.explore.model import Model, Names
 from conformance.explore.ops import READ_COMMITTED, Op
 from conformance.runner.steps import bundled
@@ -14,12 +14,12 @@ from conformance.suite.loader import lint
 NONE, FENCED, INVALID_TXN_STATE = 0, 90, 48
 
 
-def history_of(*exchanges) -> list[Step]:
+def history_of(*exchanges) -> list[HistoryStep]:
     """Steps judged by a fresh model from (operation, answer) pairs, as the driver records them."""
     model, names, steps = Model(), Names("test"), []
     for op, answer in exchanges:
         resolved = model.resolve(op, names)
-        step = Step(op, resolved, answer=answer, outcome=model.expect(op, resolved).outcome)
+        step = HistoryStep(op, resolved, answer=answer, outcome=model.expect(op, resolved).outcome)
         step.departures = model.step(op, resolved, answer)
         steps.append(step)
     return steps
@@ -76,7 +76,7 @@ def test_the_proxys_fault_and_a_wait_are_written_as_steps_the_loader_accepts(tmp
         (Op("Produce", 9, txn=0, fault="duplicate_request"), {"error": NONE, "base_offset": 0}),
         (Op("Produce", 9, txn=0, partition=1, fault="delay"), {"error": NONE, "base_offset": 0}))
     assert [departure.rule.id for departure in history[-1].departures] == ["produce.partition-in-transaction"]
-    history.insert(2, Step(Op("Wait", 0), history[0].resolved, answer={"error": NONE}, outcome="either"))
+    history.insert(2, HistoryStep(Op("Wait", 0), history[0].resolved, answer={"error": NONE}, outcome="either"))
     document = case_for(history, target="proxy+kafka", seed=1)
     path = write_case(history, tmp_path, target="proxy+kafka", seed=1)
     assert lint([path], bundled()) == []
@@ -98,7 +98,7 @@ def test_an_earlier_refused_write_of_the_api_under_test_leads_to_it_and_the_load
                        (Op("Produce", 12, txn=0, stale=True), {"error": 47, "base_offset": -1}),
                        (Op("Produce", 12, txn=0), {"error": 45, "base_offset": -1})):
         resolved = model.resolve(op, names)
-        step = Step(op, resolved, answer=answer, outcome=model.expect(op, resolved).outcome)
+        step = HistoryStep(op, resolved, answer=answer, outcome=model.expect(op, resolved).outcome)
         step.departures = model.step(op, resolved, answer)
         history.append(step)
     assert [departure.rule.id for departure in history[-1].departures] == ["produce.added-implicitly"]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conformance.explore.driver import PARTITIONS, TOPICS, Target
+from conformance.explore.driver import PARTITIONS, TOPICS, ExploredTarget
 from conformance.explore.model import Model
 from conformance.explore.ops import READ_COMMITTED, READ_UNCOMMITTED, Op
 from conformance.extension import Extensions
@@ -21,7 +21,7 @@ def test_kafka_behind_the_proxys_faults_answers_as_the_model_allows():
     pool = TargetPool(["proxy+kafka"], Extensions.for_run().target_kinds())
     try:
         proxied = pool.acquire("proxy+kafka")
-        target = Target(proxied.bootstrap, run=f"explore-faults-{int(time.time())}", inject=proxied.fault)
+        target = ExploredTarget(proxied.bootstrap, run=f"explore-faults-{int(time.time())}", inject=proxied.fault)
         try:
             names = target.new_names()
             model = Model(TOPICS, PARTITIONS)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conformance.explore.driver import PARTITIONS, TOPICS, Target
+from conformance.explore.driver import PARTITIONS, TOPICS, ExploredTarget
 from conformance.explore.model import Model
 from conformance.explore.ops import READ_COMMITTED, Op
 from conformance.extension import Extensions
@@ -22,7 +22,7 @@ def test_kafka_aborts_a_timed_out_transaction_and_the_model_allows_every_answer(
     pool = TargetPool(["kafka"], Extensions.for_run().target_kinds())
     try:
         kafka = pool.acquire("kafka")
-        target = Target(kafka.bootstrap, run=f"explore-timeout-{int(time.time())}")
+        target = ExploredTarget(kafka.bootstrap, run=f"explore-timeout-{int(time.time())}")
         try:
             names = target.new_names()
             model = Model(TOPICS, PARTITIONS)

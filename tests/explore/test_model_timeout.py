@@ -107,13 +107,13 @@ def test_a_long_timeout_counts_on_the_same_clock():
 
 def test_the_written_case_waits_and_asks_for_the_short_timeout():
     from conformance.explore.cases import _Generations, _step
-    from conformance.explore.driver import Step
+    from conformance.explore.driver import HistoryStep
     from conformance.explore.ops import Resolved
 
     init = Op("InitProducerId", 3, txn=0, short_timeout=True)
-    written = _step(Step(init, Resolved(), answer={"error": 0}), _Generations(), expect={"error_code": "NONE"})
+    written = _step(HistoryStep(init, Resolved(), answer={"error": 0}), _Generations(), expect={"error_code": "NONE"})
     assert written["fields"]["transaction_timeout_ms"] == 1000
-    assert _step(Step(Op("Wait", 0), Resolved(), answer={"error": 0}), _Generations(), expect={}) == {"wait": 1500}
+    assert _step(HistoryStep(Op("Wait", 0), Resolved(), answer={"error": 0}), _Generations(), expect={}) == {"wait": 1500}
 
 
 def test_a_request_answered_after_its_timeout_may_meet_the_transaction_its_first_attempt_began():

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.explore.driver import Collector, Step
+from conformance.explore.driver import Collector, HistoryStep
 from conformance.explore.fanout import merge, seeds_from
 from conformance.explore.model import Model, Names, table_rows
 from conformance.explore.ops import Op
 from conformance.explore.reference import Judgement
-from conformance.explore.session import Budget, Exploration, Found, progress_line, reached_line, results
+from conformance.explore.exploration import Budget, Exploration, Found, progress_line, reached_line, results
 
 
 def test_a_budget_is_a_time_or_a_number_of_histories():
@@ -27,7 +27,7 @@ def hanging(pid: int) -> Found:
     for op, answer in ((Op("InitProducerId", 0, txn=0), {"error": 0, "producer_id": pid, "producer_epoch": 0}),
                        (Op("Produce", 3, txn=0), {"error": 0, "base_offset": 0})):
         resolved = model.resolve(op, names)
-        step = Step(op, resolved, answer=answer, outcome=model.expect(op, resolved).outcome)
+        step = HistoryStep(op, resolved, answer=answer, outcome=model.expect(op, resolved).outcome)
         step.departures = model.step(op, resolved, answer)
         history.append(step)
     return Found("produce.partition-in-transaction", "accepted", history, None)
@@ -94,6 +94,6 @@ def test_the_model_rows_a_budget_reached_and_those_it_never_did_are_named():
 def test_a_history_with_an_offset_fetch_is_written_as_json(tmp_path):
     found = hanging(10)
     read = Op("OffsetFetch", 8, group=0)
-    found.history.insert(1, Step(read, found.history[0].resolved, answer={"error": 0, "partitions": {(0, 0): (0, -1)}}))
+    found.history.insert(1, HistoryStep(read, found.history[0].resolved, answer={"error": 0, "partitions": {(0, 0): (0, -1)}}))
     results(exploration(1, found), run_id="r", target_version=None, histories=tmp_path)
     assert '"t0-0"' in (tmp_path / "r-produce.partition-in-transaction.json").read_text()

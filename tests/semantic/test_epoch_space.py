@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import threading
 
-from conformance.semantic.checks import CHECKS, Verdict
+from conformance.semantic.checks import CHECKS, CheckVerdict
 from conformance.semantic.epoch_space import fast_forward_all, where_they_ended
 from conformance.semantic.history import History
-from conformance.semantic.session import SemanticRun, results
+from conformance.semantic.eos_run import SemanticRun, results
 from conformance.semantic.workload import Plan
 
 from fake_kafka import FakeKafka
@@ -59,7 +59,7 @@ def test_every_id_starts_at_the_epoch_asked_and_the_crossing_is_counted_in_every
     assert {transactional_id: entry["crossed"] for transactional_id, entry in ended.items()} == {
         "semantic-writer-0-r1": True, "semantic-processor-0-r1": False}
 
-    run = SemanticRun("fake", None, history, verdicts=[(check, Verdict(checked="it")) for check in CHECKS],
+    run = SemanticRun("fake", None, history, verdicts=[(check, CheckVerdict(checked="it")) for check in CHECKS],
                       stats={"transactions": {"committed": 1}, "epoch_space": ended})
     messages = {result.message for result in results(run, run_id="r", history_file=None)}
     assert all("1 of 2 transactional ids crossed the end of the epoch space" in message for message in messages)

@@ -8,7 +8,7 @@ import pytest
 from conformance.targets.kafka.known_issues import seen_in
 from conformance.semantic import checks
 from conformance.semantic.history import History
-from conformance.semantic.session import SemanticRun, results
+from conformance.semantic.eos_run import SemanticRun, results
 from conformance.results.record import Outcome, ResultRecord
 
 IN, OUT = "in", "out"

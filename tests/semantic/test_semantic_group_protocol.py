@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conformance.semantic.history import History
-from conformance.semantic.session import SUITE, SemanticRun, results
+from conformance.semantic.eos_run import SUITE, SemanticRun, results
 from conformance.semantic.workload import Plan
 from conformance.results.record import Outcome
 

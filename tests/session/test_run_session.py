@@ -11,7 +11,7 @@ from conformance.results import Outcome, Requirement, Verdict
 from conformance.results.store import read_records
 from conformance.semantic import checks
 from conformance.semantic.history import History
-from conformance.semantic.session import SemanticRun, results
+from conformance.semantic.eos_run import SemanticRun, results
 from conformance.session import RunSession, handed_in
 from conformance.suite.model import CaseResult
 

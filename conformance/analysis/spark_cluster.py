@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..targets.base import stop_process
 from ..targets.ports import free_port
-from .session import prepare_environment, quiet_log4j_file
+from .spark_session import prepare_environment, quiet_log4j_file
 
 HOST = "127.0.0.1"
 

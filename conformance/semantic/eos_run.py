@@ -24,7 +24,7 @@ from ..client.cluster import Cluster
 from ..suite.model import CaseResult, StepFailure
 from ..results.record import Outcome, Requirement
 from ..targets.base import Target
-from .checks import CHECKS, SHOWN_ANOMALIES, Check, Verdict, judge
+from .checks import CHECKS, SHOWN_ANOMALIES, Check, CheckVerdict, judge
 from .epoch_space import fast_forward_all, where_they_ended
 from .history import History
 from .nemesis import Nemesis, faults_for
@@ -63,7 +63,7 @@ class SemanticRun:
     target: str
     target_version: str | None
     history: History
-    verdicts: list[tuple[Check, Verdict]] = field(default_factory=list)
+    verdicts: list[tuple[Check, CheckVerdict]] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     problem: tuple[Outcome, str] | None = None  # an outcome every check gets instead of a verdict
     duration_s: float = 0.0
@@ -262,7 +262,7 @@ def _known_issue(issue: dict) -> str:
             f"({issue['lines']} lines; the first: {issue['first']})")
 
 
-def _judged(result: CaseResult, check: Check, verdict: Verdict, stats: dict) -> None:
+def _judged(result: CaseResult, check: Check, verdict: CheckVerdict, stats: dict) -> None:
     counts = stats.get("transactions", {})
     workload = (f"{sum(counts.values())} transactions ({counts.get('committed', 0)} committed, "
                 f"{counts.get('aborted', 0)} aborted, {counts.get('unknown', 0)} of unknown outcome), "

@@ -21,7 +21,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from ..suite.model import CaseResult, Outcome, Requirement, StepFailure
 from .cases import write_case
-from .driver import Collector, DepartureFound, Target, machine_for
+from .driver import Collector, DepartureFound, ExploredTarget, machine_for
 from .model import table_rows
 from .reference import Judgement
 
@@ -106,7 +106,7 @@ def search(bootstrap: str, *, target: str, budget: Budget, seed: int, security=N
     deadline = began + budget.seconds if budget.seconds else None
     collector = Collector()
     result = Exploration(target, seed, collector)
-    driver = Target(bootstrap, security=security, run=run or f"explore-{seed}-{int(time.time())}",
+    driver = ExploredTarget(bootstrap, security=security, run=run or f"explore-{seed}-{int(time.time())}",
                     create_topic=create_topic, inject=inject)
     machine = machine_for(driver, collector, deadline=deadline)
     if progress is not None:
