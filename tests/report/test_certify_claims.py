@@ -158,6 +158,17 @@ def test_without_transactions_their_levels_are_not_claimed_and_robust_stands_on_
     assert unclaimed["transactions"] == MISSED and unclaimed["robust"] == REACHED
 
 
+def test_a_level_whose_suites_all_belong_to_a_feature_not_claimed_is_not_claimed_even_unrun(tmp_path):
+    """No KIP-848 groups claimed, and the kip848 suites not run: the level of them is not claimed, not "not run"."""
+    claims = write_claims(tmp_path, kip848_consumer_groups=False, apis={"TxnOffsetCommit": "0-5", "OffsetFetch": "0-9"})
+    level = Level(id="eos-848", name="EOS in KIP-848 groups", summary="", suites=("kip848.*",))
+    [result] = grade([level], [record("commit", 3, "passed")], {}, known_suites=["kip848.txn-offset-commit"],
+                     claims=claims)
+    assert result.status == NOT_CLAIMED and result.reasons == ["its suites (kip848.*) belong to features not claimed"]
+    assert grade([level], [record("commit", 3, "passed")], {}, known_suites=["kip848.txn-offset-commit"])[0].status \
+        == "not run"
+
+
 def test_no_transactions_with_transaction_apis_claimed_is_refused(tmp_path):
     with pytest.raises(ClaimsError, match=r"capabilities.yaml: transaction_versions: \[\] claims no transactions, "
                                           r"but apis names EndTxn: remove them"):
