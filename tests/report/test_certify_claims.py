@@ -153,6 +153,11 @@ def test_without_transactions_their_levels_are_not_claimed_and_robust_stands_on_
     robust = grades["robust"]
     # graded on the items it counts (the EndTxn one is outside the claims), not on the Transactions level
     assert (robust.status, robust.passed, robust.counted, robust.not_claimed) == (REACHED, 2, 2, 1), robust.reasons
+    # the wire faults' idempotence cases stay claimed, their transactional ones do not
+    faults = dict(suite="faults.proxy-kip98", api="Produce")
+    assert claims.unclaimed(record("duplicate-batch-after-lost-produce-response", 3, "passed", **faults)) is None
+    assert claims.unclaimed(record("transactional-batch-retried-after-lost-response", 3, "passed", **faults)) \
+        == "transactions (KIP-98) not claimed"
     # Without claims the transaction levels are missed, and Robust still is not: the protocol does not tie them.
     unclaimed = {one.level.id: one.status for one in grade(load_levels(), rows, {})}
     assert unclaimed["transactions"] == MISSED and unclaimed["robust"] == REACHED

@@ -74,15 +74,18 @@ CORE_TRANSACTION_APIS = ("AddPartitionsToTxn", "EndTxn")
 
 # transaction.version 2 is KIP-890's second part: the versions only a TV2 broker serves and the suites of it.
 # "transactions" (transaction_versions: [] claims none) covers every suite that needs a transaction to run: the
-# Transactions level's and every level above it, the faults around transactions and the exactly-once tier.
+# Transactions level's and every level above it, the failovers and wire faults of transactions and the exactly-once
+# tier, and every item whose API under test is a transaction API.
 FEATURES = {
     "transactions": Feature(
         "transactions", "transactions (KIP-98)",
         suites=("kip98.transactions", "kip98.transactions-lifecycle", "kip98.consumers", "kip98.coordinator",
                 "kip98.offsets", "kip98.faults", "kip360.producer-recovery", "kip447.*", "kip890.*", "kip939.*",
-                "kip848.*", "semantic.*", "faults.*", "cluster.commit-in-progress", "cluster.coordinator-log-blocked",
-                "cluster.coordinators-and-leaders", "cluster.epoch-rotation-failover", "cluster.leadership-moves",
-                "cluster.verification-coordinator-unreachable"),
+                "kip848.*", "semantic.*", "faults.proxy-kip890", "cluster.commit-in-progress",
+                "cluster.coordinator-log-blocked", "cluster.coordinators-and-leaders", "cluster.epoch-rotation-failover",
+                "cluster.leadership-moves", "cluster.verification-coordinator-unreachable"),
+        # the wire faults' idempotence cases stay: an implementation without transactions may have idempotence
+        cases=("faults.proxy-kip98::transactional-*",),
         apis={api: _span("0+") for api in TRANSACTION_APIS}),
     "transaction-version-2": Feature(
         "transaction-version-2", "transaction.version 2 (KIP-890)",
