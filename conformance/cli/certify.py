@@ -57,6 +57,10 @@ def register(commands) -> None:
     certify.add_argument("--node-control", metavar="FILE.yaml",
                          help="with a HOST:PORT target: the commands that stop, start and move leadership on its "
                               "nodes, so the levels with failover cases are graded on it")
+    certify.add_argument("--restart-command", metavar="COMMAND",
+                         help="with a HOST:PORT target: the shell command that brings it back once it stops answering "
+                              "(as conformance run takes it: 'systemctl restart mybroker'); the certification goes on, "
+                              "and the items under way at the crash run again one at a time to find the one that did it")
     certify.add_argument("--known-failures", action="append", default=[], metavar="FILE.yaml",
                          help="waive these departures in the levels that allow it (listed on the page)")
     certify.add_argument("--levels", metavar="FILE", help="levels file (default: the bundled levels.yaml)")
@@ -71,8 +75,8 @@ def register(commands) -> None:
                          help="the vendor's capabilities file: what it does not claim is graded 'not claimed', "
                               "and every claim is checked (see --init)")
     certify.add_argument("--no-companions", action="store_true",
-                         help="with --target kafka[:VERSION]: run on that one node only (no three-node cluster, fault "
-                              "proxy, exactly-once tier or --long cases beside it)")
+                         help="run on the target alone: none of the companions its kind allows beside it (three-node "
+                              "cluster, fault proxy, exactly-once tier, --long cases)")
     certify.add_argument("--semantic-duration", type=float, default=certify_complete.SEMANTIC_SECONDS,
                          metavar="SECONDS", help="how long the exactly-once tier's clients run in each group protocol "
                                                  f"(default: {certify_complete.SEMANTIC_SECONDS:g})")
@@ -218,6 +222,11 @@ def command_certify(arguments) -> int:
     level_list = levels.load_levels(arguments.levels)
     waivers = known_failures.load(arguments.known_failures) + list(claims.deviations if claims else ())
     extensions = Extensions.for_run()  # once for the whole certification: the run, the suites, the fingerprint
+    if getattr(arguments, "restart_command", None) and (
+            arguments.results or not certify_complete.is_attached(arguments.target, extensions.target_kinds())):
+        print("certify: --restart-command is for a HOST:PORT target certify runs the suites on (the harness brings "
+              "back the brokers it starts itself)", file=sys.stderr)
+        return 2
     if arguments.results:
         records = [row for path in arguments.results for row in bundle.with_transcripts(path, read_records(path))]
         sources, probes = list(arguments.results), dict[str, Any]()
@@ -348,12 +357,15 @@ def run_suites(arguments, extensions: Extensions) -> tuple[list[ResultRecord], l
         options += ["--client-config", arguments.client_config]
     if getattr(arguments, "node_control", None):
         options += ["--node-control", arguments.node_control]
+    if getattr(arguments, "restart_command", None):
+        options += ["--conformance-restart-command", arguments.restart_command]
     companions, threads = [], None
     if not arguments.no_companions:
         companions = certify_complete.plan(arguments.target, output, run_id, paths=arguments.paths,
                                            semantic_seconds=arguments.semantic_duration,
                                            node_control=getattr(arguments, "node_control", None),
-                                           client_config=arguments.client_config, kinds=extensions.target_kinds())
+                                           client_config=arguments.client_config, kinds=extensions.target_kinds(),
+                                           restart_command=getattr(arguments, "restart_command", None))
     if companions:
         if not arguments.paths:
             options.append("--conformance-long")  # the end of the epoch space: the levels counting it need it

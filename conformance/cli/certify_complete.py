@@ -1,4 +1,4 @@
-"""``conformance certify --target kafka[:VERSION]``: what each level needs, provisioned beside the main target.
+"""``conformance certify --target SPEC``: what each level needs, run beside the main target.
 
 One node of Apache Kafka cannot take every case: the failover cases need three nodes (``suites/cluster``), the
 wire faults the fault proxy in front of the broker (``suites/faults``), the *Exactly-once under faults* level the
@@ -7,12 +7,14 @@ cases at the end of the producer epoch space ``--long``. Certify starts each of 
 process of its own, while the main run goes on; their results are graded as the main target's (each record keeps
 ``ran_on``, the spec it ran on, and the page lists the companions), so one command reaches every level.
 
-An attached broker (``HOST:PORT``, ``PRODUCT:VERSION@HOST:PORT``) gets what the harness can give it without a hand
-on its nodes: the wire faults through the harness's fault proxy in front of it (``proxy+HOST:PORT``) and the
-exactly-once tier against it (through the proxy, whose faults it then takes; with ``--node-control FILE``, against
-the broker itself, the nodes' commands making its faults). Its failover cases run in the main run when
-``--node-control`` gives the commands that stop and start its nodes. Other targets get no companion: the levels
-that need one say why (see :data:`NEEDS`).
+What a target gets depends on what its kind allows, never on whether the harness started it (:func:`allowed`): the
+three-node cluster only beside a single Kafka node (the harness can start three of them); the wire faults through
+the harness's fault proxy in front of any target not behind one already (``proxy+tansu``, ``proxy+rdkafka-mock``,
+``proxy+HOST:PORT``); the exactly-once tier against the target itself where it takes faults of its own (a Kafka
+node's restarts, librdkafka's mock's errors, an attached cluster's ``--node-control`` commands), else through the
+fault proxy, whose faults it then takes (Tansu, provisioned or attached; HOST:PORT without ``--node-control``). An
+attached broker's failover cases run in the main run when ``--node-control`` gives the commands that stop and start
+its nodes. The levels that still lack something say why (see :data:`NEEDS`).
 
 The companions run in two lanes, each one companion at a time: the three-node cluster's failover cases in one, and
 in the other the fault proxy, the exactly-once tier and the failover cases at the end of the epoch space, on a
@@ -35,6 +37,7 @@ from ..results.record import ResultRecord
 from ..results.store import read_records
 from ..resources import suites as bundled_suites
 from ..targets import hostport
+from ..targets.base import Capability
 from ..report.certify.needs import GIVEN, NEEDS, needs_of  # noqa: F401 - certify's names for them
 
 
@@ -76,16 +79,50 @@ def is_attached(spec: str, kinds=()) -> bool:
 
 
 EPOCH_SPACE_SUITE = "epoch-rotation-failover"  # the cluster suite whose cases fast-forward to the last epoch
+# Capabilities with which a target takes faults of its own in the exactly-once tier (semantic/nemesis.py): nodes it
+# stops, a broker it restarts, librdkafka's mock cluster's errors and downed brokers.
+OWN_FAULTS = frozenset({Capability.NODES, Capability.RESTART, Capability.FAULTS})
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The companions a target's kind allows: the same whether the harness starts the target or attaches to it."""
+    cluster: bool = False  # the failover cases on three nodes of the same Kafka (kafka,nodes=3)
+    proxy: bool = False  # the wire faults through the fault proxy in front of it (proxy+SPEC)
+    tier: str | None = None  # the spec the exactly-once tier runs on: the target itself, or proxy+SPEC
+
+
+def allowed(spec: str, kinds=None, *, node_control: str | None = None) -> Allowed:
+    """What ``spec``'s kind allows beside it. The three-node cluster: a single node of Apache Kafka, which the
+    harness can start three of. The fault proxy: any target not behind one already. The exactly-once tier: any
+    target, on itself where it takes faults of its own (:data:`OWN_FAULTS`, or an attached cluster's
+    ``--node-control`` commands), else through the fault proxy, whose faults it then takes. ``kinds``: the run's
+    target kinds (default: the installed plugins')."""
+    from ..targets.registry import resolve
+
+    if kinds is None:
+        from ..extension import Extensions
+
+        kinds = Extensions.for_run().target_kinds()
+    try:
+        capabilities = resolve(spec, kinds).capabilities
+    except ValueError:  # no kind takes the spec: the main run says so
+        return Allowed()
+    proxy = Capability.PROXY not in capabilities
+    own_faults = bool(OWN_FAULTS & capabilities) or (is_attached(spec, kinds) and bool(node_control))
+    return Allowed(cluster=is_single_kafka(spec), proxy=proxy,
+                   tier=spec if own_faults or not proxy else f"proxy+{spec}")
 
 
 def plan(spec: str, output: Path, run_id: str, *, semantic_seconds: float, paths: list[str] | None = None,
-         node_control: str | None = None, client_config: str | None = None, kinds=()) -> list[Companion]:
-    """The companions of ``spec`` (a single Kafka node, or an attached ``HOST:PORT``), not started yet. ``paths``
-    (the suite paths certify was given): only the companions of the cluster and fault suites among them, and no
-    exactly-once tier. ``kinds``: the run's target kinds (see :func:`is_attached`)."""
-    attached = is_attached(spec, kinds)
-    if not (is_single_kafka(spec) or attached):
-        return []
+         node_control: str | None = None, client_config: str | None = None, kinds=None,
+         restart_command: str | None = None) -> list[Companion]:
+    """The companions of ``spec``, not started yet: what its kind allows (:func:`allowed`), provisioned or attached.
+    ``paths`` (the suite paths certify was given): only the companions of the cluster and fault suites among them,
+    and no exactly-once tier. ``kinds``: the run's target kinds. ``restart_command`` (an attached target's
+    ``--restart-command``) goes to the fault proxy's run too, which runs on the same broker."""
+    kinds = list(kinds) if kinds else None
+    allows = allowed(spec, kinds, node_control=node_control)
     python = [sys.executable, "-m", "conformance.cli"]
     chosen = [Path(path).resolve() for path in paths or ()]
 
@@ -109,32 +146,32 @@ def plan(spec: str, output: Path, run_id: str, *, semantic_seconds: float, paths
 
     configured = ("--client-config", client_config) if client_config else ()
     cluster_why = "the failover cases need three nodes the harness can stop, start and move leadership on"
-    cluster = epoch_space = None
-    if is_single_kafka(spec):
+    cluster = epoch_space = proxy = None
+    if allows.cluster:
         base, _, options = spec.partition(",")
         three = f"{base},nodes=3" + (f",{options}" if options else "")
         cluster = run("cluster", cluster_why, three,
                       suite_files("cluster", lambda path: path.stem != EPOCH_SPACE_SUITE), 0)
         epoch_space = run("cluster (epoch space)", f"{cluster_why}; these fast-forward to the last epoch first, on a "
                           "cluster of their own", three, suite_files("cluster", lambda path: path.stem == EPOCH_SPACE_SUITE), 1)
-    proxy = run("proxy", "the wire faults need the fault proxy in front of the broker", f"proxy+{spec}",
-                suite_files("faults"), 1, configured)
-    return [companion for companion in (cluster, proxy, *([] if paths else _tier(spec, attached, output, run_id, python,
-                                                                                 semantic_seconds, node_control,
-                                                                                 configured)), epoch_space)
-            if companion is not None]
+    if allows.proxy:
+        restart = ("--restart-command", restart_command) if restart_command else ()
+        proxy = run("proxy", "the wire faults need the fault proxy in front of the broker", f"proxy+{spec}",
+                    suite_files("faults"), 1, (*configured, *restart))
+    tier = [] if paths or allows.tier is None else _tier(spec, allows.tier, output, run_id, python, semantic_seconds,
+                                                         node_control, configured)
+    return [companion for companion in (cluster, proxy, *tier, epoch_space) if companion is not None]
 
 
-def _tier(spec: str, attached: bool, output: Path, run_id: str, python: list[str], seconds: float, node_control: str | None,
-          configured: tuple[str, ...]) -> list[Companion]:
-    """The exactly-once tier in a classic and a KIP-848 group. On a provisioned node its restarts are the faults; on
-    an attached broker the nodes' commands are (--node-control), or without them the fault proxy in front of it."""
-    target, extra = spec, list(configured)
-    if attached:
-        target = spec if node_control else f"proxy+{spec}"
-        extra += ["--node-control", node_control] if node_control else []
+def _tier(spec: str, target: str, output: Path, run_id: str, python: list[str], seconds: float,
+          node_control: str | None, configured: tuple[str, ...]) -> list[Companion]:
+    """The exactly-once tier on ``target`` (:func:`allowed`), in a classic and a KIP-848 group: the target's own
+    faults (a provisioned node's restarts, an attached cluster's --node-control commands, the mock's errors), or the
+    fault proxy's in front of it."""
+    extra = list(configured)
+    extra += ["--node-control", node_control] if node_control and target == spec else []
     why = "the exactly-once tier: real transactional clients under faults" + (
-        "" if target == spec else " (the fault proxy's: no --node-control to stop the broker's nodes)")
+        "" if target == spec else " (the fault proxy's: the target takes no fault of its own)")
     made = []
     for protocol, suite in (("classic", "semantic.exactly-once"), ("consumer", "semantic.exactly-once.consumer-group")):
         results = output / f"results-{run_id}-semantic-{protocol}.jsonl"

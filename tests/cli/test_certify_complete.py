@@ -58,7 +58,35 @@ def test_an_attached_broker_gets_the_proxy_and_the_tier_and_says_what_it_lacks(t
     [proxy] = certify_complete.plan(spec, tmp_path, "run-1", semantic_seconds=5,
                                     paths=[str(certify_complete.bundled_suites() / "faults" / "proxy-kip98.yaml")])
     assert proxy.suites == ("faults.proxy-kip98",)
-    assert certify_complete.plan("tansu", tmp_path, "run-1", semantic_seconds=5) == []
+
+
+def companions_of(spec: str, tmp_path, **options) -> dict[str, str]:
+    """companion name -> the spec it runs on."""
+    return {companion.name: companion.spec
+            for companion in certify_complete.plan(spec, tmp_path, "run-1", semantic_seconds=5, **options)}
+
+
+def test_a_target_gets_what_its_kind_allows_provisioned_or_attached(tmp_path):
+    """Tansu gets the fault proxy and the exactly-once tier through it whether the harness starts it or attaches to
+    it; librdkafka's mock runs the tier on itself (its own errors and downed brokers are the faults); a target
+    behind the proxy already gets no second one; only a single Kafka node gets the three-node cluster."""
+    attached = "tansu:0.6.0@127.0.0.1:19092"
+    tier = ("exactly-once (classic group)", "exactly-once (consumer group)")
+    assert companions_of("tansu", tmp_path) == {"proxy": "proxy+tansu", **dict.fromkeys(tier, "proxy+tansu")}
+    assert companions_of(attached, tmp_path) == {"proxy": f"proxy+{attached}",
+                                                 **dict.fromkeys(tier, f"proxy+{attached}")}
+    assert companions_of("rdkafka-mock", tmp_path) == {"proxy": "proxy+rdkafka-mock",
+                                                       **dict.fromkeys(tier, "rdkafka-mock")}
+    assert companions_of("rdkafka-mock:3", tmp_path)["proxy"] == "proxy+rdkafka-mock:3"
+    assert companions_of("proxy+tansu", tmp_path) == dict.fromkeys(tier, "proxy+tansu")
+    assert companions_of("kafka,nodes=3", tmp_path) == {"proxy": "proxy+kafka,nodes=3",
+                                                        **dict.fromkeys(tier, "kafka,nodes=3")}
+    assert set(companions_of("kafka", tmp_path)) == {"cluster", "cluster (epoch space)", "proxy", *tier}
+    assert companions_of("no-such-kind", tmp_path) == {}
+    # an attached broker's --restart-command goes to the fault proxy's run, on the same broker
+    [proxy] = certify_complete.plan(attached, tmp_path, "run-1", semantic_seconds=5, restart_command="svc restart",
+                                    paths=[str(certify_complete.bundled_suites() / "faults" / "proxy-kip98.yaml")])
+    assert proxy.command[proxy.command.index("--restart-command") + 1] == "svc restart"
 
 
 def companion(tmp_path, name: str, suite: str, rows: list[dict] | None, spec: str = "kafka,nodes=3") -> Companion:

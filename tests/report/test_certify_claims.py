@@ -11,8 +11,8 @@ from report_records import result_record as record, write_jsonl
 from conformance.cli import main
 from conformance.report.certify import claims as claims_module
 from conformance.report.certify.claims import (DEPARTING, DOCUMENTED, HOLDS, NOT_ADVERTISED,
-                                               NOT_CLAIMED_BUT_ADVERTISED, STALE, ClaimsError)
-from conformance.report.certify.levels import MISSED, NOT_CLAIMED, REACHED, Level, grade
+                                               NOT_CLAIMED_BUT_ADVERTISED, STALE, UNCHECKED, ClaimsError)
+from conformance.report.certify.levels import MISSED, NOT_CLAIMED, REACHED, Level, grade, load_levels
 from conformance.protocol.schema import VersionRange
 
 TXN = Level(id="txn", name="Transactions", summary="", suites=("kip98.transactions",), demands={"EndTxn": None})
@@ -92,6 +92,92 @@ def test_claims_that_hold_and_documented_deviations(tmp_path):
     waiving = Level(id="txn", name="T", summary="", suites=("kip98.transactions",), allow_known_failures=True)
     result = grade([waiving], rows, {}, list(claims.deviations), claims=claims)[0]
     assert result.status == REACHED and result.label == "reached with 1 waived"
+
+
+# What a broker without transactions advertises (tests/support/small_broker.py), and one that has them.
+WITHOUT_TRANSACTIONS = {"ApiVersions": (0, 4), "Produce": (0, 7), "Fetch": (0, 11), "Metadata": (0, 8)}
+WITH_TRANSACTIONS = {**WITHOUT_TRANSACTIONS, "InitProducerId": (0, 5), "AddPartitionsToTxn": (0, 3), "EndTxn": (0, 4)}
+
+
+def claim_rows(claims, rows, advertised) -> dict[str, list[tuple[str, str]]]:
+    found: dict[str, list[tuple[str, str]]] = {}
+    for row in claims_module.check(claims, rows, fingerprint(advertised)):
+        found.setdefault(row["claim"], []).append((row["status"], row["detail"]))
+    return found
+
+
+def test_a_claim_of_no_transactions_is_checked_against_the_brokers_api_versions(tmp_path):
+    claims = write_claims(tmp_path, transaction_versions=[], apis={"Produce": "0-7", "Fetch": "0-11"})
+    assert not claims.transactions
+    unsupported = [record("commit", 3, "unsupported")]
+    assert claim_rows(claims, unsupported, WITHOUT_TRANSACTIONS)["transaction_versions: []"] == [
+        (HOLDS, "advertises no transaction API, as claimed")]
+    # a broker that advertises EndTxn does have transactions: the claim of none is false
+    [(status, detail)] = claim_rows(claims, unsupported, WITH_TRANSACTIONS)["transaction_versions: []"]
+    assert status == NOT_CLAIMED_BUT_ADVERTISED and detail == ("claims no transactions, but advertises "
+                                                              "AddPartitionsToTxn v0-3, EndTxn v0-4")
+
+
+def test_a_forced_claim_never_holds_on_a_run_with_no_verdict_for_it(tmp_path):
+    """A vendor who could not claim no transactions claimed [0]; its broker has none, and every item of them went
+    unanswered: the claim is false against the ApiVersions, and nothing says it holds."""
+    claims = write_claims(tmp_path, transaction_versions=[0], apis={"EndTxn": "0-4", "Produce": "0-7"})
+    no_verdicts = [record("commit", 3, "unsupported"), record("abort", 3, "skipped")]
+    found = claim_rows(claims, no_verdicts, WITHOUT_TRANSACTIONS)
+    assert found["transaction_versions: [0]"] == [
+        (NOT_ADVERTISED, "claims transactions, but advertises no AddPartitionsToTxn and no EndTxn")]
+    assert found["apis.EndTxn: 0-4"] == [(NOT_ADVERTISED, "not advertised at all")]
+    # advertised as claimed, yet no item got a verdict: not checked, not "holds"
+    found = claim_rows(claims, no_verdicts, WITH_TRANSACTIONS)
+    assert [status for status, _ in found["transaction_versions: [0]"]] == [UNCHECKED]
+    assert found["apis.EndTxn: 0-4"] == [(UNCHECKED, "advertises v0-4 as claimed; no item at a claimed version "
+                                                     "passed")]
+    # one item passing is a verdict: the claims hold
+    found = claim_rows(claims, [*no_verdicts, record("commit", 4, "passed")], WITH_TRANSACTIONS)
+    assert [status for status, _ in found["transaction_versions: [0]"]] == [HOLDS]
+    assert [status for status, _ in found["apis.EndTxn: 0-4"]] == [HOLDS]
+
+
+def test_without_transactions_their_levels_are_not_claimed_and_robust_stands_on_its_own(tmp_path):
+    claims = write_claims(tmp_path, transaction_versions=[], apis={"Produce": "0-7", "Fetch": "0-11"})
+    rows = [record("commit", 3, "unsupported"),  # EndTxn, not advertised
+            record("fetch-bad-offset", 4, "passed", suite="kip98.error-paths", api="Fetch"),
+            record("end-txn-unknown-id", 3, "unsupported", suite="kip98.error-paths"),
+            record("truncated-frame", None, "passed", suite="robustness.malformed-frames", api=None)]
+    grades = {one.level.id: one for one in grade(load_levels(), rows, {}, claims=claims)}
+    for level in ("idempotent-producer", "transactions", "exactly-once", "transactions-v2",
+                  "exactly-once-consumer-groups", "exactly-once-under-faults"):
+        assert grades[level].status == NOT_CLAIMED, (level, grades[level].reasons)
+    assert "needs transactions (AddOffsetsToTxn, AddPartitionsToTxn, EndTxn, TxnOffsetCommit); claims none " \
+           "(transaction_versions: [])" in grades["transactions"].reasons
+    robust = grades["robust"]
+    # graded on the items it counts (the EndTxn one is outside the claims), not on the Transactions level
+    assert (robust.status, robust.passed, robust.counted, robust.not_claimed) == (REACHED, 2, 2, 1), robust.reasons
+    # the wire faults' idempotence cases stay claimed, their transactional ones do not
+    faults = dict(suite="faults.proxy-kip98", api="Produce")
+    assert claims.unclaimed(record("duplicate-batch-after-lost-produce-response", 3, "passed", **faults)) is None
+    assert claims.unclaimed(record("transactional-batch-retried-after-lost-response", 3, "passed", **faults)) \
+        == "transactions (KIP-98) not claimed"
+    # Without claims the transaction levels are missed, and Robust still is not: the protocol does not tie them.
+    unclaimed = {one.level.id: one.status for one in grade(load_levels(), rows, {})}
+    assert unclaimed["transactions"] == MISSED and unclaimed["robust"] == REACHED
+
+
+def test_a_level_whose_suites_all_belong_to_a_feature_not_claimed_is_not_claimed_even_unrun(tmp_path):
+    """No KIP-848 groups claimed, and the kip848 suites not run: the level of them is not claimed, not "not run"."""
+    claims = write_claims(tmp_path, kip848_consumer_groups=False, apis={"TxnOffsetCommit": "0-5", "OffsetFetch": "0-9"})
+    level = Level(id="eos-848", name="EOS in KIP-848 groups", summary="", suites=("kip848.*",))
+    [result] = grade([level], [record("commit", 3, "passed")], {}, known_suites=["kip848.txn-offset-commit"],
+                     claims=claims)
+    assert result.status == NOT_CLAIMED and result.reasons == ["its suites (kip848.*) belong to features not claimed"]
+    assert grade([level], [record("commit", 3, "passed")], {}, known_suites=["kip848.txn-offset-commit"])[0].status \
+        == "not run"
+
+
+def test_no_transactions_with_transaction_apis_claimed_is_refused(tmp_path):
+    with pytest.raises(ClaimsError, match=r"capabilities.yaml: transaction_versions: \[\] claims no transactions, "
+                                          r"but apis names EndTxn: remove them"):
+        write_claims(tmp_path, transaction_versions=[], apis={"EndTxn": "0-4", "Produce": "0-7"})
 
 
 def test_a_malformed_capabilities_file_names_the_file_and_field(tmp_path):

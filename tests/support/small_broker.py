@@ -10,7 +10,11 @@ connection and called it down.
 
 from __future__ import annotations
 
-from fake_kafka import CLOSE, FakeKafka
+from conformance.protocol import frames
+
+from fake_kafka import CLOSE, CODEC, FakeKafka
+
+API_VERSIONS_KEY = CODEC.registry.api("ApiVersions").api_key
 
 # what it advertises: the versions a client needs to produce and consume, and nothing of transactions
 SMALL_BROKER_APIS = {"ApiVersions": (0, 4), "Metadata": (0, 8), "Produce": (0, 7), "Fetch": (0, 11),
@@ -20,10 +24,42 @@ SMALL_BROKER_APIS = {"ApiVersions": (0, 4), "Metadata": (0, 8), "Produce": (0, 7
 def small_broker() -> FakeKafka:
     """The broker, listening on loopback (stop it with ``stop()``)."""
 
-    def handler(api: str, version: int, body: dict):
-        low, high = SMALL_BROKER_APIS.get(api, (0, -1))
-        if not low <= version <= high:
-            return CLOSE
-        return None  # FakeKafka's default answer: no error
+    return FakeKafka(_advertised_only, apis=SMALL_BROKER_APIS)
 
-    return FakeKafka(handler, apis=SMALL_BROKER_APIS)
+
+def _advertised_only(api: str, version: int, body: dict):
+    """Closes the connection on what it does not advertise; anything else gets FakeKafka's default answer."""
+    low, high = SMALL_BROKER_APIS.get(api, (0, -1))
+    return None if low <= version <= high else CLOSE
+
+
+def small_broker_without_transactions() -> FakeKafka:
+    """The small broker made to handle the protocol as it must, still with no transaction API and no CreateTopics:
+    an ApiVersions request at a version beyond v4 gets KIP-511's answer (UNSUPPORTED_VERSION in a v0 body, with its
+    ApiVersions range) instead of a closed connection, and having no way to create topics it has none: Produce to
+    any topic is refused with UNKNOWN_TOPIC_OR_PARTITION. What a vendor of such a broker certifies with a
+    capabilities file that claims no transactions."""
+    return _RobustSmallBroker(_without_topics, apis=SMALL_BROKER_APIS)
+
+
+UNKNOWN_TOPIC_OR_PARTITION, UNSUPPORTED_VERSION = 3, 35
+
+
+def _without_topics(api: str, version: int, body: dict):
+    if api == "Produce" and _advertised_only(api, version, body) is None:
+        return {"responses": [{"name": topic["name"], "partition_responses": [
+            {"index": partition["index"], "error_code": UNKNOWN_TOPIC_OR_PARTITION, "base_offset": -1}
+            for partition in topic["partition_data"]]} for topic in body["topic_data"]]}
+    return _advertised_only(api, version, body)
+
+
+class _RobustSmallBroker(FakeKafka):
+    def _answer(self, payload: bytes, state: dict | None = None):
+        api_key, version, correlation = frames.peek_request_header(payload)
+        low, high = SMALL_BROKER_APIS["ApiVersions"]
+        if api_key == API_VERSIONS_KEY and version > high:  # KIP-511: a v0 body, whatever version was asked
+            self.requests.append(("ApiVersions", version))
+            return frames.encode_response(CODEC, "ApiVersions", 0, correlation, {
+                "error_code": UNSUPPORTED_VERSION,
+                "api_keys": [{"api_key": API_VERSIONS_KEY, "min_version": low, "max_version": high}]})
+        return super()._answer(payload, state)

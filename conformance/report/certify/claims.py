@@ -66,8 +66,27 @@ def _span(text: str) -> VersionRange:
     return VersionRange.parse(text, where="claims")
 
 
+# The transaction APIs: a broker that implements transactions serves them, one without transactions none of them.
+TRANSACTION_APIS = ("AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit", "WriteTxnMarkers",
+                    "DescribeTransactions", "ListTransactions")
+# The two a transaction cannot do without: what a claim of transactions is checked against in ApiVersions.
+CORE_TRANSACTION_APIS = ("AddPartitionsToTxn", "EndTxn")
+
 # transaction.version 2 is KIP-890's second part: the versions only a TV2 broker serves and the suites of it.
+# "transactions" (transaction_versions: [] claims none) covers every suite that needs a transaction to run: the
+# Transactions level's and every level above it, the failovers and wire faults of transactions and the exactly-once
+# tier, and every item whose API under test is a transaction API.
 FEATURES = {
+    "transactions": Feature(
+        "transactions", "transactions (KIP-98)",
+        suites=("kip98.transactions", "kip98.transactions-lifecycle", "kip98.consumers", "kip98.coordinator",
+                "kip98.offsets", "kip98.faults", "kip360.producer-recovery", "kip447.*", "kip890.*", "kip939.*",
+                "kip848.*", "semantic.*", "faults.proxy-kip890", "cluster.commit-in-progress",
+                "cluster.coordinator-log-blocked", "cluster.coordinators-and-leaders", "cluster.epoch-rotation-failover",
+                "cluster.leadership-moves", "cluster.verification-coordinator-unreachable"),
+        # the wire faults' idempotence cases stay: an implementation without transactions may have idempotence
+        cases=("faults.proxy-kip98::transactional-*",),
+        apis={api: _span("0+") for api in TRANSACTION_APIS}),
     "transaction-version-2": Feature(
         "transaction-version-2", "transaction.version 2 (KIP-890)",
         suites=("kip890.transaction-v2", "kip890.epoch-overflow", "faults.proxy-kip890"),
@@ -102,8 +121,13 @@ class Claims:
     deviations: tuple[known_failures.Entry, ...]
     raw: dict
 
+    @property
+    def transactions(self) -> bool:
+        """Whether transactions are claimed at all: ``transaction_versions: []`` says the implementation has none."""
+        return bool(self.transaction_versions)
+
     def claimed_features(self) -> dict[str, bool]:
-        claimed = {"transaction-version-2": 2 in self.transaction_versions,
+        claimed = {"transactions": self.transactions, "transaction-version-2": 2 in self.transaction_versions,
                    "two-phase-commit": self.two_phase_commit, "kip848-consumer-groups": self.kip848_consumer_groups}
         claimed.update({f"compression-{codec}": codec in self.compression for codec in CODECS if codec != "none"})
         return claimed
@@ -131,10 +155,18 @@ class Claims:
     def level_unclaimed(self, level) -> list[str]:
         """Why a level as a whole is outside the claims: it demands a feature or an API version not claimed."""
         reasons = []
+        own = [pattern for pattern in level.suites if pattern != "*"]
+        if own and all(self.suite_unclaimed(pattern) for pattern in own):
+            reasons.append(f"its suites ({', '.join(own)}) belong to features not claimed")
+        transactional = sorted(api for api in level.demands if api in TRANSACTION_APIS)
+        if transactional and not self.transactions:
+            reasons.append(f"needs transactions ({', '.join(transactional)}); claims none (transaction_versions: [])")
         for name, minimum in level.features.items():
-            if name == "transaction.version" and max(self.transaction_versions) < minimum:
+            if name == "transaction.version" and max(self.transaction_versions, default=-1) < minimum:
                 reasons.append(f"needs {name} ≥ {minimum}; claims {list(self.transaction_versions)}")
         for api, span in level.demands.items():
+            if api in TRANSACTION_APIS and not self.transactions:
+                continue  # said once above
             claimed = self.apis.get(api)
             if claimed is None:
                 reasons.append(f"demands {api}, not claimed")
@@ -161,6 +193,10 @@ def load(path: str | Path) -> Claims:
         apis = {api: VersionRange.parse(str(span), where=f"{path}: apis.{api}") for api, span in raw["apis"].items()}
     except SpecError as error:
         raise ClaimsError(str(error)) from None
+    contradicting = [api for api in TRANSACTION_APIS if api in apis]
+    if not raw["transaction_versions"] and contradicting:
+        raise ClaimsError(f"{path}: transaction_versions: [] claims no transactions, but apis names "
+                          f"{', '.join(contradicting)}: remove them, or list the transaction.version levels")
     deviations = []
     for index, entry in enumerate(raw.get("deviations") or []):
         where = f"{path}: deviations[{index}]"
@@ -187,17 +223,28 @@ def check(claims: Claims, records: list[ResultRecord], fingerprint: dict | None)
     departed = [record for record in records if record.outcome == Outcome.FAILED
                 and record.requirement != Requirement.IMPLEMENTATION and not record.draft]
     documented = [record for record in departed if known_failures.first_match(list(claims.deviations), record)]
-    undocumented = [record for record in departed if record not in documented]
+    # a departure outside the claims is evidence the page lists, never a false claim
+    undocumented = [record for record in departed if record not in documented and claims.unclaimed(record) is None]
+    claimed = [record for record in records if claims.unclaimed(record) is None]
     advertised = {entry["name"]: (entry["min"], entry["max"]) for entry in (fingerprint or {}).get("apis", [])}
 
     def row(claim: str, status: str, detail: str, items: Sequence[ResultRecord] = ()) -> None:
         rows.append({"claim": claim, "status": status, "detail": detail, "items": [label(item) for item in items]})
 
-    # transaction.version levels
+    # Transactions, and their transaction.version levels: [] claims none, and then no transaction API may be served.
     claim = f"transaction_versions: {list(claims.transaction_versions)}"
+    serving = [f"{api} v{advertised[api][0]}-{advertised[api][1]}" for api in TRANSACTION_APIS if api in advertised]
+    lacking = [api for api in CORE_TRANSACTION_APIS if api not in advertised]
     if fingerprint is None:
         row(claim, UNCHECKED, "no fingerprint: what the target advertises is unknown")
+    elif not claims.transactions:
+        if serving:
+            row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"claims no transactions, but advertises {', '.join(serving)}")
+        else:
+            row(claim, HOLDS, "advertises no transaction API, as claimed")
     else:
+        if lacking:
+            row(claim, NOT_ADVERTISED, f"claims transactions, but advertises no {' and no '.join(lacking)}")
         supported = (fingerprint.get("supported_features") or {}).get("transaction.version")
         bottom, top = supported if supported else (0, 0)
         missing = [level for level in claims.transaction_versions if level > top]
@@ -206,8 +253,10 @@ def check(claims: Claims, records: list[ResultRecord], fingerprint: dict | None)
                 else "advertises no transaction.version feature (level 0 only)")
         elif top > max(claims.transaction_versions):
             row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"advertises transaction.version {bottom}-{top}")
-    _feature_rows(row, claim if 2 in claims.transaction_versions else None, "transaction-version-2", undocumented)
-    _holds_unless_found(rows, row, claim, "the advertised transaction.version levels match")
+    _feature_rows(rows, row, claim if 2 in claims.transaction_versions else None, "transaction-version-2",
+                  undocumented)
+    # a claim of transactions holds on the verdicts of their items, never on the advertisement alone
+    _feature_rows(rows, row, claim if claims.transactions else None, "transactions", undocumented, claimed)
 
     # Two-phase commit and KIP-848 groups: advertised through API versions.
     for flag, feature_id, claim, is_advertised, how in (
@@ -222,13 +271,15 @@ def check(claims: Claims, records: list[ResultRecord], fingerprint: dict | None)
             row(claim, NOT_ADVERTISED, f"{how} is not advertised")
         elif not flag and is_advertised:
             row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"{how} is advertised")
-        _feature_rows(row, claim if flag else None, feature_id, undocumented)
-        _holds_unless_found(rows, row, claim, f"{how} {'is' if flag else 'is not'} advertised, as claimed")
+        if flag:  # holds on the verdicts of the feature's items
+            _feature_rows(rows, row, claim, feature_id, undocumented, claimed)
+        else:
+            _holds_unless_found(rows, row, claim, f"{how} is not advertised, as claimed")
 
     # Compression: no advertisement exists; the cases say.
     for codec in claims.compression:
         if codec != "none":
-            _feature_rows(row, f"compression: {codec}", f"compression-{codec}", undocumented, records=records)
+            _feature_rows(rows, row, f"compression: {codec}", f"compression-{codec}", undocumented, claimed)
 
     # API versions.
     tested = {str(record.api) for record in records if record.api}
@@ -249,13 +300,18 @@ def check(claims: Claims, records: list[ResultRecord], fingerprint: dict | None)
             row(claim, NOT_ADVERTISED, f"advertises v{low_high[0]}-{low_high[1]}")
         elif low_high[0] < span.low or low_high[1] > _top(span):
             row(claim, NOT_CLAIMED_BUT_ADVERTISED, f"advertises v{low_high[0]}-{low_high[1]}")
-        departing = [record for record in undocumented if record.api == api
-                     and record.api_version is not None and record.api_version in span
-                     and claims.unclaimed(record) is None]
+        departing = [record for record in undocumented if _at_claimed_version(record, api, span)]
+        passed = [record for record in claimed if record.outcome == Outcome.PASSED and _at_claimed_version(record, api, span)]
         if departing:
             row(claim, DEPARTING, f"{len(departing)} departing item(s) at claimed versions", departing)
-        elif not any(existing["claim"] == claim for existing in rows):
-            row(claim, HOLDS, f"advertises v{low_high[0]}-{low_high[1]}")
+        elif any(existing["claim"] == claim for existing in rows):
+            pass
+        elif passed:  # advertised as claimed, and items at those versions passed
+            row(claim, HOLDS, f"advertises v{low_high[0]}-{low_high[1]}; {len(passed)} item(s) at claimed "
+                              "versions passed")
+        else:
+            row(claim, UNCHECKED, f"advertises v{low_high[0]}-{low_high[1]} as claimed; no item at a claimed "
+                                  "version passed")
 
     # Documented deviations: shown with what they cover, and those that no departure needs.
     for entry in claims.deviations:
@@ -270,16 +326,23 @@ def _holds_unless_found(rows: list[dict], row, claim: str, detail: str) -> None:
         row(claim, HOLDS, detail)
 
 
-def _feature_rows(row, claim: str | None, feature_id: str, undocumented: list[ResultRecord],
+def _at_claimed_version(record: ResultRecord, api: str, span: VersionRange) -> bool:
+    return record.api == api and record.api_version is not None and record.api_version in span
+
+
+def _feature_rows(rows: list[dict], row, claim: str | None, feature_id: str, undocumented: list[ResultRecord],
                   records: Sequence[ResultRecord] = ()):
-    """A claimed feature whose items depart is a false claim; a claimed codec whose cases all pass holds."""
+    """A claimed feature whose items depart is a false claim. Given ``records``, a claim nothing else was found of
+    holds where items of the feature passed, and is not checked where none did: a claim is never shown to hold on a
+    run with no verdict for it."""
     if claim is None:
         return
     feature = FEATURES[feature_id]
-    departing = [record for record in undocumented if feature.covers(record)]
+    shown = {item for existing in rows if existing["claim"] == claim for item in existing["items"]}
+    departing = [record for record in undocumented if feature.covers(record) and label(record) not in shown]
     if departing:
         row(claim, DEPARTING, f"{len(departing)} departing item(s) of {feature.name}", departing)
-    elif records:
+    elif records and not any(existing["claim"] == claim for existing in rows):
         covered = [record for record in records if feature.covers(record)]
         passed = [record for record in covered if record.outcome == Outcome.PASSED]
         if passed:
@@ -313,7 +376,7 @@ vendor: ""
 source: ""                       # where these claims come from: your documentation, a release note
 
 # transaction.version levels implemented: 0 (KIP-98 transactions), 1, 2 (KIP-890: Produce v12, EndTxn v5,
-# an epoch bump on every transaction).
+# an epoch bump on every transaction); [] for no transactions (then list no transaction API under apis).
 transaction_versions: [0, 1, 2]
 two_phase_commit: false          # KIP-939 (InitProducerId v6, keep_prepared_txn)
 kip848_consumer_groups: true     # KIP-848 consumer groups (ConsumerGroupHeartbeat, member epochs)
