@@ -41,6 +41,7 @@ def send_step(context: Context, step: dict, index: str, name: str) -> None:
 
 
 def _send_at(context: Context, step: dict, name: str, api: str, version: int):
+    observe.ids_given(context, requests(step)[0], version)  # a zero id Metadata gave is Metadata's, not this step's
     fields = expressions.resolve(step.get("fields") or {}, {**context.variables, "version": version})
     if api in ACL_PRINCIPAL_FIELDS:
         fields = acl_principals(context, api, fields)
@@ -189,8 +190,10 @@ def sent_versions(step: dict, api: str, spec: MessageSpec, under_test) -> list[i
 
 
 def requests(step) -> tuple[Request, ...]:
-    """The one request a send step sends: its API at the version it pins (``version:``), else the case's."""
-    return (Request(step["send"], step.get("version"), step.get("expect") or {}),)
+    """The one request a send step sends: its API at the version it pins (``version:``), else the case's, with the
+    topics its fields name by the id the harness learnt."""
+    return (Request(step["send"], step.get("version"), step.get("expect") or {},
+                    topic_ids=expressions.named(step.get("fields") or {}, "topic_ids")),)
 
 
 KIND = StepKind("send", send_step, describe=detail_from("send"), check=check_send, requests=requests,
