@@ -15,7 +15,7 @@ from ..context import Context, Deviation, Skip, attributed
 from .. import control, observe
 from . import requesting
 from ..exchange import exchange, retrying
-from ..expect import check_expect, save
+from ..expect import check_expect, deferred, save
 from ..policy import step_version, with_coordinator_retry
 
 
@@ -75,7 +75,7 @@ def refused_outright(context: Context, api: str, version: int, expect: dict, res
     """Notes that the step under test met ``refused: or_no_effect`` by a refusal (an error, or no answer): the
     KIP's demand is met without the effect, so a check of the effect its observer could not make is not needed."""
     if expect.get("refused") == "or_no_effect" and context.under_test(api, version) \
-            and (response is None or matchers.primary_error(response) != 0):
+            and (response is None or matchers.primary_error(response) != 0) and not deferred(response):
         context.progress.refused = True
 
 
