@@ -283,3 +283,14 @@ def test_an_offset_fetch_that_reads_back_no_commit_blocks_txn_offset_commit_nami
     result = run_on(broker, VISIBLE, 2)
     assert result.outcome is Outcome.BLOCKED, result.message
     assert "does not read back a plain OffsetCommit" in result.message
+
+
+FENCE = bundled_case("kip98/transactions-lifecycle.yaml", "produce-after-fence-rejected")
+
+
+def test_a_write_the_coordinator_never_fenced_blocks_naming_init_producer_id():
+    # this coordinator, as librdkafka's mock, aborts nothing when a new instance initialises: the partition has no
+    # fence to hold the old instance to, so its accepted write is InitProducerId's omission (before: Produce failed)
+    result = run(FENCE, 3)
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert "left the old instance's transaction open" in result.message
