@@ -14,6 +14,7 @@ import textwrap
 import uuid
 
 from conformance.protocol import records
+from conformance.runner.steps.send import requests
 from conformance.suite.model import Outcome
 
 from fake_kafka import CODEC, FakeKafka
@@ -217,3 +218,11 @@ def test_a_send_step_that_names_its_topic_by_a_zero_id_is_blocked_by_metadata_s_
     by_name, broker = run(tmp_path, TXN_OFFSET_COMMIT, 5, script=ZeroIdCommits())
     assert by_name.outcome is Outcome.PASSED, by_name.message
     assert ("TxnOffsetCommit", 5) in broker.requests
+
+
+def test_the_send_kind_declares_each_topic_its_fields_name_by_a_learnt_id_once():
+    step = {"send": "TxnOffsetCommit", "fields": {"group_id": "${groups.app}", "topics": [
+        {"name": "${topics.in}", "topic_id": "${topic_ids.in}"}, {"topic_id": "${topic_ids.out}"},
+        {"topic_id": "${topic_ids.in}"}]}}
+    assert requests(step)[0].topic_ids == ("in", "out")
+    assert requests({"send": "EndTxn", "fields": {"transactional_id": "${txn_ids.main}"}})[0].topic_ids == ()
