@@ -19,7 +19,7 @@ from ..protocol.errors import error_code
 from ..protocol.primitives import Raw
 from ..suite import expressions, matchers
 from .context import Context, Deviation, attributed
-from .expect import check_expect, describe_expect
+from .expect import DEFERRING, check_expect, describe_expect
 from .pacing import pause
 from .policy import destination
 
@@ -173,13 +173,21 @@ def _has_raw(value) -> bool:
     return has_raw(value)
 
 
+# How long a step retries without a ``retry`` of its own (a refusal step's deferring answers), as steps that name one do.
+DEFERRED_FOR_MS = 10_000
+
+
 def retrying(context: Context, step: dict, attempt):
-    """Run ``attempt()`` again while the response's error is one the step names as retriable."""
-    retry = step.get("retry")
-    if not retry:
+    """Run ``attempt()`` again while the response's error is one the step names as retriable, or one that defers
+    the request where the step expects a refusal (as a client retries it: only a final answer is judged)."""
+    retry = step.get("retry") or {}
+    names = set(retry.get("on") or ())
+    if (step.get("expect") or {}).get("refused") in (True, "or_no_effect"):
+        names |= set(DEFERRING)
+    if not names:
         return attempt()
-    retriable = {error_code(name) for name in retry["on"]}
-    deadline = time.monotonic() + retry.get("for_ms", 10_000) / 1000
+    retriable = {error_code(name) for name in names}
+    deadline = time.monotonic() + retry.get("for_ms", DEFERRED_FOR_MS) / 1000
     while True:
         response = attempt()
         if response is None or matchers.primary_error(response) not in retriable or time.monotonic() > deadline:

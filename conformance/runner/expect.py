@@ -15,6 +15,16 @@ REFUSED = "refused: any error code (a closed connection is no refusal a client s
 # `refused: or_no_effect`: the KIP demands a refusal or no effect; a NONE answer is judged by the effect,
 # which the case's `verifies` steps after it check (the loader insists there is one).
 REFUSED_OR_NO_EFFECT = "refused, or answered NONE with no effect (the verifying steps judge the effect)"
+# Answers that defer a request instead of refusing it (the coordinator is completing a transaction, or not ready):
+# Kafka classes them retriable and a client sends the request again, so a step that expects a refusal retries them
+# (exchange.retrying) and one still deferred at the end is no refusal a client sees.
+DEFERRING = ("CONCURRENT_TRANSACTIONS", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE")
+
+
+def deferred(response, error_of=None) -> str | None:
+    """The deferring error ``response`` answers with, if any."""
+    name = error_name((error_of or matchers.primary_error)(response)) if isinstance(response, dict) else None
+    return name if name in DEFERRING else None
 
 
 def describe_expect(expect: dict, version: int):
@@ -33,6 +43,10 @@ def check_expect(context: Context, name: str, response: dict, expect: dict, vers
     if expect.get("refused") is True and (error_of or matchers.primary_error)(response) == 0:
         raise Deviation(f"{name}: expected the request to be refused, it was answered with NONE",
                         expected=REFUSED, actual="NONE")
+    if expect.get("refused") is True and deferred(response, error_of):
+        raise Deviation(f"{name}: expected the request to be refused, it was answered {deferred(response, error_of)} "
+                        "until its retries ran out: a retriable error defers the request, it is no refusal a client "
+                        "sees", expected=REFUSED, actual=deferred(response, error_of))
     if "error_code" in expect:
         wanted = matchers.for_version(expect["error_code"], version)
         if wanted is not matchers._MISSING:

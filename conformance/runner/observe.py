@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 
 from ..protocol.errors import error_name
+from ..suite.kinds import Request
 from .context import Context, Deviation
 from .exchange import exchange, retrying
 from .expect import check_expect
@@ -102,6 +103,38 @@ def exists_without_id(context: Context, topic: str) -> bool:
     id either, and a case may address one on purpose)."""
     listed = [entry for entry in context.cluster.metadata([topic])["topics"] if entry.get("name") == topic]
     return bool(listed) and not listed[0].get("error_code") and has_no_id(listed[0].get("topic_id"))
+
+
+def ids_given(context: Context, request: Request, version: int) -> None:
+    """Before ``request`` goes out at ``version``: where it names a topic by the id the harness learnt (its kind
+    declares which, :attr:`Request.topic_ids`), the version carries topic ids, and Metadata lists that topic with
+    the all-zero id, no answer can be about the topic. That is Metadata's root cause, whatever the step's role;
+    the request is not sent."""
+    if not request.topic_ids or not carries_topic_ids(context, request.api, version):
+        return
+    names, learnt = context.variables.get("topics") or {}, context.variables.get("topic_ids") or {}
+    for short in request.topic_ids:
+        topic = names.get(short)
+        if topic is not None and has_no_id(learnt.get(short)) and exists_without_id(context, topic):
+            raise no_id_root_cause(context, no_id_reason(topic))
+
+
+def carries_topic_ids(context: Context, api: str, version: int) -> bool:
+    """Whether ``api``'s request at ``version`` has a topic id field anywhere (TxnOffsetCommit from v6 only)."""
+    spec = context.cluster.codec.registry.api(api).request
+
+    def among(fields) -> bool:
+        for field in fields:
+            if version not in field.versions:
+                continue
+            if field.attribute == "topic_id":
+                return True
+            if field.is_struct and among(field.fields if field.fields is not None
+                                         else spec.struct(field.element_type, field.name).fields):
+                return True
+        return False
+
+    return among(spec.fields)
 
 
 def no_id_root_cause(context: Context, why: str) -> Deviation:

@@ -120,6 +120,23 @@ def substitute_prefix(text: str, prefix: str, values: dict):
     return PATTERN.sub(lambda m: str(values[m.group(1).strip().split(".", 1)[1]]) if lookup(m) else m.group(0), text)
 
 
+def named(value, prefix: str) -> tuple[str, ...]:
+    """Each NAME of a plain ``${prefix.NAME}`` anywhere inside a value, once, in order (what a step substitutes)."""
+    found: list[str] = []
+    if isinstance(value, str):
+        for match in PATTERN.finditer(value):
+            parts = match.group(1).strip().split(".", 1)
+            if parts[0] == prefix and len(parts) == 2 and _DOTTED.fullmatch(match.group(1)):
+                found.append(parts[1])
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            found += named(key, prefix) + named(item, prefix)
+    elif isinstance(value, list):
+        for item in value:
+            found += named(item, prefix)
+    return tuple(dict.fromkeys(found))
+
+
 def check(value) -> list[str]:
     """Syntax problems of every expression inside a value (for lint)."""
     problems: list[str] = []

@@ -71,6 +71,9 @@ class Request:
     api: str  # the API as the step names it
     version: Any = None  # the version the step pins it to, as written (``3``, ``max``); None: the case's or the client's
     expect: Mapping = field(default_factory=dict)  # what the answer is checked against, with the kind's defaults
+    # the topics it names by the id the harness learnt from Metadata (``${topic_ids.NAME}``): each NAME, so that a
+    # zero id the broker gave is charged to Metadata before the request goes out (conformance.runner.observe)
+    topic_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,8 @@ class TansuLike:
 
 
 def test_a_preparing_step_at_the_broken_version_fails_the_item_once_with_the_cause(tmp_path):
-    # before: blocked at the preparing InitProducerId (and reinit-aborts-open-transaction failed at the same fault)
-    case = bundled_case("kip98/transactions.yaml", "init-producer-id-same-id-bumps-epoch")
+    # before: blocked at the preparing InitProducerId (and init-producer-id-same-id-bumps-epoch failed at the same fault)
+    case = bundled_case("kip360/producer-recovery.yaml", "reinit-aborts-open-transaction")
     broker = FakeKafka(TansuLike(), apis=ADVERTISED)
     result = run_on(broker, case, 1)
     assert result.outcome is Outcome.FAILED, result.message

@@ -20,7 +20,7 @@ from conformance.suite.model import Outcome
 from fake_kafka import CODEC, FakeKafka
 from scripted_runs import bundled_case, run_on
 
-INVALID_TXN_STATE, UNSTABLE_OFFSET_COMMIT = 48, 88
+INVALID_TXN_STATE, CONCURRENT_TRANSACTIONS, UNSTABLE_OFFSET_COMMIT = 48, 51, 88
 # what the coordinator, the leader and the group coordinator below speak (versions that name topics)
 ADVERTISED = {spec.name: (spec.versions()[0], spec.versions()[-1]) for spec in CODEC.registry.apis()
               if spec.versions()} | {"Fetch": (4, 12), "Produce": (3, 11), "OffsetFetch": (1, 9),
@@ -37,7 +37,8 @@ class Transactional:
                  without_add_offsets="refuse"):
         self.honest_lso, self.verifies, self.reports_pending = honest_lso, verifies, reports_pending
         # TxnOffsetCommit before AddOffsetsToTxn: "refuse" (INVALID_TXN_STATE), "stage" (answered NONE, the offsets
-        # added to the transaction, as KIP-890's v5 does), "commit" (answered NONE, committed at once: an effect)
+        # added to the transaction, as KIP-890's v5 does), "commit" (answered NONE, committed at once: an effect),
+        # "defer" (answered CONCURRENT_TRANSACTIONS every time: a client would send it again, nothing is refused)
         self.without_add_offsets = without_add_offsets
         self.stores_txn_offsets = stores_txn_offsets
         self.logs: dict[tuple, list[records.RecordBatch]] = {}
@@ -126,10 +127,14 @@ class Transactional:
                    for topic in body["topics"] for partition in topic["partitions"]}
         if not added and self.without_add_offsets == "commit":
             self.committed.update(offsets)
-        elif not refused:
+        elif not refused and self.without_add_offsets != "defer":
             self.pending.setdefault(txn, {}).update(offsets)
+        if not added and self.without_add_offsets == "defer":
+            refused, offsets = CONCURRENT_TRANSACTIONS, {}
+        else:
+            refused = INVALID_TXN_STATE if refused else 0
         return {"topics": [{"name": topic["name"], "partitions": [
-            {"partition_index": partition["partition_index"], "error_code": INVALID_TXN_STATE if refused else 0}
+            {"partition_index": partition["partition_index"], "error_code": refused}
             for partition in topic["partitions"]]} for topic in body["topics"]]}
 
     def OffsetCommit(self, version, body):
@@ -209,6 +214,26 @@ def test_a_refusal_is_judged_though_the_pending_offsets_observer_cannot_see():
     assert result.outcome is Outcome.PASSED, result.message
 
 
+class Clock:
+    """A clock each reading of which is a second later: a step's retries run out at once."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        self.now += 1
+        return self.now
+
+
+def test_a_request_only_deferred_is_no_refusal_where_the_pending_offsets_observer_cannot_see(monkeypatch):
+    # CONCURRENT_TRANSACTIONS to the end of the step's retries defers the commit, it does not refuse it: the verdict
+    # still needs the check the blind observer cannot make (before: passed as "refused")
+    monkeypatch.setattr("conformance.runner.exchange.time", Clock())
+    result = run(WITHOUT_ADD, 2, reports_pending=False, without_add_offsets="defer")
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert "its verdict needed the check" in result.message
+
+
 def test_an_effect_another_check_sees_fails_though_the_pending_offsets_observer_cannot_see():
     # answered NONE and committed outside the transaction: the plain OffsetFetch check sees it, whatever the
     # pending-offsets observer can do (before: blocked up front)
@@ -258,3 +283,14 @@ def test_an_offset_fetch_that_reads_back_no_commit_blocks_txn_offset_commit_nami
     result = run_on(broker, VISIBLE, 2)
     assert result.outcome is Outcome.BLOCKED, result.message
     assert "does not read back a plain OffsetCommit" in result.message
+
+
+FENCE = bundled_case("kip98/transactions-lifecycle.yaml", "produce-after-fence-rejected")
+
+
+def test_a_write_the_coordinator_never_fenced_blocks_naming_init_producer_id():
+    # this coordinator, as librdkafka's mock, aborts nothing when a new instance initialises: the partition has no
+    # fence to hold the old instance to, so its accepted write is InitProducerId's omission (before: Produce failed)
+    result = run(FENCE, 3)
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert "left the old instance's transaction open" in result.message

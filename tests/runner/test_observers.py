@@ -14,6 +14,7 @@ import textwrap
 import uuid
 
 from conformance.protocol import records
+from conformance.runner.steps.send import requests
 from conformance.suite.model import Outcome
 
 from fake_kafka import CODEC, FakeKafka
@@ -174,3 +175,54 @@ def test_an_answer_about_another_topic_fails_the_fetch_under_test_and_moves_a_ch
     checked, broker = run(tmp_path, PRODUCE_THEN_READ, 3, script=ElsewhereBroker())
     assert checked.outcome is Outcome.PASSED, checked.message
     assert broker.requests.index(("Fetch", 13)) < broker.requests.index(("Fetch", 12))
+
+
+TXN_OFFSET_COMMIT = """\
+- id: commit-offsets
+  title: A transactional offset commit names its topic
+  cites: KIP-98
+  under_test: {api: TxnOffsetCommit, versions: "5-6"}
+  steps:
+    - send: TxnOffsetCommit
+      fields:
+        transactional_id: t
+        group_id: g
+        producer_id: 1
+        producer_epoch: 0
+        topics: [{name: "${topics.out}", topic_id: "${topic_ids.out}", partitions: [{partition_index: 0, committed_offset: 7}]}]
+      expect: {error_code: NONE}
+"""
+
+
+class ZeroIdCommits(ZeroIdBroker):
+    """Commits offsets of a topic it knows by name, or by an id; the all-zero id names no topic."""
+
+    def __call__(self, api, version, body):
+        if api == "TxnOffsetCommit":
+            topic = body["topics"][0]
+            unknown = version >= 6 and topic["topic_id"] == ZERO
+            return {"topics": [{"name": topic["name"], "topic_id": topic.get("topic_id"), "partitions": [
+                {"partition_index": 0, "error_code": UNKNOWN_TOPIC_ID if unknown else 0}]}]}
+        return super().__call__(api, version, body)
+
+
+def test_a_send_step_that_names_its_topic_by_a_zero_id_is_blocked_by_metadata_s_root_cause_and_never_sent(tmp_path):
+    # the same finding as the Fetch under test above, for a request whose fields substitute ${topic_ids...}: before,
+    # TxnOffsetCommit v6 failed on the UNKNOWN_TOPIC_ID that the zero id Metadata gave made certain
+    result, broker = run(tmp_path, TXN_OFFSET_COMMIT, 6, script=ZeroIdCommits())
+    assert result.outcome is Outcome.BLOCKED, result.message
+    assert result.failure.api == "Metadata"
+    assert result.root_cause.startswith("Metadata v") and "all-zero topic id" in result.root_cause
+    assert ("TxnOffsetCommit", 6) not in broker.requests
+    # v5 names the topic, so the zero id is not sent and the same broker is judged on TxnOffsetCommit
+    by_name, broker = run(tmp_path, TXN_OFFSET_COMMIT, 5, script=ZeroIdCommits())
+    assert by_name.outcome is Outcome.PASSED, by_name.message
+    assert ("TxnOffsetCommit", 5) in broker.requests
+
+
+def test_the_send_kind_declares_each_topic_its_fields_name_by_a_learnt_id_once():
+    step = {"send": "TxnOffsetCommit", "fields": {"group_id": "${groups.app}", "topics": [
+        {"name": "${topics.in}", "topic_id": "${topic_ids.in}"}, {"topic_id": "${topic_ids.out}"},
+        {"topic_id": "${topic_ids.in}"}]}}
+    assert requests(step)[0].topic_ids == ("in", "out")
+    assert requests({"send": "EndTxn", "fields": {"transactional_id": "${txn_ids.main}"}})[0].topic_ids == ()

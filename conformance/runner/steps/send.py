@@ -15,7 +15,7 @@ from ..context import Context, Deviation, Skip, attributed
 from .. import control, observe
 from . import requesting
 from ..exchange import exchange, retrying
-from ..expect import check_expect, save
+from ..expect import check_expect, deferred, save
 from ..policy import step_version, with_coordinator_retry
 
 
@@ -41,6 +41,7 @@ def send_step(context: Context, step: dict, index: str, name: str) -> None:
 
 
 def _send_at(context: Context, step: dict, name: str, api: str, version: int):
+    observe.ids_given(context, requests(step)[0], version)  # a zero id Metadata gave is Metadata's, not this step's
     fields = expressions.resolve(step.get("fields") or {}, {**context.variables, "version": version})
     if api in ACL_PRINCIPAL_FIELDS:
         fields = acl_principals(context, api, fields)
@@ -74,7 +75,7 @@ def refused_outright(context: Context, api: str, version: int, expect: dict, res
     """Notes that the step under test met ``refused: or_no_effect`` by a refusal (an error, or no answer): the
     KIP's demand is met without the effect, so a check of the effect its observer could not make is not needed."""
     if expect.get("refused") == "or_no_effect" and context.under_test(api, version) \
-            and (response is None or matchers.primary_error(response) != 0):
+            and (response is None or matchers.primary_error(response) != 0) and not deferred(response):
         context.progress.refused = True
 
 
@@ -189,8 +190,10 @@ def sent_versions(step: dict, api: str, spec: MessageSpec, under_test) -> list[i
 
 
 def requests(step) -> tuple[Request, ...]:
-    """The one request a send step sends: its API at the version it pins (``version:``), else the case's."""
-    return (Request(step["send"], step.get("version"), step.get("expect") or {}),)
+    """The one request a send step sends: its API at the version it pins (``version:``), else the case's, with the
+    topics its fields name by the id the harness learnt."""
+    return (Request(step["send"], step.get("version"), step.get("expect") or {},
+                    topic_ids=expressions.named(step.get("fields") or {}, "topic_ids")),)
 
 
 KIND = StepKind("send", send_step, describe=detail_from("send"), check=check_send, requests=requests,
