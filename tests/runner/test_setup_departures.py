@@ -11,23 +11,7 @@ from conformance.runner.runner import Runner
 from conformance.targets.hostport import HostPortTarget
 
 from fake_kafka import CLOSE, FakeKafka
-from scripted_runs import run_on, written_case
-
-A_TOPIC_CASE = """\
-    suite: selftest.setup
-    title: a case that needs a topic
-    spec: Kafka protocol guide
-    topics:
-      out: {partitions: 1}
-    cases:
-      - id: metadata-of-a-topic
-        title: a Metadata request naming the case's topic
-        cites: "Kafka protocol guide: a hand-made citation"
-        steps:
-          - send: Metadata
-            fields: {topics: [{name: "${topics.out}"}], allow_auto_topic_creation: false}
-            expect: {fields: {"topics[0].error_code": NONE}}
-"""
+from scripted_runs import A_TOPIC_CASE, run_on, written_case
 
 A_SETTINGS_CASE = """\
     suite: selftest.setup
