@@ -28,9 +28,9 @@ class Deviation(Exception):
 
     The raiser says what the broker did (``expected``, ``actual``, ``api`` and ``version``) and what it knows of
     that answer (the keyword facts below); facts learnt on the way out are added (the API and version by
-    :class:`attributed`, the steps it left by :func:`~conformance.runner.dispatch.run_step`, one :class:`Passage`
-    each). Whom it blames (:attr:`role`) and the step it names (:attr:`step`) are read from those facts by
-    :mod:`.verdict`; nothing sets them.
+    :class:`attributed`, the steps it left by :func:`~conformance.runner.dispatch.run_step`, one
+    :class:`~.verdict.Passage` each). Whom it blames (:attr:`role`) and the step it names (:attr:`step`) are read
+    from those facts by :mod:`.verdict`; nothing sets them.
     """
 
     def __init__(self, message: str, expected=None, actual=None, api: str | None = None, *,

@@ -356,10 +356,7 @@ class Runner:
                                     learned=ItemView(self.learned, beside_others=beside_others, life=life,
                                                      alone=alone))
             run_steps(context, case.steps)
-            unproven = verdict.unproven(case, version, context.progress)
-            if unproven:
-                return self._finish(result, Outcome.ERROR, started, transcript, unproven)
-            return self._finish(result, Outcome.PASSED, started, transcript, "")
+            return self._ended(result, verdict.ran_to_end(case, version, context.progress), started, transcript)
         except KnownHazard:  # beside others: the item runs again alone (parallel.RunAhead)
             raise
         except Exception as error:  # noqa: BLE001 - whatever ended the item, it is judged; a harness bug fails it alone

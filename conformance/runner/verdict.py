@@ -8,7 +8,7 @@ as it leaves each step, :func:`~.dispatch.run_step` adds one :class:`Passage` to
 knew at that moment). A request the harness sends for itself (creating topics, reading the broker's settings,
 finding a coordinator) that departs raises the client's own error, which holds the exchange. A step kind that
 sends reports each expectation that held with :meth:`~.context.Context.checked`: that is how an item shows that
-its step under test ran (:func:`unproven`).
+its step under test ran (:func:`ran_to_end`).
 
 The functions here read those records and decide; nothing else sets a role or an outcome.
 """
@@ -166,6 +166,12 @@ def harness_request(case: Case, version: int | None, error: Exception, tested: b
                           actual=first_line, message=first_line, role=blamed, api=exchange.api)
     return Judged(Outcome.BLOCKED, f"the harness's own {blamed.word} request {request}{purpose} departed, so there is "
                                    f"no verdict on {judged_name(case, version)}: {first_line}", failure)
+
+
+def ran_to_end(case: Case, version: int | None, progress: Progress) -> Judged:
+    """The outcome of an item whose steps all ran without departing: a pass only where it proved something."""
+    why = unproven(case, version, progress)
+    return Judged(Outcome.ERROR, why) if why else Judged(Outcome.PASSED, "")
 
 
 def unproven(case: Case, version: int | None, progress: Progress) -> str:
