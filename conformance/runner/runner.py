@@ -22,8 +22,7 @@ from ..results.record import Outcome
 from . import broker_config, verdict
 from .context import Context, Skip
 from .dispatch import run_steps
-from .resources import (Resources, delete_topics, replicas_needed,
-                        too_few_brokers, wait_until_gone)
+from .resources import Resources, delete_topics, replicas_needed, too_few_brokers, wait_until_gone
 from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
 from .steps import bundled
