@@ -10,7 +10,7 @@ from ..protocol.errors import error_name
 from . import sasl
 from .connection import ClientError, Connection, Disconnected, GarbageResponse, SecurityFailure
 from .security import Security
-from .transcript import Transcript
+from .transcript import Exchange, Transcript
 
 UNSUPPORTED_VERSION = 35
 API_VERSIONS_KEY = 18
@@ -18,7 +18,12 @@ COORDINATOR_RETRIABLE = {14, 15, 16}  # load in progress, not available, not coo
 
 
 class ClusterError(Exception):
-    """The cluster did not give the routing information a case needs."""
+    """The cluster did not give the routing information a case needs. ``exchange``: the request whose answer
+    said so; ``lacking``: the API the cluster does not offer at all."""
+
+    def __init__(self, message: str, *, exchange: Exchange | None = None, lacking: str | None = None):
+        super().__init__(message)
+        self.exchange, self.lacking = exchange, lacking
 
 
 def split_host_port(address: str) -> tuple[str, int]:
@@ -184,7 +189,8 @@ class Cluster:
         """The newest version of ``api`` that both the broker and the codec speak; :class:`ClusterError` if none."""
         found = self.version_range(api)
         if found is None:
-            raise ClusterError(f"the broker and the codec share no version of {api}")
+            raise ClusterError(f"the broker and the codec share no version of {api}",
+                               lacking=self.codec.registry.api(api).name)
         return found[1]
 
     # ---------------------------------------------------------------------- routing
@@ -223,12 +229,13 @@ class Cluster:
             request = {"key_type": key_types[key_type], "key": key}
         deadline = time.monotonic() + wait
         while True:
-            response = self.connection().request("FindCoordinator", version, request, step="route").answer
+            exchanged = self.connection().request("FindCoordinator", version, request, step="route")
+            response = exchanged.answer
             entry = response["coordinators"][0] if version >= 4 else response
             if entry["error_code"] == 0:
                 self.brokers[entry["node_id"]] = (entry["host"], entry["port"])
                 return entry["node_id"]
             if entry["error_code"] not in COORDINATOR_RETRIABLE or time.monotonic() > deadline:
                 raise ClusterError(f"FindCoordinator({key_type} {key!r}) failed: "
-                                   f"{error_name(entry['error_code'])}")
+                                   f"{error_name(entry['error_code'])}", exchange=exchanged)
             time.sleep(0.1)

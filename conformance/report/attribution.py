@@ -10,7 +10,8 @@ baseline item sent, not from the suite:
   nothing proved); where the perturbation is legal, it keeps its verdict.
 - **uses**: the item sent the perturbed API and version in a step that is not under test. It keeps its verdict,
   or is blocked or unsupported (the step it needed departed): it is never failed for another API's departure.
-- **untouched**: it never sent that API and version, and keeps its verdict.
+- **untouched**: it never sent that API and version, and keeps its verdict, or is blocked naming that API (an answer
+  the run asks for once and shares between items, the broker's settings, is in one item's transcript only).
 
 And whatever the relation, no perturbation turns into a pass what did not pass.
 """
@@ -80,6 +81,10 @@ def _why(relation_: str, legal: bool, refutes: bool, before: ResultRecord, after
             return f"{now} on {after.step_api}, not on the perturbed {api}"
         return None
     if relation_ == USES and not legal and now in NO_VERDICT_NAMING:
+        return None
+    if relation_ == UNTOUCHED and not legal and now == Outcome.BLOCKED.value and after.step_api == api:
+        # it needs an answer the run asks for once and shares (the broker's settings), so the baseline item's own
+        # transcript does not hold it: blocked naming the perturbed API is what a user of that API gets
         return None
     if now != was:
         return f"{was} became {now}" + (f" ({after.message[:160]})" if after.message else "")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..client.cluster import Cluster
 from ..results.record import StepRole
@@ -18,32 +19,56 @@ from .learned import ItemView
 from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
 
+if TYPE_CHECKING:  # verdict reads these records: it is imported where a role is asked for
+    from .verdict import Passage
+
 
 class Deviation(Exception):
-    """The broker did not do what the step expects.
+    """The broker did not do what the step expects: a record of what happened, judged in :mod:`.verdict`.
 
-    ``role`` says whom to blame (:class:`~conformance.results.StepRole`): ``under_test`` (the API and version
-    under test, or a check marked ``verifies``) makes the item FAILED; ``setup`` and ``check`` (another API,
-    before or after the step under test) make it BLOCKED. ``step`` is the innermost step that departed. Both are
-    set where the step ran, by :func:`~conformance.runner.dispatch.run_step`, unless the raiser knew better.
+    The raiser says what the broker did (``expected``, ``actual``, ``api`` and ``version``) and what it knows of
+    that answer (the keyword facts below); facts learnt on the way out are added (the API and version by
+    :class:`attributed`, the steps it left by :func:`~conformance.runner.dispatch.run_step`, one
+    :class:`~.verdict.Passage` each). Whom it blames (:attr:`role`) and the step it names (:attr:`step`) are read
+    from those facts by :mod:`.verdict`; nothing sets them.
     """
 
-    def __init__(self, message: str, expected=None, actual=None, api: str | None = None):
+    def __init__(self, message: str, expected=None, actual=None, api: str | None = None, *,
+                 version: int | None = None, final: str | None = None, hangs: bool = False, blind: bool = False,
+                 broken_version: bool = False, root_cause: str | None = None, preparation: bool = False,
+                 control: bool = False):
         super().__init__(message)
         self.expected, self.actual, self.api = expected, actual, api
-        self.version: int | None = None
-        self.role: StepRole | None = None
-        self.step: StepRef | None = None
-        self.final: str | None = None  # why waiting cannot change what was observed (an until stops at once)
-        self.hangs = False  # no answer came in the step's time: a repeated sequence would wait as long again
+        self.version = version
+        self.final = final  # why waiting cannot change what was observed (an until stops at once)
+        self.hangs = hangs  # no answer came in the step's time: a repeated sequence would wait as long again
         # a check that could not observe (its own request failed): no evidence, so never the step under test's
-        self.blind = False
-        self.broken_version = False  # a version advertised and not served (observe.served)
+        self.blind = blind
+        self.broken_version = broken_version  # a version advertised and not served (observe.served)
         # One fault of one API version that departs wherever that version is sent (an answer that does not
         # decode, a version advertised and not served): results group the items it touches by it.
-        self.root_cause: str | None = None
+        self.root_cause = root_cause
+        self.preparation = preparation  # the request only prepared the case (a fast-forward): never the step under test
+        self.control = control  # the well-formed control of a malformed request departed: the fault shows nothing
         # the finding a control of an observer names when it departs (dispatch.observer_departed)
         self.observer: str | None = None
+        self.trail: tuple[Passage, ...] = ()  # the steps it left, innermost first
+
+    def left(self, passage: Passage) -> None:
+        """Records one more step the departure left on its way out."""
+        self.trail = (*self.trail, passage)
+
+    @property
+    def role(self) -> StepRole:
+        """Whom it blames (:func:`.verdict.role`)."""
+        from . import verdict
+        return verdict.role(self)
+
+    @property
+    def step(self) -> StepRef | None:
+        """The innermost step that departed (:func:`.verdict.step`)."""
+        from . import verdict
+        return verdict.step(self)
 
 
 class Skip(Exception):
@@ -101,7 +126,8 @@ class Context:
         return self.api is None or (api == self.api and version == self.version and not self.preparing)
 
     def checked(self, api: str | None, version: int | None, expect: dict) -> None:
-        """An expectation held; it proves the item when it was the step under test's own."""
+        """Reports an expectation that held. Every step kind that checks an answer reports each one here: an item
+        whose step under test reported none has no verdict (:func:`.verdict.unproven`), whatever else it saw."""
         if expect:
             with self.lock:
                 self.progress.checked += 1

@@ -16,7 +16,6 @@ the control at the same version:
 
 from __future__ import annotations
 
-from ..results.record import StepRole
 from ..suite import expressions, matchers
 from . import observe
 from .context import Context, Deviation
@@ -90,7 +89,7 @@ def run_control(context: Context, step: dict, name: str, api: str, version: int,
 def blocked(deviation: Deviation, api: str, version: int) -> Deviation:
     deviation.args = (f"{deviation.args[0]}: the control departed, so the fault's answer shows nothing about "
                       f"{api} v{version}",)
-    deviation.role = StepRole.SETUP  # the control goes before the step under test: its departure blocks, as set-up's does
+    deviation.control = True  # the control goes before the step under test: its departure blocks, as set-up's does
     return deviation
 
 

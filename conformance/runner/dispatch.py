@@ -1,9 +1,8 @@
 """Running a list of steps: each step through its kind, unless its ``when`` leaves it out.
 
 A step's kind is the first of its keys that names a registered step kind (:class:`~conformance.suite.step.Step`, as
-the loader builds it, nested steps too; a step written as a plain mapping, by a test or a plugin, is made one here). The innermost step that
-departs decides whom the departure blames; an enclosing step that ``verifies`` turns a check's
-departure into one of the step under test.
+the loader builds it, nested steps too; a step written as a plain mapping, by a test or a plugin, is made one here). Each step a departure
+leaves is recorded on it (:func:`passed`); :mod:`.verdict` reads from those records whom it blames.
 """
 
 from __future__ import annotations
@@ -11,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..results.record import StepRole
 from ..suite.kinds import StepKind, StepRef
 from ..suite.step import Step
 from ..suite.when import parse as parse_when
 from .context import Context, Deviation
-from .policy import blame, preparing_steps
+from .policy import preparing_steps
+from .verdict import Passage
 
 
 def kind_of(step: Step, kinds: dict) -> StepKind | None:
@@ -80,19 +79,22 @@ def run_step(context: Context, written: Mapping[str, Any], index: str) -> None:
     try:
         kind.run(context, step, index, name)
     except Deviation as deviation:
-        if deviation.step is None:  # the innermost step that departed is the one named ...
-            deviation.step = StepRef(index, name)
+        passed(context, deviation, StepRef(index, name), verifies=bool(step.verifies))
         if step.observer_control is not None:
             observer_departed(context, step, deviation)
             if step.observer_control in context.relied_on:
                 # only the checks that name this observer rely on it: they are left out, the rest of the case runs
                 context.blind_observers[step.observer_control] = deviation
                 return
-        if deviation.role is None:  # ... and decides whom it blames ...
-            deviation.role = blame(context, step, deviation)
-        elif deviation.role == StepRole.CHECK and step.verifies and not deviation.blind:  # ... unless an enclosing step verifies
-            deviation.role = StepRole.UNDER_TEST
         raise
+
+
+def passed(context: Context, deviation: Deviation, ref: StepRef, *, verifies: bool = False) -> None:
+    """Records the step ``deviation`` leaves and what the item knew then: :mod:`.verdict` reads whom it blames."""
+    with context.lock:
+        tested = context.progress.tested
+    deviation.left(Passage(ref, verifies=verifies, under_test=context.under_test(deviation.api, deviation.version),
+                           tested=tested))
 
 
 def applies(context: Context, when) -> bool:
@@ -110,6 +112,5 @@ def observer_departed(context: Context, step: Step, deviation: Deviation) -> Non
     so a check that reads the LSO cannot tell whether a refused write left one open). Where the case names
     the checks that rely on it (``observed_by``), only those are left out: a failure elsewhere stands, and a
     refusal that meets ``refused: or_no_effect`` needs no check of the effect (run_steps)."""
-    deviation.role = StepRole.CHECK if context.progress.tested else StepRole.SETUP
     deviation.blind = True
     deviation.observer = str(step.observer_control)

@@ -102,18 +102,17 @@ def answer(context: Context, connection: Connection, sent: Exchange, step: Mappi
                 raise Deviation(f"{name}: expected the broker to close the connection, it kept it open "
                                 f"without answering for {timeout}s", expected="disconnect", actual="no response") from None
             return None
-        unanswered = Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="no response")
-        unanswered.final = f"the target did not answer within {timeout:g} s; asking again would wait as long"
-        unanswered.hangs = True
-        raise unanswered from None
+        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="no response",
+                        final=f"the target did not answer within {timeout:g} s; asking again would wait as long",
+                        hangs=True) from None
     except ClientError as error:
-        garbage = Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="garbage")
         exchanged = getattr(error, "exchange", None)
-        if exchanged is not None and exchanged.decode_path:
-            # the fault is the response layout of this API version, wherever it is sent: one root cause
-            garbage.root_cause = f"{api} v{version} response does not decode at {exchanged.decode_path}"
-        garbage.blind = True  # an answer that cannot be read shows nothing about another step's effect
-        raise garbage from None
+        # where the answer does not decode, the fault is the response layout of this API version, wherever it is
+        # sent: one root cause; and an answer that cannot be read shows nothing about another step's effect
+        layout = f"{api} v{version} response does not decode at {exchanged.decode_path}" \
+            if exchanged is not None and exchanged.decode_path else None
+        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="garbage",
+                        root_cause=layout, blind=True) from None
     if sent.trailing_bytes and api == context.api:
         raise Deviation(f"{name}: the {api} v{version} response has {sent.trailing_bytes} bytes after its body",
                         expected="a response body that ends where the frame ends",

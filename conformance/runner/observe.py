@@ -70,11 +70,9 @@ def by_name_version(context: Context, api: str, check: str, why: str) -> int:
     found = context.cluster.version_range(api)
     newest = BY_ID_FROM[api] - 1
     if found is None or found[0] > newest:
-        blind = Deviation(f"{check}: cannot observe: {why}, and {context.target.spec} advertises no {api} version "
-                          f"that names topics (v{newest} or older), so this check has no evidence either way",
-                          expected=f"a {api} version that can address the topic", actual=why, api=api)
-        blind.blind = True
-        raise blind
+        raise Deviation(f"{check}: cannot observe: {why}, and {context.target.spec} advertises no {api} version "
+                        f"that names topics (v{newest} or older), so this check has no evidence either way",
+                        expected=f"a {api} version that can address the topic", actual=why, api=api, blind=True)
     return min(found[1], newest)
 
 
@@ -141,11 +139,10 @@ def no_id_root_cause(context: Context, why: str) -> Deviation:
     """The departure of Metadata that gave a topic the all-zero id: a root cause on Metadata, so that every item
     whose id-addressed step under test it leaves without a topic is blocked by it, and it is reported once."""
     version = context.cluster.best_version("Metadata")
-    cause = Deviation(f"Metadata v{version}: {why}", expected="the topic's id (KIP-516: every topic has one)",
-                      actual="the all-zero topic id", api="Metadata")
-    cause.version = version
-    cause.root_cause = f"Metadata v{version} gives topics the all-zero topic id, so no id-addressed request can name them"
-    return cause
+    return Deviation(f"Metadata v{version}: {why}", expected="the topic's id (KIP-516: every topic has one)",
+                     actual="the all-zero topic id", api="Metadata", version=version,
+                     root_cause=f"Metadata v{version} gives topics the all-zero topic id, so no id-addressed request "
+                                f"can name them")
 
 
 def unaddressed_error(api: str, response: dict) -> str | None:
@@ -170,11 +167,9 @@ def served(api: str, version: int, response: dict, expect: dict) -> None:
     does not expect it."""
     if isinstance(response, dict) and error_name(response.get("error_code") or 0) == "UNSUPPORTED_VERSION" \
             and "UNSUPPORTED_VERSION" not in repr(expect):
-        unserved = Deviation(f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION",
-                             expected=expect or "a response", actual="UNSUPPORTED_VERSION")
-        unserved.broken_version = True
-        unserved.root_cause = f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION"
-        raise unserved
+        raise Deviation(f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION",
+                        expected=expect or "a response", actual="UNSUPPORTED_VERSION", broken_version=True,
+                        root_cause=f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION")
 
 
 def broken(deviation: Deviation) -> str:

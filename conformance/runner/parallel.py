@@ -28,7 +28,7 @@ import threading
 import time
 from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Callable
+from typing import Callable, Literal
 
 from ..suite.model import Case, CaseResult
 from ..targets.base import Capability, ControlFailed
@@ -155,7 +155,7 @@ class RunAhead:
         self._concurrent: list[Future] = []
         self._lock = threading.Lock()  # held by every item that runs alone on the target
         self._alone: ThreadPoolExecutor | None = None
-        self._twin: tuple[Runner, Callable[[], None]] | bool | None = None  # False: it could not start
+        self._twin: tuple[Runner, Callable[[], None]] | Literal[False] | None = None  # False: it could not start
         self._twin_known = threading.Event()  # set once the twin started or could not
         self._spoiled: list[tuple[Case, int | None, Future]] = []  # items to run again alone after a crash
         self._spoiled_lock = threading.Lock()

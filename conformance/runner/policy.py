@@ -1,22 +1,20 @@
 """The harness's policy where a suite leaves it open: the version a request goes out at, the broker it
-goes to, and whom a departure blames.
+goes to, and which steps only prepare the step under test.
 
 A step without a ``version`` is sent as a well-behaved client would (the highest version both sides
 support, within client limits and the finalized transaction version); a step without ``to`` goes to the
-coordinator or leader its API needs. A departure blames the step under test (FAILED), a set-up step
-before it or a check after it (BLOCKED).
+coordinator or leader its API needs. Whom a departure blames is decided in :mod:`.verdict`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..results.record import StepRole
 from ..suite import expressions
 from ..suite.retries import COORDINATOR_NOT_READY
 from ..suite.step import Step
 from ..suite.walk import kind_of, walk
-from .context import Context, Deviation, Skip
+from .context import Context, Skip
 
 TRANSACTION_APIS = {"InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "DescribeTransactions"}
 GROUP_APIS = {"TxnOffsetCommit", "OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat",
@@ -164,13 +162,3 @@ def preparing_steps(context: Context, steps: Sequence[Step], applies) -> set[int
 def claims_more(step: Mapping, kinds: Mapping) -> bool:
     """Whether ``step`` (or a step nested in it) expects more of an answer than success."""
     return any(request.expect not in SUCCESS_ONLY for visit in walk([step], kinds) for request in visit.requests)
-
-
-def blame(context: Context, step: Step, deviation: Deviation) -> StepRole:
-    """Whom a departure of ``step`` blames: the step under test, a check after it, or set-up before it."""
-    if context.under_test(deviation.api, deviation.version):
-        return StepRole.UNDER_TEST
-    if context.progress.tested:
-        # a check that could not observe (its own request failed) is no evidence about the step under test
-        return StepRole.UNDER_TEST if step.verifies and not deviation.blind else StepRole.CHECK
-    return StepRole.SETUP

@@ -7,7 +7,6 @@ import logging
 import subprocess
 import threading
 import time
-import traceback
 from typing import Callable
 
 from ..client.cluster import Cluster, ClusterError
@@ -18,19 +17,17 @@ from ..protocol.errors import error_name
 from ..protocol.exceptions import ProtocolError
 from ..targets.base import Capability, CapabilityMissing, ControlFailed, Target
 from ..suite.components import Components
-from ..suite.kinds import StepRef
-from ..suite.model import Case, CaseResult, StepFailure
-from ..results.record import STOPPED_ANSWERING, Outcome, Requirement, StepRole
-from . import broker_config
-from .context import Context, Deviation, Incomplete, Progress, Skip
+from ..suite.model import Case, CaseResult
+from ..results.record import Outcome
+from . import broker_config, verdict
+from .context import Context, Skip
 from .dispatch import run_steps
-from .resources import (CannotCreateTopics, Resources, TooFewBrokers, UnknownSetting, delete_topics, replicas_needed,
-                        too_few_brokers, wait_until_gone)
+from .resources import Resources, delete_topics, replicas_needed, too_few_brokers, wait_until_gone
 from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
 from .steps import bundled
 from .learned import ItemView, KnownHazard, Learned
-from .under_way import UnderWay, last_request, last_sent, replayable, unanswered
+from .under_way import UnderWay, last_request, last_sent, unanswered
 
 
 log = logging.getLogger(__name__)
@@ -290,23 +287,8 @@ class Runner:
                                             f"{len(beside)} others ran at once ({others}): {problem}{then}; this "
                                             f"item last sent {last_request(transcript)}; {NOT_KNOWN}")
         self._took_down(where, transcript)
-        failure = result.failure
-        if failure is not None and failure.role != StepRole.UNDER_TEST:
-            # A set-up or check request took it down: a crash is that request's API's finding (named here with the
-            # bytes that replay it), and the API under test was never judged (the mock's abort on a set-up
-            # ConsumerGroupHeartbeat was failed on TxnOffsetCommit).
-            result.outcome = Outcome.BLOCKED
-            result.message = (f"{STOPPED_ANSWERING}: its {StepRole(failure.role).word} request "
-                              f"took the target down ({problem}){then}: the crash is {failure.api or 'that request'}'s "
-                              f"finding, so there is no verdict on {case.api or f'this case ({case.id})'}; "
-                              f"{replayable(transcript)}"
-                              + (f"\n{result.message}" if result.message else ""))
-            return result
-        # A crash is never a pass: the case that took the target down fails, whatever its steps saw
-        # and whatever its requirement level (an IMPLEMENTATION case that differed too).
-        result.outcome = Outcome.FAILED
-        result.message = (f"{STOPPED_ANSWERING}: it took the target down ({problem}){then}; {replayable(transcript)}"
-                          + (f"\n{result.message}" if result.message else ""))
+        result.outcome, why = verdict.crashed(case, result.failure, problem, then, transcript)
+        result.message = why + (f"\n{result.message}" if result.message else "")
         return result
 
     def _took_down(self, where: str, transcript: Transcript) -> None:
@@ -373,68 +355,12 @@ class Runner:
                                     learned=ItemView(self.learned, beside_others=beside_others, life=life,
                                                      alone=alone))
             run_steps(context, case.steps)
-            unproven = vacuous(case, version, context.progress)
-            if unproven:
-                return self._finish(result, Outcome.ERROR, started, transcript, unproven)
-            return self._finish(result, Outcome.PASSED, started, transcript, "")
-        except Deviation as deviation:
-            step = deviation.step or StepRef("", "")  # every step runs through run_step, which names it
-            role = StepRole(deviation.role or StepRole.UNDER_TEST)
-            result.failure = StepFailure(step=step.number, step_label=step.label,
-                                         expected=deviation.expected, actual=deviation.actual, message=str(deviation),
-                                         role=role, api=deviation.api)
-            result.root_cause = deviation.root_cause or ""
-            # what has no verdict: a case with no API under test (a robustness case about the connection) is the case
-            judged = f"{case.api} v{version}" if case.api else f"this case ({case.id})"
-            own_fault = bool(deviation.root_cause) and (deviation.api, deviation.version) == (case.api, version)
-            if own_fault:
-                # the fault of the very API version under test, met by a step preparing it (or a control sent at
-                # that version): that version's finding, whichever step met it
-                role = result.failure.role = StepRole.UNDER_TEST
-            elif deviation.observer:
-                return self._finish(result, Outcome.BLOCKED, started, transcript,
-                                    f"the observer could not observe: {deviation.observer} (its control "
-                                    f"{step.label!r} departed), so the check that relies on it is no evidence and "
-                                    f"there is no verdict on {judged}: {deviation}")
-            elsewhere = case.api is not None and deviation.api not in (None, case.api)  # a case about the connection
-            if deviation.root_cause and (role is not StepRole.UNDER_TEST or elsewhere):  # judges every request
-                # one fault of another API version (met in set-up, a check, or by the step under test before it could
-                # send: an id the broker never gave): that is where it is reported, once, for every item it touches
-                return self._finish(result, Outcome.BLOCKED, started, transcript,
-                                    f"blocked by a root cause on another request: {deviation.root_cause} (its "
-                                    f"{role.word} step {step.label!r}), so there is no verdict on {judged}: "
-                                    f"{deviation}")
-            if role is StepRole.UNDER_TEST:
-                # An IMPLEMENTATION case describes Apache Kafka, not a KIP: departing from it is information.
-                differs = case.requirement is Requirement.IMPLEMENTATION
-                return self._finish(result, Outcome.DIFFERS if differs else Outcome.FAILED, started, transcript,
-                                    str(deviation))
-            if role is StepRole.SETUP and deviation.api == case.api and deviation.version == version:
-                # the same API, but a step before the one judged (policy.preparing_steps)
-                return self._finish(result, Outcome.BLOCKED, started, transcript,
-                                    f"the preparing step {step.label!r} ({case.api}, not the step under test: a "
-                                    f"later {case.api} step is judged on what it sets up) departed, so there is no "
-                                    f"verdict on {judged}: {deviation}")
-            return self._finish(result, Outcome.BLOCKED, started, transcript,
-                                f"a {role.word} step on {deviation.api or 'another step kind'} departed, so there is no "
-                                f"verdict on {judged}: {deviation}")
-        except (Skip, TooFewBrokers, UnknownSetting) as skip:
-            return self._finish(result, Outcome.SKIPPED, started, transcript, str(skip))
-        except Incomplete as incomplete:
-            return self._finish(result, Outcome.ERROR, started, transcript, f"incomplete: {incomplete}")
-        except ControlFailed as failed:  # the user's command to stop or start a node: no verdict, naming it
-            return self._finish(result, Outcome.BLOCKED, started, transcript,
-                                f"no verdict: a node could not be controlled: {failed}")
-        except CannotCreateTopics as missing:  # something the target lacks or refuses, named: no harness error
-            return self._finish(result, Outcome.UNSUPPORTED if missing.unsupported else Outcome.BLOCKED, started,
-                                transcript, f"{missing}, so there is no verdict on this case")
-        except (ClusterError, ClientError) as error:
-            return self._finish(result, Outcome.ERROR, started, transcript, f"infrastructure: {error}")
+            return self._ended(result, verdict.ran_to_end(case, version, context.progress), started, transcript)
         except KnownHazard:  # beside others: the item runs again alone (parallel.RunAhead)
             raise
-        except Exception as error:  # noqa: BLE001 - a harness bug fails this item, never the run
-            return self._finish(result, Outcome.ERROR, started, transcript,
-                                f"harness: {type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}")
+        except Exception as error:  # noqa: BLE001 - whatever ended the item, it is judged; a harness bug fails it alone
+            tested = context is not None and context.progress.tested
+            return self._ended(result, verdict.ended_by(case, version, error, tested=tested), started, transcript)
         finally:
             if context is not None:
                 context.close()
@@ -475,7 +401,7 @@ class Runner:
                         "principal_filter": "User:kafka-conformance-probe", "host_filter": None, "operation": 1,
                         "permission_type": 1}
                 response = cluster.connection().request("DescribeAcls", cluster.best_version("DescribeAcls"), body,
-                                                        step="setup").response
+                                                        step="setup").answer
                 if error_name(response.get("error_code", 0)) == "SECURITY_DISABLED":
                     self._no_authorizer = (f"{self.target.spec} has no authorizer (DescribeAcls: SECURITY_DISABLED): "
                                            "every principal may do anything, so no case about refusals can run")
@@ -507,6 +433,11 @@ class Runner:
         return CaseResult.for_case(case, version, target=self.target.spec, target_version=self.target.version,
                                    target_name=self.target.name, outcome=Outcome.ERROR, run_id=self.run_id)
 
+    @classmethod
+    def _ended(cls, result: CaseResult, judged: verdict.Judged, started: float, transcript: Transcript) -> CaseResult:
+        result.failure, result.root_cause = judged.failure, judged.root_cause
+        return cls._finish(result, judged.outcome, started, transcript, judged.message)
+
     @staticmethod
     def _finish(result: CaseResult, outcome: Outcome, started: float, transcript: Transcript,
                 message: str) -> CaseResult:
@@ -524,16 +455,6 @@ def with_notes(result: CaseResult, notes: list[str]) -> None:
     if notes:
         lines = "\n".join(f"finding on {note}" for note in notes)
         result.message = f"{result.message}\n{lines}".strip()
-
-
-def vacuous(case: Case, version: int | None, progress: Progress) -> str:
-    """Why a case that ran to its end proves nothing ('' when it proves something)."""
-    if case.api is None:
-        return "" if progress.checked else "no step checked an expectation"
-    if progress.tested:
-        return ""
-    why = "; ".join(progress.left_out) or "no step sends it with an expectation"
-    return f"the step under test never ran: {case.api} v{version} was not sent and checked ({why})"
 
 
 def remove_acls(cluster: Cluster, created: list[dict]) -> None:

@@ -66,6 +66,17 @@ def test_untouched_items_and_legal_perturbations_keep_every_verdict():
     assert list(broken(before[2:], after[2:], legal=True)) == ["legal@v3"]
 
 
+def test_an_untouched_item_may_be_blocked_naming_the_api_it_shared_the_answer_of():
+    # the run reads the broker's settings once: only the first item that needs them sends DescribeConfigs
+    before = [rec(case, "passed", api="EndTxn") for case in ("shared", "other-api", "failed", "legal")]
+    after = [rec("shared", "blocked", api="EndTxn", step_api="DescribeConfigs"),
+             rec("other-api", "blocked", api="EndTxn", step_api="Metadata"),
+             rec("failed", "failed", api="EndTxn", step_api="DescribeConfigs")]
+    assert list(broken(before[:3], after, api="DescribeConfigs", version=4)) == ["other-api@v3", "failed@v3"]
+    legal = [rec("legal", "blocked", api="EndTxn", step_api="DescribeConfigs")]
+    assert list(broken(before[3:], legal, legal=True, api="DescribeConfigs", version=4)) == ["legal@v3"]
+
+
 def test_nothing_turns_into_a_pass():
     assert list(broken([rec("x", "failed", api="Produce")], [rec("x", "passed", api="Produce")])) == ["x@v3"]
 

@@ -6,28 +6,11 @@ from __future__ import annotations
 from conformance.results.record import Outcome
 
 from fake_kafka import FakeKafka
-from scripted_runs import run_on, written_case
+from scripted_runs import A_TOPIC_CASE, run_on, written_case
 from small_broker import small_broker
 
-PRODUCE_TO_A_TOPIC = """\
-    suite: selftest.topics
-    title: a case that needs a topic
-    spec: Kafka protocol guide
-    topics:
-      out: {partitions: 1}
-    cases:
-      - id: produce-to-a-topic
-        title: a Metadata request naming the case's topic
-        cites: "Kafka protocol guide: a hand-made citation"
-        steps:
-          - send: Metadata
-            fields: {topics: [{name: "${topics.out}"}], allow_auto_topic_creation: false}
-            expect: {fields: {"topics[0].error_code": NONE}}
-"""
-
-
 def test_a_broker_without_create_topics_makes_the_item_unsupported_naming_it(tmp_path):
-    result = run_on(small_broker(), written_case(tmp_path, PRODUCE_TO_A_TOPIC), None)
+    result = run_on(small_broker(), written_case(tmp_path, A_TOPIC_CASE), None)
     assert result.outcome is Outcome.UNSUPPORTED, result.message
     assert "advertises no CreateTopics version" in result.message
 
@@ -39,6 +22,6 @@ def test_a_refused_create_topics_blocks_the_item_naming_it(tmp_path):
                                for topic in body["topics"]]}
         return None
 
-    result = run_on(FakeKafka(refuse), written_case(tmp_path, PRODUCE_TO_A_TOPIC), None)
+    result = run_on(FakeKafka(refuse), written_case(tmp_path, A_TOPIC_CASE), None)
     assert result.outcome is Outcome.BLOCKED, result.message
     assert "CreateTopics" in result.message and "POLICY_VIOLATION no topics here" in result.message

@@ -14,6 +14,24 @@ from conformance.targets.hostport import HostPortTarget
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 
 
+# A case that needs one topic of its own, and judges nothing but a Metadata answer naming it.
+A_TOPIC_CASE = """\
+    suite: selftest.topics
+    title: a case that needs a topic
+    spec: Kafka protocol guide
+    topics:
+      out: {partitions: 1}
+    cases:
+      - id: produce-to-a-topic
+        title: a Metadata request naming the case's topic
+        cites: "Kafka protocol guide: a hand-made citation"
+        steps:
+          - send: Metadata
+            fields: {topics: [{name: "${topics.out}"}], allow_auto_topic_creation: false}
+            expect: {fields: {"topics[0].error_code": NONE}}
+"""
+
+
 def run_on(broker, case: Case, version: int | None, *, run_id: str = "scripted") -> CaseResult:
     """One item of ``case`` at ``version`` against ``broker``, which is stopped afterwards."""
     target = HostPortTarget(broker.address)

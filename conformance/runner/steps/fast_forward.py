@@ -14,7 +14,6 @@ from ...client.cluster import Cluster
 from ...client.connection import ClientError
 from ...client.epochs import DEFAULT_WINDOW, LAST_EPOCH, FastForwardError, fast_forward
 from ...client.transcript import Transcript
-from ...results.record import StepRole
 from ...suite import expressions
 from ...suite.kinds import Facts, StepKind
 from ..context import Context, Deviation
@@ -56,9 +55,9 @@ def fast_forward_step(context: Context, step: dict, index: str, name: str) -> No
                             request_timeout=step.get("timeout_ms", 10_000) / 1000, step=name)
         label = f"{name}: {done.describe()}"
     except FastForwardError as error:
-        raise _setup_deviation(context, f"{name}: {error}", f"epoch {to_epoch}", error.answer, api, version) from None
+        raise _setup_deviation(f"{name}: {error}", f"epoch {to_epoch}", error.answer, api, version) from None
     except ClientError as error:
-        raise _setup_deviation(context, f"{name}: {error}", f"epoch {to_epoch}", str(error), api, version) from None
+        raise _setup_deviation(f"{name}: {error}", f"epoch {to_epoch}", str(error), api, version) from None
     finally:
         cluster.close()
         for exchange in tail.exchanges:  # the last exchanges are the evidence, labelled with what the step did
@@ -68,12 +67,9 @@ def fast_forward_step(context: Context, step: dict, index: str, name: str) -> No
                    "seconds": done.seconds, "per_second": done.per_second}, step.get("save") or DEFAULT_SAVE)
 
 
-def _setup_deviation(context: Context, message: str, expected, actual, api: str, version: int) -> Deviation:
+def _setup_deviation(message: str, expected, actual, api: str, version: int) -> Deviation:
     """A fast-forward that fails never proves or disproves the case: it blames set-up (or a check)."""
-    deviation = Deviation(message, expected=expected, actual=actual, api=api)
-    deviation.version = version
-    deviation.role = StepRole.CHECK if context.progress.tested else StepRole.SETUP
-    return deviation
+    return Deviation(message, expected=expected, actual=actual, api=api, version=version, preparation=True)
 
 
 def check_fast_forward(step: dict, report, where: list, facts: Facts) -> None:

@@ -19,7 +19,7 @@ from ...suite import expressions
 from ...suite.kinds import Facts, StepKind, StepRef
 from ...suite.step import Step
 from ..context import Context, Deviation, attributed
-from ..dispatch import label
+from ..dispatch import label, passed
 from ..exchange import answer, connection_for, judge, transmit, wait_s
 from ..expect import save
 from ..policy import step_version
@@ -44,11 +44,11 @@ def pipeline_step(context: Context, step: Mapping, index: str, name: str) -> Non
     try:
         in_flight = []
         for ref, inner, api, version, fields in prepared:
-            with attributed(api, version), _named(ref):
+            with _named(context, ref), attributed(api, version):  # stamped with its request, then named
                 in_flight.append(transmit(context, connection, inner, ref.label, api, version, fields))
         for (ref, inner, api, version, fields), sent in zip(prepared, in_flight):
             expect = expressions.resolve(inner.get("expect") or {}, context.variables)
-            with attributed(api, version), _named(ref):
+            with _named(context, ref), attributed(api, version):  # stamped with its request, then named
                 response = answer(context, connection, sent, inner, ref.label, api, version, wait_s(inner, api, fields))
                 judge(context, ref.label, api, version, response, expect)
             if response is not None:
@@ -58,17 +58,17 @@ def pipeline_step(context: Context, step: Mapping, index: str, name: str) -> Non
 
 
 class _named:
-    """Names the pipelined request a departure comes from (the pipeline step is named only where none is)."""
+    """Records the pipelined request a departure comes from as the innermost step it left."""
 
-    def __init__(self, ref: StepRef):
-        self.ref = ref
+    def __init__(self, context: Context, ref: StepRef):
+        self.context, self.ref = context, ref
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, error, trace):
-        if isinstance(error, Deviation) and error.step is None:
-            error.step = self.ref
+        if isinstance(error, Deviation):
+            passed(self.context, error, self.ref)
         return False
 
 

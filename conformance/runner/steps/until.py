@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from ...suite import expressions
 from ...suite.kinds import StepKind
+from .. import verdict
 from ..context import Context, Deviation
 from ..dispatch import run_step, run_steps
 from ..pacing import pause
@@ -31,10 +32,9 @@ def until_step(context: Context, step: dict, index: str, name: str) -> None:
                 run_step(context, until["step"], f"{index}(until)")
             return
         except Deviation as deviation:
-            # one step repeated asks the same question each time; a sequence may ask another (a new offset),
-            # but not of a target that left a request unanswered for the step's whole time
-            if deviation.final and ("step" in until or deviation.hangs):
-                deviation.args = (f"{deviation.args[0]} (no use waiting: {deviation.final})",)
+            final = verdict.no_use_waiting(deviation, one_step="step" in until)
+            if final:
+                deviation.args = (f"{deviation.args[0]} (no use waiting: {final})",)
                 raise
             if time.monotonic() > deadline:
                 raise
