@@ -37,7 +37,7 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     "Facts": ("conformance.suite.kinds", "Facts"),
     "Request": ("conformance.suite.kinds", "Request"),
     "Fault": ("conformance.suite.kinds", "Fault"),
-    "Deviation": ("conformance.runner.context", "Deviation"),
+    "Departure": ("conformance.runner.context", "Departure"),
     "Skip": ("conformance.runner.context", "Skip"),
     "StepRole": ("conformance.results.record", "StepRole"),
     # the raw client: a connection to a cluster, and how it authenticates
@@ -64,7 +64,7 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
 __all__ = [
     "__version__", "hookimpl", "Extensions", "Target", "TargetInfo", "Capability", "CapabilityMissing",
     "TargetUnavailable", "TargetRefused", "TargetKind", "ProcessTarget", "resolve_target", "StepKind", "Facts",
-    "Request", "Fault", "Deviation", "Skip", "StepRole", "Cluster", "Security", "Emulation", "interceptor", "records",
+    "Request", "Fault", "Departure", "Skip", "StepRole", "Cluster", "Security", "Emulation", "interceptor", "records",
     "Output", "FileOutput", "OutputOption", "ci_result", "CaseResult", "ResultRecord", "Outcome", "Requirement",
 ]
 
@@ -78,7 +78,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time __getatt
     from .report.ci import ci_result
     from .report.sinks import FileOutput, Output, OutputOption
     from .results.record import Outcome, Requirement, ResultRecord, StepRole
-    from .runner.context import Deviation, Skip
+    from .runner.context import Departure, Skip
     from .suite.kinds import Facts, Fault, Request, StepKind
     from .suite.model import CaseResult
     from .targets.base import (Capability, CapabilityMissing, Target, TargetInfo, TargetRefused,

@@ -22,7 +22,7 @@ from ..client.connection import ClientError, Connection
 from ..client.transcript import Exchange
 from ..protocol.compression import Compression, compress
 from ..protocol.errors import error_name
-from .model import RETRIABLE, Departure, Inconclusive, Model, Names
+from .model import RETRIABLE, RuleDeparture, Inconclusive, Model, Names
 from .ops import READ_COMMITTED, READ_UNCOMMITTED, SHORT_TRANSACTION_TIMEOUT_MS, WAIT_MS, Op, Resolved, answer, request
 
 TOPICS, PARTITIONS, TRANSACTIONAL_IDS, PRODUCERS, GROUPS = 2, 2, 2, 2, 2
@@ -90,7 +90,7 @@ class Collector:
         self.requests = 0
         self.inconclusive = 0
         self.departing_examples = 0
-        self.found: dict[str, tuple[list[HistoryStep], Departure]] = {}
+        self.found: dict[str, tuple[list[HistoryStep], RuleDeparture]] = {}
         self.settled: set[str] = set()  # rules found and shrunk in a round before this one
         self.first_departure_s: float | None = None
         self.started = time.monotonic()
@@ -106,7 +106,7 @@ class Collector:
         """The rules found in the round under way, each with its shortest departing history so far (its length)."""
         return {rule_id: len(history) for rule_id, (history, _) in self.found.items() if rule_id not in self.settled}
 
-    def departed(self, history: list[HistoryStep], departure: Departure) -> None:
+    def departed(self, history: list[HistoryStep], departure: RuleDeparture) -> None:
         """Keep ``history`` if it is the shortest departing one of its rule so far."""
         self.departing_examples += 1
         if self.first_departure_s is None:

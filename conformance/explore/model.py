@@ -44,7 +44,7 @@ class Inconclusive(Exception):
 
 
 @dataclass(frozen=True)
-class Departure:
+class RuleDeparture:
     """An answer or a state the rule forbids."""
 
     rule: Rule
@@ -344,7 +344,7 @@ class Model:
 
     # ------------------------------------------------------------------ judging
     def step(self, op: Op, resolved: Resolved, answer: dict, *, sent_at: float | None = None,
-             answered_at: float | None = None) -> list[Departure]:
+             answered_at: float | None = None) -> list[RuleDeparture]:
         """Judge ``answer`` to ``op`` (sent and answered at those times of the model's clock; now by default),
         apply its effect, check the invariants; the departures found."""
         self.now = self.clock() if answered_at is None else answered_at
@@ -363,11 +363,11 @@ class Model:
             return []
         accepted = error == NONE
         if expectation.outcome == ACCEPT and not accepted:
-            return [Departure(expectation.rule, f"{op.describe()} was refused with error {error}; "
+            return [RuleDeparture(expectation.rule, f"{op.describe()} was refused with error {error}; "
                               f"{expectation.rule.summary}", {"error_code": "NONE"})]
         if expectation.outcome == REFUSE and accepted:
             self._note_refused_accepted(op, resolved, answer)
-            return [Departure(expectation.rule, f"{op.describe()} was accepted; {expectation.rule.summary}",
+            return [RuleDeparture(expectation.rule, f"{op.describe()} was accepted; {expectation.rule.summary}",
                               {"error_code": {"ne": "NONE"}})]
         if not accepted:
             if op.kind == "Produce":
@@ -378,17 +378,17 @@ class Model:
         apply = getattr(self, f"_apply_{op.kind}")
         return apply(op, resolved, answer, expectation) or []
 
-    def step_concurrently(self, steps: list[tuple]) -> tuple[tuple, list[Departure]]:
+    def step_concurrently(self, steps: list[tuple]) -> tuple[tuple, list[RuleDeparture]]:
         """Judge the answers of requests that were in flight together ((op, resolved, answer, sent_at,
         answered_at) each): the target may have served them in any order, so each order is tried on a copy of the
         model and the first that departs nowhere is kept. Only when every order departs is it a departure: that of
         the order sent, with the members up to the one that departed ((indices in that order), departures).
         Inconclusive only when no order departs nowhere and some order could not be judged."""
-        first: tuple[tuple, list[Departure], Model] | None = None
+        first: tuple[tuple, list[RuleDeparture], Model] | None = None
         unjudged: Inconclusive | None = None
         for order in itertools.permutations(range(len(steps))):
             trial = copy.deepcopy(self, {id(self.clock): self.clock})  # one clock for every trial
-            departures: list[Departure] = []
+            departures: list[RuleDeparture] = []
             done: list[int] = []
             earlier: list[dict] = []  # the partitions as each member ahead of the next one left them
             try:
@@ -427,14 +427,14 @@ class Model:
         pid, epoch = answer.get("producer_id", -1), answer.get("producer_epoch", -1)
         owner = f"txn{op.txn}" if op.txn is not None else f"producer{op.producer}"
         if pid is None or pid < 0 or epoch is None or epoch < 0:
-            return [Departure(expectation.rule, f"{op.describe()} answered producer id {pid}, epoch {epoch}",
+            return [RuleDeparture(expectation.rule, f"{op.describe()} answered producer id {pid}, epoch {epoch}",
                               {"error_code": "NONE", "fields": {"producer_id": {"ge": 0}, "producer_epoch": {"ge": 0}}})]
         previous_owner = self.producer_ids.get(pid)
         if op.txn is None and previous_owner is not None:
-            return [Departure(expectation.rule, f"{op.describe()} answered producer id {pid}, already {previous_owner}'s",
+            return [RuleDeparture(expectation.rule, f"{op.describe()} answered producer id {pid}, already {previous_owner}'s",
                               {})]
         if op.txn is not None and previous_owner not in (None, owner):
-            return [Departure(expectation.rule, f"{op.describe()} answered producer id {pid}, already {previous_owner}'s",
+            return [RuleDeparture(expectation.rule, f"{op.describe()} answered producer id {pid}, already {previous_owner}'s",
                               {})]
         self.producer_ids[pid] = owner
         table = self.transactional if op.txn is not None else self.idempotent
@@ -443,7 +443,7 @@ class Model:
         if producer.current is not None:
             old_pid, old_epoch = producer.current
             if pid == old_pid and epoch <= old_epoch:
-                departures.append(Departure(rule("init.fences-older-generation"),
+                departures.append(RuleDeparture(rule("init.fences-older-generation"),
                                             f"{op.describe()} answered epoch {epoch} of producer id {pid}, not above {old_epoch}",
                                             {}))
         if producer.transaction is not None and producer.transaction.outcome is None:
@@ -476,7 +476,7 @@ class Model:
             return []  # a repeat: not written again (produce.exactly-once is checked where the log is read)
         departures = []
         if answer["base_offset"] < where.end:
-            departures.append(Departure(rule("read.known-records"),
+            departures.append(RuleDeparture(rule("read.known-records"),
                                         f"{op.describe()} was written at offset {answer['base_offset']}, below "
                                         f"{where.end} where an earlier write ended", {}))
         producer = self._producer(op)
@@ -534,7 +534,7 @@ class Model:
                 producer.ended_transaction = producer.transaction
                 producer.generations.append(bumped)
             elif expectation.outcome == ACCEPT:
-                departures.append(Departure(expectation.rule, f"{op.describe()} answered producer id {bumped[0]} "
+                departures.append(RuleDeparture(expectation.rule, f"{op.describe()} answered producer id {bumped[0]} "
                                             f"epoch {bumped[1]}, not a new generation", {}))
         if expectation.rule.id == "timeout.aborts" and producer.transaction is not None \
                 and producer.transaction.outcome is None:
@@ -582,7 +582,7 @@ class Model:
             else:
                 departures.append((rule(problem[0]), f"{op.describe()} {problem[1]}"))
         # the values a reader may see are those the log may hold, once each: what the case expects instead
-        departures = [Departure(found, message, {"values": kept}) for found, message in departures]
+        departures = [RuleDeparture(found, message, {"values": kept}) for found, message in departures]
         # Records at or past the answer's own last stable offset are no departure: Kafka takes that offset before
         # it reads the log, and a transaction's markers are written after its EndTxn is answered, so a committed
         # record may come with an older LSO. What read_committed must hold, only committed records, is the
@@ -602,25 +602,25 @@ class Model:
         """What :meth:`_check_offsets` reads, as it is now: each partition's end, its open transactions' first offsets."""
         return {key: (where.end, self.open_first_offsets(*key)) for key, where in self.partitions.items()}
 
-    def _check_offsets(self, op, *, hw, lso, state: dict | None = None) -> list[Departure]:
+    def _check_offsets(self, op, *, hw, lso, state: dict | None = None) -> list[RuleDeparture]:
         """The high watermark covers every write; the LSO stays at or below each open transaction's first offset
         and at or below the high watermark. ``state``: judged against that of :meth:`_offsets_state`, not now."""
         key = (op.topic, op.partition)
         end, open_firsts = state[key] if state is not None else (self.partitions[key].end, self.open_first_offsets(*key))
         departures = []
         if hw is not None and hw < end:
-            departures.append(Departure(rule("read.known-records"),
+            departures.append(RuleDeparture(rule("read.known-records"),
                                         f"{op.describe()}: high watermark {hw} below {end}, the end of the "
                                         f"accepted writes", {"fields": {"high_watermark": {"ge": end}}}))
         if lso is None:
             return departures
         if hw is not None and lso > hw:
-            departures.append(Departure(rule("lso.below-open-transaction"),
+            departures.append(RuleDeparture(rule("lso.below-open-transaction"),
                                         f"{op.describe()}: last stable offset {lso} above the high watermark {hw}", {}))
         for first in open_firsts:
             if lso > first:
                 field_name = "last_stable_offset" if op.kind == "Fetch" else "topics[0].partitions[0].offset"
-                departures.append(Departure(rule("lso.below-open-transaction"),
+                departures.append(RuleDeparture(rule("lso.below-open-transaction"),
                                             f"{op.describe()}: last stable offset {lso} passed {first}, the first offset "
                                             f"of a transaction still open", {"fields": {field_name: {"le": first}}}))
         return departures
@@ -652,13 +652,13 @@ class Model:
                     continue  # offsets.pending-refused: a refusal is what the text asks
                 if error in RETRIABLE or error == UNSTABLE_OFFSET_COMMIT:
                     continue
-                departures.append(Departure(rule("offsets.committed-only"),
+                departures.append(RuleDeparture(rule("offsets.committed-only"),
                                             f"{op.describe()}: error {error} for t{topic}-{partition}", {}))
                 continue
             allowed = {self.committed.get(key, -1)} | self.maybe_committed.get(key, set())
             if offset not in allowed:
                 detail = "a pending offset of an open transaction" if offset == pending.get(key) else "never committed"
-                departures.append(Departure(rule("offsets.committed-only"),
+                departures.append(RuleDeparture(rule("offsets.committed-only"),
                                             f"{op.describe()}: offset {offset} for t{topic}-{partition}, {detail} "
                                             f"(allowed: {sorted(allowed)})", {}))
             elif offset != self.committed.get(key, -1):

@@ -1,6 +1,6 @@
 """What the steps of one case × version share, and the exceptions a step ends with.
 
-A step that finds the broker departing from its expectation raises :class:`Deviation`; a step that
+A step that finds the broker departing from its expectation raises :class:`Departure`; a step that
 cannot run because the target lacks something raises :class:`Skip`; a case that cannot be run to its
 end raises :class:`Incomplete`. Anything else that goes wrong is a harness or infrastructure error.
 """
@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # verdict reads these records: it is imported where a role is
     from .verdict import Passage
 
 
-class Deviation(Exception):
+class Departure(Exception):
     """The broker did not do what the step expects: a record of what happened, judged in :mod:`.verdict`.
 
     The raiser says what the broker did (``expected``, ``actual``, ``api`` and ``version``) and what it knows of
@@ -179,7 +179,7 @@ class Context:
 
 
 class attributed:
-    """Stamps a Deviation raised inside with the API and version of the request that departed."""
+    """Stamps a Departure raised inside with the API and version of the request that departed."""
 
     def __init__(self, api: str, version: int):
         self.api, self.version = api, version
@@ -188,6 +188,6 @@ class attributed:
         return self
 
     def __exit__(self, kind, error, trace):
-        if isinstance(error, Deviation) and error.api is None:
+        if isinstance(error, Departure) and error.api is None:
             error.api, error.version = self.api, self.version
         return False

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..suite import expressions, matchers
 from . import observe
-from .context import Context, Deviation
+from .context import Context, Departure
 from .exchange import exchange, retrying
 from .expect import check_expect
 
@@ -76,17 +76,17 @@ def run_control(context: Context, step: dict, name: str, api: str, version: int,
                                                                    control_fields))
         try:
             check_expect(context, label, response or {}, wanted, version)
-        except Deviation as deviation:  # served by another version: this one is broken (the root cause is named)
+        except Departure as deviation:  # served by another version: this one is broken (the root cause is named)
             observe.served_elsewhere(context, control_step, label, api, version, control_fields, response, wanted,
                                      deviation)
         return None
-    except Deviation as deviation:
+    except Departure as deviation:
         if step.get("malform") and not expects_refusal(expect, version) and deviation.actual != "connection closed":
             return {"deviation": deviation, "response": response}
         raise blocked(deviation, api, version) from None
 
 
-def blocked(deviation: Deviation, api: str, version: int) -> Deviation:
+def blocked(deviation: Departure, api: str, version: int) -> Departure:
     deviation.args = (f"{deviation.args[0]}: the control departed, so the fault's answer shows nothing about "
                       f"{api} v{version}",)
     deviation.control = True  # the control goes before the step under test: its departure blocks, as set-up's does
@@ -110,9 +110,9 @@ def judge_difference(context: Context, name: str, api: str, version: int, expect
         if values[0] != values[1]:
             differ.append(f"{path}: {values[0]!r} well formed, {values[1]!r} malformed")
     if response is None or differ:
-        raise Deviation(f"{name}: the malformation changed the answer ({'; '.join(differ) or 'no answer'}), "
+        raise Departure(f"{name}: the malformation changed the answer ({'; '.join(differ) or 'no answer'}), "
                         f"where the well-formed request was answered: {departure}",
                         expected={path: "as the well-formed request" for path in paths}, actual=differ or "no answer")
-    raise blocked(Deviation(f"{name}: the well-formed request already departs ({departure}); the malformed one "
+    raise blocked(Departure(f"{name}: the well-formed request already departs ({departure}); the malformed one "
                             "was answered the same, so the malformation changed nothing",
                             expected=departure.expected, actual=departure.actual), api, version)

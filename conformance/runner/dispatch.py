@@ -13,7 +13,7 @@ from typing import Any
 from ..suite.kinds import StepKind, StepRef
 from ..suite.step import Step
 from ..suite.when import parse as parse_when
-from .context import Context, Deviation
+from .context import Context, Departure
 from .policy import preparing_steps
 from .verdict import Passage
 
@@ -78,7 +78,7 @@ def run_step(context: Context, written: Mapping[str, Any], index: str) -> None:
         return
     try:
         kind.run(context, step, index, name)
-    except Deviation as deviation:
+    except Departure as deviation:
         passed(context, deviation, StepRef(index, name), verifies=bool(step.verifies))
         if step.observer_control is not None:
             observer_departed(context, step, deviation)
@@ -89,7 +89,7 @@ def run_step(context: Context, written: Mapping[str, Any], index: str) -> None:
         raise
 
 
-def passed(context: Context, deviation: Deviation, ref: StepRef, *, verifies: bool = False) -> None:
+def passed(context: Context, deviation: Departure, ref: StepRef, *, verifies: bool = False) -> None:
     """Records the step ``deviation`` leaves and what the item knew then: :mod:`.verdict` reads whom it blames."""
     with context.lock:
         tested = context.progress.tested
@@ -105,7 +105,7 @@ def applies(context: Context, when) -> bool:
     return parse_when(when).holds(context.version, context.cluster.finalized_features, context.target.spec)
 
 
-def observer_departed(context: Context, step: Step, deviation: Deviation) -> None:
+def observer_departed(context: Context, step: Step, deviation: Departure) -> None:
     """A control of an observer departed (``observer_control``): the check that relies on that observer cannot
     see what it looks for on this target, so it is no evidence either way. The item is blocked, naming the
     observer's finding, never failed on the step under test (Tansu's LSO passes an open transaction,

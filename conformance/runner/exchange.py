@@ -18,7 +18,7 @@ from ..protocol import frames
 from ..protocol.errors import error_code
 from ..protocol.primitives import Raw
 from ..suite import expressions, matchers
-from .context import Context, Deviation, attributed
+from .context import Context, Departure, attributed
 from .expect import DEFERRING, check_expect, describe_expect
 from .pacing import pause
 from .policy import destination
@@ -95,14 +95,14 @@ def answer(context: Context, connection: Connection, sent: Exchange, step: Mappi
         # a refusal or no effect, the verifying steps judge the effect, whatever the connection did.
         if expect.get("disconnect") or expect.get("refused") == "or_no_effect":
             return None
-        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="connection closed") from None
+        raise Departure(f"{name}: {error}", expected=describe_expect(expect, version), actual="connection closed") from None
     except ResponseTimeout as error:
         if expect.get("no_response") or expect.get("disconnect"):
             if expect.get("disconnect"):
-                raise Deviation(f"{name}: expected the broker to close the connection, it kept it open "
+                raise Departure(f"{name}: expected the broker to close the connection, it kept it open "
                                 f"without answering for {timeout}s", expected="disconnect", actual="no response") from None
             return None
-        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="no response",
+        raise Departure(f"{name}: {error}", expected=describe_expect(expect, version), actual="no response",
                         final=f"the target did not answer within {timeout:g} s; asking again would wait as long",
                         hangs=True) from None
     except ClientError as error:
@@ -111,15 +111,15 @@ def answer(context: Context, connection: Connection, sent: Exchange, step: Mappi
         # sent: one root cause; and an answer that cannot be read shows nothing about another step's effect
         layout = f"{api} v{version} response does not decode at {exchanged.decode_path}" \
             if exchanged is not None and exchanged.decode_path else None
-        raise Deviation(f"{name}: {error}", expected=describe_expect(expect, version), actual="garbage",
+        raise Departure(f"{name}: {error}", expected=describe_expect(expect, version), actual="garbage",
                         root_cause=layout, blind=True) from None
     if sent.trailing_bytes and api == context.api:
-        raise Deviation(f"{name}: the {api} v{version} response has {sent.trailing_bytes} bytes after its body",
+        raise Departure(f"{name}: the {api} v{version} response has {sent.trailing_bytes} bytes after its body",
                         expected="a response body that ends where the frame ends",
                         actual=f"{sent.trailing_bytes} trailing bytes")
     if expect.get("disconnect") or expect.get("no_response"):
         what = "close the connection" if expect.get("disconnect") else "not answer"
-        raise Deviation(f"{name}: expected the broker to {what}, it answered",
+        raise Departure(f"{name}: expected the broker to {what}, it answered",
                         expected="disconnect" if expect.get("disconnect") else "no response", actual=sent.response)
     return sent.response
 

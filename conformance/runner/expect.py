@@ -1,6 +1,6 @@
 """Comparing a response with a step's ``expect``, and keeping what a step ``save``s.
 
-Every departure is a :class:`~conformance.runner.context.Deviation` whose message begins with the
+Every departure is a :class:`~conformance.runner.context.Departure` whose message begins with the
 step's label, and names the response's own error first where the response carries one.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..protocol.errors import error_name
 from ..suite import matchers
-from .context import Context, Deviation
+from .context import Context, Departure
 
 # `expect: {refused: true}`: what a KIP demands where it lists errors without tying one to the condition.
 REFUSED = "refused: any error code (a closed connection is no refusal a client sees)"
@@ -41,10 +41,10 @@ def describe_expect(expect: dict, version: int):
 def check_expect(context: Context, name: str, response: dict, expect: dict, version: int, error_of=None) -> None:
     """Compare a response with a step's ``expect`` (error code and field matchers)."""
     if expect.get("refused") is True and (error_of or matchers.primary_error)(response) == 0:
-        raise Deviation(f"{name}: expected the request to be refused, it was answered with NONE",
+        raise Departure(f"{name}: expected the request to be refused, it was answered with NONE",
                         expected=REFUSED, actual="NONE")
     if expect.get("refused") is True and deferred(response, error_of):
-        raise Deviation(f"{name}: expected the request to be refused, it was answered {deferred(response, error_of)} "
+        raise Departure(f"{name}: expected the request to be refused, it was answered {deferred(response, error_of)} "
                         "until its retries ran out: a retriable error defers the request, it is no refusal a client "
                         "sees", expected=REFUSED, actual=deferred(response, error_of))
     if "error_code" in expect:
@@ -54,7 +54,7 @@ def check_expect(context: Context, name: str, response: dict, expect: dict, vers
             problem = matchers.match_value(actual, wanted, True, context.matchers)  # a name, a list, or {ne: NONE}
             if problem:
                 message = response.get("error_message") if isinstance(response, dict) else None
-                raise Deviation(f"{name}: {problem}" + (f" ({message})" if message else ""),
+                raise Departure(f"{name}: {problem}" + (f" ({message})" if message else ""),
                                 expected=wanted, actual=error_name(actual))
     fields = matchers.for_version(expect.get("fields") or {}, version)  # may be a per-version map
     for path, wanted in ({} if fields is matchers._MISSING else fields).items():
@@ -65,7 +65,7 @@ def check_expect(context: Context, name: str, response: dict, expect: dict, vers
             except matchers.PathError:
                 actual = "(absent)"
                 problem = top_level_error(response) + problem
-            raise Deviation(f"{name}: {problem}", expected={path: wanted}, actual={path: actual})
+            raise Departure(f"{name}: {problem}", expected={path: wanted}, actual={path: actual})
 
 
 def element(response: dict, path: str, name: str, expect, version: int):
@@ -73,7 +73,7 @@ def element(response: dict, path: str, name: str, expect, version: int):
     try:
         return matchers.lookup(response, path)
     except matchers.PathError as error:
-        raise Deviation(f"{name}: {top_level_error(response)}{error}", expected=expect or "a response with " + path,
+        raise Departure(f"{name}: {top_level_error(response)}{error}", expected=expect or "a response with " + path,
                         actual=summarise(response)) from None
 
 

@@ -15,7 +15,7 @@ import uuid
 
 from ..protocol.errors import error_name
 from ..suite.kinds import Request
-from .context import Context, Deviation
+from .context import Context, Departure
 from .exchange import exchange, retrying
 from .expect import check_expect
 from .policy import client_version
@@ -65,12 +65,12 @@ def observer(context: Context, api: str, version: int) -> bool:
 
 
 def by_name_version(context: Context, api: str, check: str, why: str) -> int:
-    """The newest advertised version of ``api`` that names topics; a Deviation that blocks the item, naming
+    """The newest advertised version of ``api`` that names topics; a Departure that blocks the item, naming
     the check, where the target advertises none."""
     found = context.cluster.version_range(api)
     newest = BY_ID_FROM[api] - 1
     if found is None or found[0] > newest:
-        raise Deviation(f"{check}: cannot observe: {why}, and {context.target.spec} advertises no {api} version "
+        raise Departure(f"{check}: cannot observe: {why}, and {context.target.spec} advertises no {api} version "
                         f"that names topics (v{newest} or older), so this check has no evidence either way",
                         expected=f"a {api} version that can address the topic", actual=why, api=api, blind=True)
     return min(found[1], newest)
@@ -135,11 +135,11 @@ def carries_topic_ids(context: Context, api: str, version: int) -> bool:
     return among(spec.fields)
 
 
-def no_id_root_cause(context: Context, why: str) -> Deviation:
+def no_id_root_cause(context: Context, why: str) -> Departure:
     """The departure of Metadata that gave a topic the all-zero id: a root cause on Metadata, so that every item
     whose id-addressed step under test it leaves without a topic is blocked by it, and it is reported once."""
     version = context.cluster.best_version("Metadata")
-    return Deviation(f"Metadata v{version}: {why}", expected="the topic's id (KIP-516: every topic has one)",
+    return Departure(f"Metadata v{version}: {why}", expected="the topic's id (KIP-516: every topic has one)",
                      actual="the all-zero topic id", api="Metadata", version=version,
                      root_cause=f"Metadata v{version} gives topics the all-zero topic id, so no id-addressed request "
                                 f"can name them")
@@ -163,16 +163,16 @@ BROKEN = ("connection closed", "garbage")
 
 
 def served(api: str, version: int, response: dict, expect: dict) -> None:
-    """Raises a Deviation marked as a broken version where the answer is UNSUPPORTED_VERSION and the step
+    """Raises a Departure marked as a broken version where the answer is UNSUPPORTED_VERSION and the step
     does not expect it."""
     if isinstance(response, dict) and error_name(response.get("error_code") or 0) == "UNSUPPORTED_VERSION" \
             and "UNSUPPORTED_VERSION" not in repr(expect):
-        raise Deviation(f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION",
+        raise Departure(f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION",
                         expected=expect or "a response", actual="UNSUPPORTED_VERSION", broken_version=True,
                         root_cause=f"{api} v{version} is advertised but answered UNSUPPORTED_VERSION")
 
 
-def broken(deviation: Deviation) -> str:
+def broken(deviation: Departure) -> str:
     if deviation.broken_version:
         return "answered UNSUPPORTED_VERSION"
     if deviation.root_cause:  # the answer does not decode: say where
@@ -187,7 +187,7 @@ def movable(context: Context, step, api: str, version: int) -> bool:
         and (api, version) != (context.api, context.version)
 
 
-def version_down(context: Context, step: dict, api: str, version: int, deviation: Deviation) -> int | None:
+def version_down(context: Context, step: dict, api: str, version: int, deviation: Departure) -> int | None:
     """The next version down a set-up or check step goes on at after ``api`` v``version`` broke (the
     departure is noted once on that API and version), or None: the step under test, a version the case
     names, an ordinary departure, or no version left below."""
@@ -272,7 +272,7 @@ def probe_version(context: Context, api: str, version: int) -> int | None:
 
 
 def served_elsewhere(context: Context, step: dict, name: str, api: str, version: int, fields: dict, response,
-                     expect: dict, deviation: Deviation) -> tuple[dict, int]:
+                     expect: dict, deviation: Departure) -> tuple[dict, int]:
     """After ``deviation`` of a request answered with a generic error: the same request, sent at another
     version, meets the step's expectation there, so ``api`` v``version`` is broken. A set-up or check step
     whose version the case leaves open goes on with that answer (one note on the broken version; returns
@@ -287,7 +287,7 @@ def served_elsewhere(context: Context, step: dict, name: str, api: str, version:
     try:
         answer = retrying(context, step, lambda: exchange(context, step, label, api, other, fields))
         check_expect(context, label, answer or {}, expect, other)
-    except Deviation:
+    except Departure:
         raise deviation from None  # not served there either: the request departs, not one version
     cause = f"{api} v{version} answers {error} to a request that v{other} serves"
     if movable(context, step, api, version):

@@ -31,7 +31,7 @@ from ..protocol import frames
 from ..protocol.codec import default_codec
 from ..protocol.errors import error_name
 from ..results.record import Outcome, ResultRecord, StepRole
-from .context import Context, Deviation
+from .context import Context, Departure
 from .dispatch import kind_of, label
 from .expect import check_expect
 from ..suite import matchers
@@ -212,7 +212,7 @@ def _meets(response: dict, expect: dict, version: int) -> bool:
     try:
         # check_expect reads only the matchers of the run's context: the bundled ones here
         check_expect(cast(Context, SimpleNamespace(matchers=dict(_components().matchers))), "", response, expect, version)
-    except Deviation:
+    except Departure:
         return False
     return True
 

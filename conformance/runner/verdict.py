@@ -2,7 +2,7 @@
 item ends in.
 
 What happened is reported where it happens, never judged there. A step kind, the exchange and :mod:`.observe`
-raise a :class:`~.context.Deviation` holding what the broker did (expected, actual, the API and version that
+raise a :class:`~.context.Departure` holding what the broker did (expected, actual, the API and version that
 departed) and facts about that answer (it could not be read, it is one version's fault, it was a control's);
 as it leaves each step, :func:`~.dispatch.run_step` adds one :class:`Passage` to it (the step, and what the item
 knew at that moment). A request the harness sends for itself (creating topics, reading the broker's settings,
@@ -24,7 +24,7 @@ from ..results.record import STOPPED_ANSWERING, Outcome, Requirement, StepRole
 from ..suite.kinds import StepRef
 from ..suite.model import Case, StepFailure
 from ..targets.base import ControlFailed
-from .context import Deviation, Incomplete, Progress, Skip
+from .context import Departure, Incomplete, Progress, Skip
 from .resources import CannotCreateTopics, TooFewBrokers, UnknownSetting
 from .under_way import replayable
 
@@ -50,7 +50,7 @@ class Judged:
 
 
 # ------------------------------------------------------------------------------ a departure's role and step
-def role(departure: Deviation) -> StepRole:
+def role(departure: Departure) -> StepRole:
     """Whom ``departure`` blames: the step under test (the item fails), or set-up before it or a check after it
     (the item is blocked)."""
     if not departure.trail:  # raised outside any step (a harness that calls a kind directly): the step's own
@@ -71,12 +71,12 @@ def role(departure: Deviation) -> StepRole:
     return StepRole.UNDER_TEST if verified and not departure.blind else StepRole.CHECK
 
 
-def step(departure: Deviation) -> StepRef | None:
+def step(departure: Departure) -> StepRef | None:
     """The innermost step that departed (a pipelined request, a step inside an until or a branch)."""
     return departure.trail[0].step if departure.trail else None
 
 
-def no_use_waiting(departure: Deviation, *, one_step: bool) -> str | None:
+def no_use_waiting(departure: Departure, *, one_step: bool) -> str | None:
     """Why asking again cannot change what ``departure`` saw (an ``until`` then ends at once), or None. One step
     repeated asks the same question each time; a sequence may ask another (a new offset), but not of a target that
     left a request unanswered for the step's whole time."""
@@ -84,7 +84,7 @@ def no_use_waiting(departure: Deviation, *, one_step: bool) -> str | None:
 
 
 # ------------------------------------------------------------------------------ an item's outcome
-def judge(case: Case, version: int | None, departure: Deviation) -> Judged:
+def judge(case: Case, version: int | None, departure: Departure) -> Judged:
     """The outcome of an item whose steps raised ``departure``."""
     where = step(departure) or StepRef("", "")
     blamed = role(departure)
@@ -129,7 +129,7 @@ def ended_by(case: Case, version: int | None, error: Exception, *, tested: bool)
     run and been checked). Only a departure of the step under test fails it; what the target lacks makes it
     unsupported or skipped, naming it; what the harness's own requests met blocks it, naming them; what no request
     explains (the target unreachable, a harness bug) is an error."""
-    if isinstance(error, Deviation):
+    if isinstance(error, Departure):
         return judge(case, version, error)
     if isinstance(error, (Skip, TooFewBrokers, UnknownSetting)):
         return Judged(Outcome.SKIPPED, str(error))

@@ -99,7 +99,7 @@ def _never(step: Mapping) -> bool:
 @dataclass(frozen=True)
 class StepKind:
     keyword: str  # the key that makes a step this kind (``send: EndTxn``)
-    # run(context, step, index, label): raises Deviation, Skip or Incomplete. A kind that sends and judges a request
+    # run(context, step, index, label): raises Departure, Skip or Incomplete. A kind that sends and judges a request
     # records each expectation it checked (``context.checked``; the runner's ``exchange.judge`` does both): an item
     # whose step under test records none ends ERROR, "the step under test never ran", since it proved nothing
     run: Callable

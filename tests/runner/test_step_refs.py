@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from conformance.results import StepRole
-from conformance.runner.context import Context, Deviation
+from conformance.runner.context import Context, Departure
 from conformance.runner.dispatch import run_steps
 from conformance.suite.kinds import Request, StepKind, StepRef
 from conformance.suite.when import parse
@@ -17,7 +17,7 @@ from conformance.suite.when import parse
 
 def depart(context, step, index, name):
     # a message that does not start with the step's label: the label travels beside it
-    deviation = Deviation("the broker said no: twice", api=step["depart"], expected="yes", actual="no")
+    deviation = Departure("the broker said no: twice", api=step["depart"], expected="yes", actual="no")
     deviation.version = 3  # the version under test
     raise deviation
 
@@ -41,7 +41,7 @@ def context(api: str | None = "EndTxn", version: int | None = 3) -> Context:
 
 
 def test_the_innermost_departing_step_is_named_structurally():
-    with pytest.raises(Deviation) as raised:
+    with pytest.raises(Departure) as raised:
         run_steps(context(), [{"asks": "EndTxn"}, {"nest": [{"asks": "Produce"}, {"depart": "Produce"}]}])
     assert raised.value.step == StepRef("2(nest).2", "2(nest).2 depart Produce")
     assert raised.value.step.number == 2
@@ -54,7 +54,7 @@ def test_the_innermost_departing_step_is_named_structurally():
     ([{"asks": "EndTxn"}, {"depart": "Produce", "verifies": True}], StepRole.UNDER_TEST),
 ])
 def test_whom_a_departure_blames_is_a_role(steps, role):
-    with pytest.raises(Deviation) as raised:
+    with pytest.raises(Departure) as raised:
         run_steps(context(), steps)
     assert raised.value.role is role and raised.value.role == role.value  # the results line's word
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.runner.context import Deviation
+from conformance.runner.context import Departure
 from conformance.runner.steps import until as until_kind
 from conformance.runner.steps.fetch import beyond_reach
 from conformance.runner.steps import bundled
@@ -43,7 +43,7 @@ class Context:
 
 
 def run_until(monkeypatch, outcomes: list, body: dict) -> tuple[int, BaseException | None]:
-    """``until_step`` over a step whose tries end as ``outcomes`` say (a Deviation, or None: it held)."""
+    """``until_step`` over a step whose tries end as ``outcomes`` say (a Departure, or None: it held)."""
     tries = []
 
     def step(context, step, index):
@@ -56,13 +56,13 @@ def run_until(monkeypatch, outcomes: list, body: dict) -> tuple[int, BaseExcepti
     monkeypatch.setattr(until_kind, "run_steps", lambda context, sequence, prefix: step(context, sequence, prefix))
     try:
         until_kind.until_step(Context(), {"until": {"for_ms": 2000, "interval_ms": 1, **body}}, "1", "fetch")
-    except Deviation as error:
+    except Departure as error:
         return len(tries), error
     return len(tries), None
 
 
-def final_deviation() -> Deviation:
-    deviation = Deviation("fetch: 3 records, 2 expected")
+def final_deviation() -> Departure:
+    deviation = Departure("fetch: 3 records, 2 expected")
     deviation.final = "3 records are visible, more than the 2 expected, and records stay"
     return deviation
 
@@ -74,7 +74,7 @@ def test_a_final_observation_ends_the_wait_at_once_and_says_why(monkeypatch):
 
 
 def test_a_slow_broker_still_gets_there(monkeypatch):
-    tries, error = run_until(monkeypatch, [Deviation("1 record"), Deviation("1 record"), None], {"step": {"fetch": {}}})
+    tries, error = run_until(monkeypatch, [Departure("1 record"), Departure("1 record"), None], {"step": {"fetch": {}}})
     assert (tries, error) == (3, None)
 
 
@@ -86,7 +86,7 @@ def test_a_repeated_sequence_may_ask_another_question_each_time_so_it_waits(monk
 def test_a_request_left_unanswered_ends_even_a_repeated_sequence_at_once(monkeypatch):
     """A target that kept a request unanswered for the step's whole time would keep the next try as long: the
     wait ends with that departure (tansu left JoinGroup v9 unanswered twice, 20 s an item, before this)."""
-    hang = Deviation("JoinGroup v9: no response within 10.0s")
+    hang = Departure("JoinGroup v9: no response within 10.0s")
     hang.final, hang.hangs = "the target did not answer within 10 s; asking again would wait as long", True
     tries, error = run_until(monkeypatch, [hang, None], {"steps": [{"send": "JoinGroup"}]})
     assert tries == 1 and "no use waiting: the target did not answer" in str(error)
@@ -97,7 +97,7 @@ def test_a_broker_timer_is_waited_for_as_the_target_sets_it(monkeypatch):
     clock = iter(range(0, 10_000, 50))  # each look at the clock is 50 ms later
     monkeypatch.setattr(until_kind.time, "monotonic", lambda: next(clock) / 1000)
     monkeypatch.setattr(until_kind.time, "sleep", lambda seconds: None)
-    tries, error = run_until(monkeypatch, [Deviation("still there")],
+    tries, error = run_until(monkeypatch, [Departure("still there")],
                              {"step": {"send": "DescribeTransactions"},
                               "for_ms": "${config.transactional_id_expiration_ms + 200}"})
     assert error is not None and 9 <= tries <= 11  # 500 ms of 50 ms steps

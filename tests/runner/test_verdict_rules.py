@@ -7,7 +7,7 @@ import pytest
 
 from conformance.results.record import Outcome, StepRole
 from conformance.runner import verdict
-from conformance.runner.context import Deviation
+from conformance.runner.context import Departure
 from conformance.runner.verdict import Passage
 from conformance.suite.kinds import StepRef
 
@@ -16,8 +16,8 @@ from scripted_runs import bundled_case
 INNER, OUTER = StepRef("2(until)", "2(until) send Fetch"), StepRef("2", "2 until")
 
 
-def departed(*passages: Passage, api: str = "Fetch", version: int = 4, **facts) -> Deviation:
-    deviation = Deviation("a departure", expected="NONE", actual="UNKNOWN_SERVER_ERROR", api=api, version=version,
+def departed(*passages: Passage, api: str = "Fetch", version: int = 4, **facts) -> Departure:
+    deviation = Departure("a departure", expected="NONE", actual="UNKNOWN_SERVER_ERROR", api=api, version=version,
                           **facts)
     for passage in passages:
         deviation.left(passage)

@@ -16,7 +16,7 @@ from ...client.epochs import DEFAULT_WINDOW, LAST_EPOCH, FastForwardError, fast_
 from ...client.transcript import Transcript
 from ...suite import expressions
 from ...suite.kinds import Facts, StepKind
-from ..context import Context, Deviation
+from ..context import Context, Departure
 from ..expect import save
 from ..policy import client_version, step_version
 
@@ -67,9 +67,9 @@ def fast_forward_step(context: Context, step: dict, index: str, name: str) -> No
                    "seconds": done.seconds, "per_second": done.per_second}, step.get("save") or DEFAULT_SAVE)
 
 
-def _setup_deviation(message: str, expected, actual, api: str, version: int) -> Deviation:
+def _setup_deviation(message: str, expected, actual, api: str, version: int) -> Departure:
     """A fast-forward that fails never proves or disproves the case: it blames set-up (or a check)."""
-    return Deviation(message, expected=expected, actual=actual, api=api, version=version, preparation=True)
+    return Departure(message, expected=expected, actual=actual, api=api, version=version, preparation=True)
 
 
 def check_fast_forward(step: dict, report, where: list, facts: Facts) -> None:

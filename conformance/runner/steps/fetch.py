@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...protocol import records
 from ...suite import expressions, matchers
 from ...suite.kinds import Request, StepKind
-from ..context import Context, Deviation, attributed
+from ..context import Context, Departure, attributed
 from ..exchange import exchange, retrying, topic_id
 from ..expect import check_expect, element, save
 from .. import observe
@@ -98,7 +98,7 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
         raise observe.Unaddressed(elsewhere, elsewhere)
     if elsewhere:
         key = "topic_id" if observe.by_id("Fetch", version) else "topic"
-        raise Deviation(f"{name}: {elsewhere}", expected={key: str(asked[key])},
+        raise Departure(f"{name}: {elsewhere}", expected={key: str(asked[key])},
                         actual={key: str(response["responses"][0][key])})   # attributed: Fetch at this version
     if response.get("error_code"):
         expect = expect or {"error_code": "NONE"}
@@ -140,7 +140,7 @@ def _fetch(context: Context, step: dict, name: str, version: int) -> None:
     expect["fields"] = fields_expected
     try:
         check_expect(context, name, summary, expect, version)
-    except Deviation as deviation:
+    except Departure as deviation:
         deviation.final = beyond_reach(summary, {key: matchers.for_version(value, version)
                                                  for key, value in fields_expected.items()})
         raise
@@ -201,7 +201,7 @@ def _judge_own_error(context: Context, name: str, response: dict, expect: dict, 
     (no evidence either way: the item is blocked, naming the check, even where the check verifies)."""
     try:
         check_expect(context, name, response, expect, version)
-    except Deviation as deviation:
+    except Departure as deviation:
         if observing:
             deviation.blind = True
             deviation.args = (f"{deviation.args[0]} (the check could not observe, so it is no evidence about "

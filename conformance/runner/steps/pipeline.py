@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from ...suite import expressions
 from ...suite.kinds import Facts, StepKind, StepRef
 from ...suite.step import Step
-from ..context import Context, Deviation, attributed
+from ..context import Context, Departure, attributed
 from ..dispatch import label, passed
 from ..exchange import answer, connection_for, judge, transmit, wait_s
 from ..expect import save
@@ -67,7 +67,7 @@ class _named:
         return self
 
     def __exit__(self, kind, error, trace):
-        if isinstance(error, Deviation):
+        if isinstance(error, Departure):
             passed(self.context, error, self.ref)
         return False
 

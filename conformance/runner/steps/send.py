@@ -11,7 +11,7 @@ from ...protocol.schema import MessageSpec
 from ...suite import expressions, matchers
 from ...suite.checks import check_request_fields, refuse_fetch_only_expect
 from ...suite.kinds import Facts, Request, StepKind, detail_from
-from ..context import Context, Deviation, Skip, attributed
+from ..context import Context, Departure, Skip, attributed
 from .. import control, observe
 from . import requesting
 from ..exchange import exchange, retrying
@@ -30,7 +30,7 @@ def send_step(context: Context, step: dict, index: str, name: str) -> None:
         try:
             response = _send_at(context, step, name, api, version)
             break
-        except Deviation as deviation:  # set-up or a check broken at one version goes on at the next one down
+        except Departure as deviation:  # set-up or a check broken at one version goes on at the next one down
             lower = observe.version_down(context, step, api, version, deviation)
             if lower is None:
                 raise
@@ -63,7 +63,7 @@ def _send_at(context: Context, step: dict, name: str, api: str, version: int):
         observe.served(api, version, response, expect)
         try:
             check_expect(context, name, response, expect, version)
-        except Deviation as deviation:  # a generic error that another version does not give: a broken version
+        except Departure as deviation:  # a generic error that another version does not give: a broken version
             response, version = observe.served_elsewhere(context, step, name, api, version, fields, response,
                                                          expect, deviation)
         context.checked(api, version, expect)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from ...suite import expressions
 from ...suite.kinds import StepKind
 from .. import verdict
-from ..context import Context, Deviation
+from ..context import Context, Departure
 from ..dispatch import run_step, run_steps
 from ..pacing import pause
 
@@ -31,7 +31,7 @@ def until_step(context: Context, step: dict, index: str, name: str) -> None:
             else:
                 run_step(context, until["step"], f"{index}(until)")
             return
-        except Deviation as deviation:
+        except Departure as deviation:
             final = verdict.no_use_waiting(deviation, one_step="step" in until)
             if final:
                 deviation.args = (f"{deviation.args[0]} (no use waiting: {final})",)
