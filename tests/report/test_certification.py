@@ -148,7 +148,7 @@ def test_certify_from_results_writes_page_json_and_badges(tmp_path, capsys):
     assert by_id["idempotent-producer"]["status"] == "missed"
     assert by_id["idempotent-producer"]["departures"] == ["kip98.idempotence::dup@v4"]
     assert facts["departures"][0]["reproduce"] == (
-        "python -m pytest --target kafka 'suites/kip98/idempotence.yaml::dup[kafka-v4]'")
+        "conformance run --target kafka --item kip98.idempotence::dup@v4")
     assert facts["without_verdict"][0]["item"] == "kip98.transactions::commit@v3"
     html = (folder / "index.html").read_text()
     assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")

@@ -22,7 +22,7 @@ def check_page_as_seen(folder: Path, tmp_path: Path, *, departure: str | None) -
     assert "class=\"level\"" in dom and "data-status=" in dom  # the level cards with their badges
     if departure is not None:
         assert departure in dom
-        assert re.search(r"class=\"reproduce\">python -m pytest --target \S+ '[^']+::[^']+\[[^']+\]'", dom)
+        assert re.search(r"class=\"reproduce\">conformance run --target \S+ --item [\w.-]+::[\w.-]+@v\d+<", dom)
     shot = screenshot(url, tmp_path / "page.png", height=1400)
     assert colour_count(shot) > 50, "the screenshot is (nearly) blank"
     return dom
