@@ -50,7 +50,7 @@ def test_site_from_results_files(spark, results, tmp_path):
     assert main(["analyze", "site", str(results), "--out", str(out)]) == 0
     assert sorted(path.name for path in out.iterdir()) == sorted(
         ["index.html", "matrix.html", "scores.html", "history.html", "compare.html", "releases.html", "matrix.svg",
-         "history.svg", "certified"])  # certified/: where the register of certified implementations goes
+         "history.svg", "certified"])  # certified/: where the register of certification bundles goes
     data = page_data(out / "matrix.html")
     assert [column["label"] for column in data["columns"]] == ["alpha 1.0", "alpha 2.0", "beta 1.0"]
     passed, failed, unsupported = (data["outcomes"].index(name) for name in ("passed", "failed", "unsupported"))
