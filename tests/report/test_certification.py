@@ -300,6 +300,9 @@ def crashed_run(tmp_path):
 
 def test_identical_items_are_one_row_with_their_count_and_the_items_folded(tmp_path):
     html = (crashed_run(tmp_path) / "index.html").read_text()
+    glance = html.split("<p id='at-a-glance'>")[1].split("</p>")[0]  # under the headline: what to look at
+    assert glance == ("To look at: <a href='#departures'>1 departing case (3 items)</a>; <a href='#incomplete'>1436 "
+                      "items without a verdict (1 row)</a>; <a href='#skipped'>233 items skipped (2 reasons)</a>.")
     without = html.split("<h2 id='incomplete'>")[1].split("<h2")[0]
     assert without.startswith("Without a verdict (blocked or error): 1436 items</h2>")
     [row] = without.split("<tr class='incomplete-row'>")[1:]  # 1,436 items, one message: one row
