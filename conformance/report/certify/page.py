@@ -7,6 +7,7 @@ escapes every value, and the drawings' geometry is :mod:`.svg`'s.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -18,6 +19,7 @@ from ..itemref import case_id, known_bug, label, reproduce
 from ..root_causes import others, root_causes
 from . import svg
 from .levels import Grade, first_sentence
+from .needs import NEEDS
 
 
 def render(certificate: dict, grades: list[Grade], records: list[ResultRecord]) -> str:
@@ -166,8 +168,12 @@ def _incomplete(rows: list[ResultRecord]) -> dict:
 
 
 def _skipped(rows: list[ResultRecord]) -> dict:
-    """One reason items were skipped (what the target lacks, or what the run was not asked to do), its items."""
+    """One reason items were skipped (what the target lacks, or what the run was not asked to do), its items, and
+    what would run them where their suites are those a companion or node control gives (:data:`.needs.NEEDS`)."""
+    suites = {str(row.suite) for row in rows}
     return {"reason": first_line(rows[0].message) or "no reason recorded", "count": len(rows),
+            "needs": [need for pattern, need in NEEDS.items()
+                      if all(fnmatch.fnmatchcase(suite, pattern) for suite in suites)],
             "items": _items(rows)}
 
 
