@@ -15,7 +15,7 @@ from ..runner.parallel import DEFAULT_JOBS
 
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,
                       results_flags: tuple[str, ...] = ("--results",)) -> None:
-    """Paths and --target, --jobs, --strict, --client-config, --principal, --restart-command, --node-control, --drafts, --long, --transcripts,
+    """Paths and --item, --target, --jobs, --strict, --client-config, --principal, --restart-command, --node-control, --drafts, --long, --transcripts,
     --transcripts-on-console, --results, --alluredir."""
     parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     parser.add_argument("--item", action="append", metavar="ID",
