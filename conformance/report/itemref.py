@@ -18,6 +18,9 @@ from ..results.record import ResultRecord
 from ..suite.model import LONG_TAG
 
 R = TypeVar("R", bound=ResultRecord)
+# The exactly-once tier's checks (conformance semantic) carry this tag; those whose processors ran in a KIP-848
+# consumer group have a suite id ending so (the tier's SUITE_BY_GROUP_PROTOCOL, which reports do not import).
+SEMANTIC_TAG, SEMANTIC_CONSUMER_GROUP = "semantic", ".consumer-group"
 
 
 def case_id(record: ResultRecord) -> str:
@@ -55,6 +58,9 @@ def reproduce(record: ResultRecord) -> str:
             return f"conformance run --target {target} {shlex.quote(_relative(artifacts['case']))}"
         if artifacts.get("history"):
             return f"no suite form: the explored history is in {_relative(artifacts['history'])}"
+    if SEMANTIC_TAG in (record.tags or ()):  # the exactly-once checks judge one run's history: run them all again
+        consumer = str(record.suite).endswith(SEMANTIC_CONSUMER_GROUP)
+        return f"conformance semantic --target {target}{' --group-protocol consumer' if consumer else ''}"
     options = (" --long" if LONG_TAG in (record.tags or ()) else "") + (" --drafts" if record.draft else "")
     suite = _unbundled(record.path)
     return (f"conformance run --target {target}{options} --item {shlex.quote(record.item_id)}"
