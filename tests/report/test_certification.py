@@ -300,6 +300,9 @@ def crashed_run(tmp_path):
 
 def test_identical_items_are_one_row_with_their_count_and_the_items_folded(tmp_path):
     html = (crashed_run(tmp_path) / "index.html").read_text()
+    banner = html.split("<div class='banner' id='lost-banner'>")[1].split("</div>")[0]  # the lost target, up front
+    assert "<b>The target was lost: 1436 items did not run</b>" in banner
+    assert "<li>1436: target &#39;kafka&#39; stopped answering after kip98.transactions::commit@v3</li>" in banner
     glance = html.split("<p id='at-a-glance'>")[1].split("</p>")[0]  # under the headline: what to look at
     assert glance == ("To look at: <a href='#departures'>1 departing case (3 items)</a>; <a href='#incomplete'>1436 "
                       "items without a verdict (1 row)</a>; <a href='#skipped'>233 items skipped (2 reasons)</a>.")

@@ -48,11 +48,14 @@ def test_a_crashed_run_reads_as_a_banner_and_one_row_per_cause_not_a_thousand(tm
     dom = check_page_as_seen(folder, tmp_path, departure="kip98.transactions::commit (v3, v4, v5)")
     assert dom.index("id=\"crash-banner\"") < dom.index("id=\"levels\"")  # the crash before anything else
     assert "The target crashed 1 time" in dom
+    assert dom.index("id=\"lost-banner\"") < dom.index("id=\"levels\"")
+    assert "The target was lost: 1436 items did not run" in dom
     assert dom.count("<tr class=\"incomplete-row\">") == 1
     row = dom.split("<tr class=\"incomplete-row\">")[1].split("</details>")[0]
     assert "<td class=\"count\">1436</td>" in row and row.count("<tr class=\"folded-item\">") == 1436
     assert "<details class=\"items\"><summary>1436 items</summary>" in row  # closed: no script opened it
-    assert re.search(r"<tr class=\"skip-reason\"><td>target 'kafka' has no fault 'stop-node'[^<]*</td>"
+    assert re.search(r"<tr class=\"skip-reason\"><td>target 'kafka' has no fault 'stop-node'[^<]*<br>"
+                     r"<span class=\"reasons need\">needs a way to stop a node[^<]*</span></td>"
                      r"<td class=\"count\">232</td>", dom)
     assert "cluster suites: needs a way to stop a node" in dom  # on the Strict level, missed on a departure
     # As drawn: the page of 1,669 items prints on a few sheets; with its items unfolded it takes about 160.

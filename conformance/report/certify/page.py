@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable
 from ... import pages
 from ...results.record import (INCOMPLETE_OUTCOMES, OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER,
                                STOPPED_ANSWERING, Outcome, ResultRecord, StepRole)
+from ..console.compact import NOT_RUN
 from ..itemref import case_id, known_bug, label, reproduce
 from ..root_causes import others, root_causes
 from . import svg
@@ -54,6 +55,7 @@ def render(certificate: dict, grades: list[Grade], records: list[ResultRecord]) 
         harness=json.dumps(certificate["harness"]),
         headline=headline(grades),
         crashes=crashes(records),
+        lost=lost(records),
     )
 
 
@@ -72,6 +74,14 @@ def crashes(records: list[ResultRecord]) -> list[dict]:
     """The items after which the target stopped answering (the runner's words begin the message): a banner."""
     return [{"label": label(row), "message": first_sentence(str(row.message or "")), "reproduce": reproduce(row)}
             for row in records if str(row.message or "").startswith(STOPPED_ANSWERING)]
+
+
+def lost(records: list[ResultRecord]) -> list[dict]:
+    """Why items did not run once the target was down or the run stopped (the plugin's "not run: " lines), each
+    reason with how many items it cost: a banner, so a lost target is the first thing read, not row 1,436."""
+    return [{"reason": first_line(rows[0].message)[len(NOT_RUN):], "count": len(rows)}
+            for rows in fold([row for row in records if row.outcome == Outcome.ERROR
+                              and str(row.message or "").startswith(NOT_RUN)], lambda row: first_line(row.message))]
 
 
 def _fingerprint(found: dict) -> dict:
