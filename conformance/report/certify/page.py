@@ -183,7 +183,8 @@ def _skipped(rows: list[ResultRecord]) -> dict:
     suites = {str(row.suite) for row in rows}
     return {"reason": first_line(rows[0].message) or "no reason recorded", "count": len(rows),
             "needs": [need for pattern, need in NEEDS.items()
-                      if all(fnmatch.fnmatchcase(suite, pattern) for suite in suites)],
+                      if all(fnmatch.fnmatchcase(suite, pattern) for suite in suites)
+                      and need.split(" (")[0] not in str(rows[0].message)],  # the reason says it already
             "items": _items(rows)}
 
 
