@@ -17,9 +17,12 @@ from ..runner.parallel import DEFAULT_JOBS
 
 def add_run_arguments(parser, *, results: str = DEFAULT_RESULTS, alluredir: str = DEFAULT_ALLUREDIR,
                       results_flags: tuple[str, ...] = ("--results",)) -> None:
-    """Paths and --target, --jobs, --strict, --client-config, --principal, --restart-command, --node-control, --drafts, --long, --transcripts,
+    """Paths and --item, --target, --jobs, --strict, --client-config, --principal, --restart-command, --node-control, --drafts, --long, --transcripts,
     --transcripts-on-console, --results, --alluredir."""
     parser.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
+    parser.add_argument("--item", action="append", metavar="ID",
+                        help="run only this item, by the id reports print (suite::case@vN; suite::case for every "
+                             "version of the case; repeatable): a rerun that works in any folder")
     parser.add_argument("--target", action="append", metavar="SPEC",
                         help="target spec, repeatable for a matrix; PRODUCT[:VERSION]@HOST:PORT names a broker the "
                              f"harness attaches to (default: {DEFAULT_TARGET})")
@@ -86,6 +89,8 @@ def pytest_options(arguments, run_id: str, *, clean_alluredir: bool = True) -> l
     # No paths: the suites the plugins contribute (the bundled ones, or suites/ here in their place).
     for path in suite_paths(arguments.paths, None if arguments.paths else Extensions.for_run().suite_dirs()):
         options.append(f"--suite={path}")
+    for item in getattr(arguments, "item", None) or []:
+        options.append(f"--conformance-item={item}")
     if arguments.strict:
         options.append("--conformance-strict")
     if arguments.drafts:

@@ -19,8 +19,8 @@ def register(commands) -> None:
     show = commands.add_parser("show", help="one item's full record and exchanges, from a results file",
                                description=report_show.__doc__.split("\n\n")[0])
     show.add_argument("item", metavar="ITEM",
-                      help="suites/FILE.yaml::case[target-vN] (as reproduce prints it), suite::case@vN, "
-                           "or a substring that names one item")
+                      help="suite::case@vN (the id reports and their reproduce commands print), the pytest node "
+                           "id suites/FILE.yaml::case[target-vN], or a substring that names one item")
     show.add_argument("--results", default=DEFAULT_RESULTS, metavar="FILE",
                       help=f"JSONL results file (default: {DEFAULT_RESULTS})")
     show.add_argument("--target", metavar="SPEC", help="only this target's items (when ITEM names several)")

@@ -84,6 +84,9 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
                          "cluster: its failover cases then run (see docs/how-to/certify.md)")
     group.addoption("--suite", action="append", default=[], metavar="PATH", dest="conformance_suites",
                     help="suite file or folder (repeatable; default: suites/ of the rootdir)")
+    group.addoption("--conformance-item", action="append", default=[], metavar="ID", dest="conformance_items",
+                    help="run only this item, by its id (suite::case@vN; suite::case for the case at every version; "
+                         "repeatable): the same id anywhere, whatever folder the suites are read from")
     group.addoption("--conformance-strict", action="store_true", default=None, dest="conformance_strict",
                     help="SHOULD and MAY deviations fail like MUST ones (default: reported as xfail)")
     group.addoption("--results", metavar="FILE", default=None, dest="conformance_results",
@@ -377,9 +380,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     from .items import CaseItem
 
+    _select_items(config, items)
     ahead = (config.getoption("conformance_jobs", 1) or 1) > 1
     items.sort(key=lambda item: (isinstance(item, CaseItem) and item.case.hazardous,
                                  ahead and isinstance(item, CaseItem) and item.case.serial))
+
+
+def _select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the items ``--conformance-item`` names (none named: all of them); an id that names no item read is a
+    usage error, not an empty run that looks like a pass."""
+    wanted = set(config.getoption("conformance_items", None) or ())
+    if not wanted:
+        return
+    from ..results.ids import case_id, item_id
+    from .items import CaseItem
+
+    def ids(item: pytest.Item) -> set[str]:
+        if not isinstance(item, CaseItem):
+            return set()
+        return {item_id(item.case.suite.id, item.case.id, item.version), case_id(item.case.suite.id, item.case.id)}
+
+    chosen = {item: ids(item) & wanted for item in items}
+    unknown = sorted(wanted.difference(*chosen.values()))
+    if unknown:
+        items.clear()  # nothing ran: no item gets a "not run" line
+        raise pytest.UsageError(f"--item {', '.join(unknown)}: no such item in the suites read "
+                                "(an id is suite::case@vN, as reports and `conformance show` print it)")
+    config.hook.pytest_deselected(items=[item for item, found in chosen.items() if not found])
+    items[:] = [item for item, found in chosen.items() if found]
 
 
 # ------------------------------------------------------------------------------------ running

@@ -12,12 +12,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from .. import ledger
+from .. import ledger, resources
 from ..results.ids import case_id as _case_id
 from ..results.record import ResultRecord
 from ..suite.model import LONG_TAG
 
 R = TypeVar("R", bound=ResultRecord)
+# The exactly-once tier's checks (conformance semantic) carry this tag; those whose processors ran in a KIP-848
+# consumer group have a suite id ending so (the tier's SUITE_BY_GROUP_PROTOCOL, which reports do not import).
+SEMANTIC_TAG, SEMANTIC_CONSUMER_GROUP = "semantic", ".consumer-group"
 
 
 def case_id(record: ResultRecord) -> str:
@@ -44,10 +47,9 @@ def latest(records: Iterable[R]) -> dict[tuple[str, str, str, int | None], R]:
 
 
 def reproduce(record: ResultRecord) -> str:
-    """One shell line that collects exactly this item, run from the checkout holding the suites.
-
-    The pytest node id selects one item; ``conformance run ... -- -k`` would also need the
-    version, and ``-k`` matches substrings (``v1`` selects ``v10`` too), so the node id is used.
+    """One shell line that runs exactly this item again, in any folder: the item by its id (``--item``), read
+    from the suites a run reads there (``suites/`` of the folder, else the bundled ones), so it needs neither the
+    checkout the item ran from nor its paths.
     """
     target = shlex.quote(str(record.target))
     if record.suite == "explore":  # a departure exploration found: the case it wrote reproduces it
@@ -56,11 +58,26 @@ def reproduce(record: ResultRecord) -> str:
             return f"conformance run --target {target} {shlex.quote(_relative(artifacts['case']))}"
         if artifacts.get("history"):
             return f"no suite form: the explored history is in {_relative(artifacts['history'])}"
-    long = LONG_TAG in (record.tags or ())  # a case tagged long runs only when asked for
-    if not record.nodeid:  # a record without a node id (not written by the plugin): the case at every version
-        return (f"conformance run --target {target}{' --long' if long else ''} "
-                f"{shlex.quote(_relative(record.path or 'suites'))} -- -k {shlex.quote(str(record.case))}")
-    return f"python -m pytest --target {target}{' --conformance-long' if long else ''} {shlex.quote(record.nodeid)}"
+    if SEMANTIC_TAG in (record.tags or ()):  # the exactly-once checks judge one run's history: run them all again
+        consumer = str(record.suite).endswith(SEMANTIC_CONSUMER_GROUP)
+        return f"conformance semantic --target {target}{' --group-protocol consumer' if consumer else ''}"
+    options = (" --long" if LONG_TAG in (record.tags or ()) else "") + (" --drafts" if record.draft else "")
+    suite = _unbundled(record.path)
+    return (f"conformance run --target {target}{options} --item {shlex.quote(record.item_id)}"
+            + (f" {shlex.quote(_relative(suite))}" if suite else ""))
+
+
+def _unbundled(path: str | None) -> str:
+    """The suite file of an item when the harness does not ship it (a vendor's own suite), "" when it does: a run
+    reads the bundled suites by itself, wherever it is started, so their items need no path."""
+    if not path:
+        return ""
+    parts = Path(path).parts
+    if "suites" in parts:  # .../suites/kip98/transactions.yaml: is kip98/transactions.yaml among the bundled ones?
+        inside = parts[len(parts) - parts[::-1].index("suites"):]
+        if inside and (resources.suites().joinpath(*inside)).is_file():
+            return ""
+    return path
 
 
 def rerun_argument(record: ResultRecord) -> str:

@@ -102,7 +102,7 @@ def test_from_files_lists_what_changed_with_counts_message_and_reproduction_and_
     assert "outcomes: passed ×2, failed ×1 in 3 runs (run by run: passed, failed, passed)" in out
     assert "flaky rate 0.3333" in out and "2 flips" in out
     assert f"failed in run {RUNS[1]}: flips: expected NONE, got FAILED in run 2" in out
-    assert "reproduce: python -m pytest --target kafka 'suites/kip98/demo.yaml::flips[kafka-v3]'" in out
+    assert "reproduce: conformance run --target kafka --item kip98.demo::flips@v3" in out
     assert "kip98.demo::kafka-internals@v3 [IMPLEMENTATION: Kafka's own behaviour, for information]" in out
     assert "stable-pass" not in out and "always-skipped" not in out
     facts = json.loads((tmp_path / "flaky.json").read_text())

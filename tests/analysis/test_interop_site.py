@@ -50,7 +50,7 @@ def test_site_from_results_files(spark, results, tmp_path):
     assert main(["analyze", "site", str(results), "--out", str(out)]) == 0
     assert sorted(path.name for path in out.iterdir()) == sorted(
         ["index.html", "matrix.html", "scores.html", "history.html", "compare.html", "releases.html", "matrix.svg",
-         "history.svg", "certified"])  # certified/: where the register of certified implementations goes
+         "history.svg", "certified"])  # certified/: where the register of certification bundles goes
     data = page_data(out / "matrix.html")
     assert [column["label"] for column in data["columns"]] == ["alpha 1.0", "alpha 2.0", "beta 1.0"]
     passed, failed, unsupported = (data["outcomes"].index(name) for name in ("passed", "failed", "unsupported"))
@@ -64,7 +64,7 @@ def test_site_from_results_files(spark, results, tmp_path):
     assert evidence["step"] == "2 send EndTxn"
     assert [(shown["api"], json.loads(shown["request"])) for shown in evidence["exchanges"]] == [
         ("EndTxn", {"marker": "2 send EndTxn"})]  # the departing step's exchange, not the one before it
-    assert evidence["reproduce"] == "python -m pytest --target alpha 'suites/kip98/transactions.yaml::c1[alpha-v0]'"
+    assert evidence["reproduce"] == "conformance run --target alpha --item kip98.transactions::c1@v0"
     assert [entry[:2] for entry in cell(data, "c1", "beta 1.0")] == [[0, passed], [1, unsupported]]
     assert [entry[:3] for entry in cell(data, "c2", "alpha 2.0")][0][1] == failed
     # Passing cells carry no evidence: the page ships only what a click can open.

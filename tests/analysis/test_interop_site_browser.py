@@ -51,7 +51,7 @@ def test_matrix_draws_every_target_and_a_click_opens_the_evidence(site, tmp_path
         shown = browser.text("#evidence")
         for expected in ("kip98.transactions::c1@v0", "alpha: failed", "Expected", "INVALID_TXN_STATE", "Observed",
                          "KIP-98: the coordinator MUST refuse it", "First departing step: 2 send EndTxn",
-                         "EndTxn v3 on node-1", "python -m pytest --target alpha"):
+                         "EndTxn v3 on node-1", "conformance run --target alpha"):
             assert expected in shown, f"{expected!r} not in the evidence panel: {shown}"
         assert "InitProducerId v3" not in shown  # the step before the departing one is not its evidence
         shot = browser.screenshot(tmp_path / "matrix.png")

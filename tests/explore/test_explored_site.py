@@ -43,4 +43,4 @@ def test_an_explored_departure_in_the_site_is_reproduced_by_its_case(tmp_path):
     data = json.loads(unescape(re.search(r"data-site='([^']*)'", (out / "matrix.html").read_text()).group(1)))
     commands = sorted(entry["reproduce"] for entry in data["evidence"].values())
     assert commands == [f"conformance run --target rdkafka-mock {case}",
-                        "python -m pytest --target rdkafka-mock 'suites/kip98/produce.yaml::gap[rdkafka-mock-v9]'"]
+                        "conformance run --target rdkafka-mock --item kip98.produce::gap@v9"]

@@ -25,7 +25,7 @@ def test_an_explored_departure_is_reproduced_by_its_written_case():
     assert reproduce(EXPLORED) == "conformance run --target tansu /tmp/cases/explore.tansu.produce-sequence.0a1b2c3d.yaml"
     history_only = ResultRecord.from_line({**EXPLORED.evidence(), "artifacts": {"history": "/tmp/cases/histories/x.json"}})
     assert reproduce(history_only) == "no suite form: the explored history is in /tmp/cases/histories/x.json"
-    assert reproduce(SUITE_ROW).startswith("python -m pytest --target tansu 'suites/kip98/produce.yaml::")
+    assert reproduce(SUITE_ROW) == "conformance run --target tansu --item kip98.produce::write-outside@v9"
 
 
 def test_a_later_exploration_does_not_hide_the_suites_run_of_the_same_target():

@@ -92,9 +92,9 @@ def test_every_page_of_the_site_is_inert(tmp_path):
     plain = write(tmp_path / "plain", PLAIN)
     hostile = write(tmp_path / "hostile", HOSTILE)
     assert sorted(hostile) == sorted([*build.PAGES, *build.PICTURES])
-    # Every page links the register of certified implementations; until one is built there, a page says how.
-    assert "href='certified/index.html'" in hostile["index.html"]
-    assert "No implementation is registered yet" in (tmp_path / "hostile" / "certified" / "index.html").read_text()
+    # Every page links the register of certification bundles; until one is built there, a page says how.
+    assert "href='certified/index.html'>Certification bundles</a>" in hostile["index.html"]
+    assert "No certification bundle is registered yet" in (tmp_path / "hostile" / "certified" / "index.html").read_text()
     for name, markup in hostile.items():
         assert Elements(markup).found == Elements(plain[name]).found, f"{name}: the input added elements"
         if name.endswith(".svg"):

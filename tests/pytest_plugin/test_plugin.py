@@ -105,6 +105,26 @@ def test_one_item_runs_by_its_node_id(suites):
     result.assert_outcomes(passed=1)
 
 
+def test_items_run_by_the_ids_reports_print_whatever_the_path(suites):
+    """The rerun command of every report names the item by its id: no path of the checkout it ran from."""
+    suite = "kip98.end-txn"
+    result = run(suites, "--target", "fake", "--target", "fake-b", "--collect-only", "-q",
+                 f"--conformance-item={suite}::{COMMIT}@v2", f"--conformance-item={suite}::{NO_API}")
+    assert [line.split("::", 1)[1] for line in collected_ids(result)] == [
+        f"{COMMIT}[fake-v2]", f"{COMMIT}[fake-b-v2]", f"{NO_API}[fake]", f"{NO_API}[fake-b]"]
+    every_version = run(suites, "--target", "fake", "--collect-only", "-q", f"--conformance-item={suite}::{COMMIT}")
+    assert [line.split("::", 1)[1] for line in collected_ids(every_version)] == [
+        f"{COMMIT}[fake-v0]", f"{COMMIT}[fake-v1]", f"{COMMIT}[fake-v2]"]
+
+
+def test_an_item_id_that_names_no_item_is_a_usage_error_and_records_nothing(suites):
+    suite = "kip98.end-txn"
+    result = run(suites, "--target", "fake", f"--conformance-item={suite}::{COMMIT}@v9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--item {suite}::{COMMIT}@v9: no such item in the suites read*"])
+    assert not (suites.path / "reports/results.jsonl").exists()
+
+
 @pytest.mark.parametrize(
     ("expression", "expected"),
     [

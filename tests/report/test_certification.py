@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from report_records import result_record as record, write_jsonl
+from report_records import crashed_run_records, result_record as record, write_jsonl
 
 from conformance.cli import main
 from conformance.report import known_failures
@@ -148,7 +148,7 @@ def test_certify_from_results_writes_page_json_and_badges(tmp_path, capsys):
     assert by_id["idempotent-producer"]["status"] == "missed"
     assert by_id["idempotent-producer"]["departures"] == ["kip98.idempotence::dup@v4"]
     assert facts["departures"][0]["reproduce"] == (
-        "python -m pytest --target kafka 'suites/kip98/idempotence.yaml::dup[kafka-v4]'")
+        "conformance run --target kafka --item kip98.idempotence::dup@v4")
     assert facts["without_verdict"][0]["item"] == "kip98.transactions::commit@v3"
     html = (folder / "index.html").read_text()
     assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
@@ -289,3 +289,68 @@ def test_the_page_opens_with_the_levels_by_status_and_a_banner_for_a_crash(tmp_p
     banner = html.split("<div class='banner' id='crash-banner'>")[1].split("</div>")[0]
     assert "The target crashed 1 time" in banner and "kip98.transactions::commit@v3" in banner
     assert f"{STOPPED_ANSWERING}: the process exited (SIGABRT)" in banner
+
+
+def crashed_run(tmp_path):
+    """The certification folder of :func:`report_records.crashed_run`'s results."""
+    main(["certify", "--results", str(write_jsonl(tmp_path / "r.jsonl", crashed_run_records())), "-o",
+          str(tmp_path / "out")])
+    return next((tmp_path / "out").iterdir())
+
+
+def test_identical_items_are_one_row_with_their_count_and_the_items_folded(tmp_path):
+    html = (crashed_run(tmp_path) / "index.html").read_text()
+    banner = html.split("<div class='banner' id='lost-banner'>")[1].split("</div>")[0]  # the lost target, up front
+    assert "<b>The target was lost: 1436 items did not run</b>" in banner
+    assert "<li>1436: target &#39;kafka&#39; stopped answering after kip98.transactions::commit@v3</li>" in banner
+    glance = html.split("<p id='at-a-glance'>")[1].split("</p>")[0]  # under the headline: what to look at
+    assert glance == ("To look at: <a href='#departures'>1 departing case (3 items)</a>; <a href='#incomplete'>1436 "
+                      "items without a verdict (1 row)</a>; <a href='#skipped'>233 items skipped (2 reasons)</a>.")
+    without = html.split("<h2 id='incomplete'>")[1].split("<h2")[0]
+    assert without.startswith("Without a verdict (blocked or error): 1436 items</h2>")
+    [row] = without.split("<tr class='incomplete-row'>")[1:]  # 1,436 items, one message: one row
+    assert "<td class='count'>1436</td>" in row and "<summary>1436 items</summary>" in row
+    assert row.count("class='folded-item'") == 1436 and "<details class='items'>" in row  # folded, not open
+    assert "stopped answering after kip98.transactions::commit@v3\nthe process exited" in row
+    departures = html.split("<h2 id='departures'>")[1].split("<h2")[0]
+    [departed] = departures.split("<tr class='departure-item'>")[1:]  # the same departure at v3, v4, v5
+    assert "kip98.transactions::commit (v3, v4, v5)" in departed and "<td class='count'>3</td>" in departed
+    assert "conformance run --target kafka --item kip98.transactions::commit@v5" in departed
+
+
+def test_skips_are_listed_by_reason_with_their_counts(tmp_path):
+    html = (crashed_run(tmp_path) / "index.html").read_text()
+    skipped = html.split("<h2 id='skipped'>")[1].split("<h2")[0]
+    assert skipped.startswith("Skipped: 233 items, 2 reasons</h2>")
+    reasons = skipped.split("<tr class='skip-reason'>")[1:]
+    assert [(reason.split("<td>")[1].split("<")[0], reason.split("<td class='count'>")[1].split("<")[0])
+            for reason in reasons] == [
+        ("target &#39;kafka&#39; has no fault &#39;stop-node&#39;", "232"),
+        ("checks a draft KIP text; run with --conformance-drafts", "1")]
+    # the failover items' row says what would run them; the draft's, of a suite nothing provides, says nothing more
+    assert "<span class='reasons need'>needs a way to stop a node (--node-control FILE: the commands" in reasons[0]
+    assert "class='reasons need'" not in reasons[1]
+
+
+def test_a_skip_reason_that_says_what_would_run_its_items_is_not_told_again():
+    from conformance.report.certify.page import _skipped
+
+    attached = "target '127.0.0.1:9092' has no fault 'stop-node': needs a way to stop a node (--node-control FILE)"
+    rows = [record("stop-leader", 2, "skipped", suite="cluster.failover", message=attached)]
+    assert _skipped(rows)["needs"] == []
+
+
+def test_a_missed_level_that_counted_skips_for_want_of_node_control_says_how_to_give_it():
+    from conformance.report.certify.needs import add_needs
+
+    failover = Level(id="failover", name="Failover", summary="", suites=("kip98.idempotence", "cluster.*"))
+    rows = [produce("dup", 3, "failed"),
+            record("stop-leader", 2, "skipped", suite="cluster.failover", message="no fault 'stop-node'")]
+    [graded] = grade([failover], rows, FEATURES)
+    add_needs([graded], [])
+    assert graded.status == MISSED  # a departure misses it; the skip still needs saying
+    assert any(reason.startswith("cluster suites: needs a way to stop a node (--node-control FILE")
+               for reason in graded.reasons)
+    [reached] = grade([IDEMPOTENT], [produce("dup", 3, "passed"), produce("dup", 11, "passed")], FEATURES)
+    add_needs([reached], [])
+    assert reached.status == REACHED and reached.reasons == []  # nothing lacking, nothing said

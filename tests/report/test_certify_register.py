@@ -38,7 +38,7 @@ def test_an_empty_register_says_how_to_fill_it(tmp_path):
     from conformance.report.certify import register
 
     html = register.render([])
-    assert "No implementation is registered yet" in html  # the page the interop site links until one is built
+    assert "No certification bundle is registered yet" in html  # the page the interop site links until one is built
 
 
 TANSU = "capabilities: 1\nproduct: Tansu\nversion: '0.6.0'\ntransaction_versions: [0]\napis: {EndTxn: '0-4'}\n"

@@ -49,8 +49,7 @@ def test_one_entry_per_departing_case_with_failed_blocked_and_error_apart():
     assert "FAILED kip98.transactions::end-commits  [kafka v0-3, v5; MUST, 5 items]" in text
     assert "    at v0:     step 2 send EndTxn (EndTxn)" in text
     assert '    expected:  {"error_code": "NONE"}' in text and '    observed:  {"error_code": "INVALID_TXN_STATE"}' in text
-    assert ("    reproduce: python -m pytest --target kafka "
-            "'suites/kip98/transactions.yaml::end-commits[kafka-v0]'") in text
+    assert "    reproduce: conformance run --target kafka --item kip98.transactions::end-commits@v0" in text
     assert "    cites:     KIP-98: a hand-made citation for end-commits" in text
     blocked = text[text.index("--- BLOCKED"):text.index("--- ERROR")]
     assert "BLOCKED kip98.transactions::end-blocked  [kafka v2-3; MUST, 2 items]" in blocked
@@ -92,7 +91,9 @@ def test_compact_console_prints_one_entry_per_case_and_no_transcript(suites, out
         "    at v0:     step 1 send EndTxn",
         "    expected:  NONE",
         "    observed:  INVALID_TXN_STATE",
-        "    reproduce: python -m pytest --target fake 'suites/kip98/end_txn.yaml::commit-one-partition[[]fake-v0[]]'",
+        # the test's own suite, which the harness does not ship: named by its file
+        "    reproduce: conformance run --target fake --item kip98.end-txn::commit-one-partition@v0 "
+        "suites/kip98/end_txn.yaml",
         "*- ERROR: 1 case, 1 item (no verdict: *) -*",
         "ERROR kip98.end-txn::no-api-case  [[]fake; MAY[]]",
         "    message:   infrastructure: connection reset by peer",
@@ -215,8 +216,8 @@ def test_a_run_prints_one_compact_entry_and_keeps_the_exchanges_in_the_results(c
     assert f"FAILED demo.console::end-txn-commits  [{broker.address} v0-1, v3; MUST, 3 items]" in output
     assert "    at v0:     step 2 send EndTxn (EndTxn)" in output
     assert "    expected:  NONE\n    observed:  INVALID_TXN_STATE" in output
-    assert (f"    reproduce: python -m pytest --target {broker.address} "
-            f"'console.yaml::end-txn-commits[{broker.address}-v0]'") in output
+    assert (f"    reproduce: conformance run --target {broker.address} --item demo.console::end-txn-commits@v0 "
+            "console.yaml") in output  # a suite the harness does not ship: named by its file
     assert "conformance show demo.console::end-txn-commits@v0 --results results.jsonl" in output
     failed = [row for row in read_lines("results.jsonl") if row["outcome"] == "failed"]
     assert len(failed) == 3 and all(row["transcript"] for row in failed)
@@ -246,7 +247,7 @@ def test_show_says_when_the_transcript_was_not_kept_and_how_to_get_it(console_ru
     assert "outcome:    passed" in shown
     assert "no transcript in the results: this item passed, and a run keeps the exchanges of items that do not " \
            "pass only" in shown
-    assert "--transcripts all" in shown.splitlines()[-1] and "python -m pytest --target" in shown.splitlines()[-1]
+    assert "--transcripts all" in shown.splitlines()[-1] and "conformance run --target" in shown.splitlines()[-1]
 
 
 def test_show_lists_the_items_an_ambiguous_id_names_and_fails(console_run, capsys):

@@ -41,7 +41,7 @@ def test_regressions_improvements_and_missing_items(tmp_path, capsys):
     assert "REGRESSION: kafka kip98.transactions::commit@v3: passed -> failed" in out
     assert "REGRESSION: kafka kip98.transactions::commit@v4: passed -> error" in out
     assert "REGRESSION: kafka kip98.transactions::brand-new@v0: absent -> failed" in out
-    assert "reproduce: python -m pytest --target kafka 'suites/kip98/transactions.yaml::commit[kafka-v3]'" in out
+    assert "reproduce: conformance run --target kafka --item kip98.transactions::commit@v3" in out
     assert "IMPROVEMENT: kafka kip98.transactions::abort@v3: failed -> passed" in out
     assert "NO LONGER RUN: kafka kip98.transactions::fenced@v3: passed -> unsupported" in out
     assert "CHANGED: kafka kip98.transactions::detail@v3: passed -> differs (differs from Kafka" in out

@@ -29,7 +29,7 @@ def test_outcomes_map_to_what_ci_tells_apart():
     failure = cases["kip98.transactions::depart@v3"].find("failure")
     assert failure.get("type") == "departure"
     assert "expected INVALID_TXN_STATE" in failure.get("message")
-    assert "reproduce: python -m pytest --target kafka 'suites/kip98/transactions.yaml::depart[kafka-v3]'" in failure.text
+    assert "reproduce: conformance run --target kafka --item kip98.transactions::depart@v3" in failure.text
     assert cases["kip98.transactions::down@v3"].find("error").get("type") == "error"
     assert cases["kip98.transactions::blocked@v3"].find("error").get("type") == "blocked"
     assert cases["kip98.transactions::old@v0"].find("skipped").get("type") == "unsupported"
@@ -47,7 +47,7 @@ def test_properties_carry_kip_api_version_and_requirement():
     props = properties(case)
     assert {"kip": "KIP-98", "api": "EndTxn", "api_version": "3", "requirement": "MUST", "target": "kafka",
             "outcome": "failed"}.items() <= props.items()
-    assert props["reproduce"].startswith("python -m pytest --target kafka ")
+    assert props["reproduce"].startswith("conformance run --target kafka --item ")
     assert case.get("classname") == "kafka.kip98.transactions"
 
 

@@ -59,8 +59,9 @@ def test_the_certification_page_groups_them_and_escapes_the_cause(tmp_path):
     folder = next(out.glob("kafka-*"))
     html = (folder / "index.html").read_text()
     assert "<h2 id='root-causes'>Root causes (1)</h2>" in html
-    assert "<h3>Produce v5 response: 5 items in 4 cases</h3>" in html and "&lt;b&gt;x&lt;/b&gt;" in html
-    assert html.count("class='root-cause-item'") == 5
+    [row] = html.split("<tr class='root-cause'>")[1:]  # one row for the root cause, its items folded in it
+    assert "<b>Produce v5 response: 5 items in 4 cases</b>" in row and "&lt;b&gt;x&lt;/b&gt;" in row
+    assert "<td class='count'>5</td>" in row and row.count("class='folded-item'") == 5
     assert "Departures (1 items, 1 cases)" in html
     facts = json.loads((folder / "certification.json").read_text())
     assert facts["root_causes"][0]["items"][0] == "kip98.idempotence::in-order@v5"

@@ -92,3 +92,13 @@ def _decode_png_pixels(data: bytes) -> list[bytes]:
         pixels += [bytes(line[index:index + 3]) for index in range(0, stride, channels)]
         previous = line
     return pixels
+
+
+def printed_pages(url: str, path: Path) -> int:
+    """How many sheets the page prints on (chromium's print to PDF, as a person's "Save as PDF" does): a measure of
+    how long it is as drawn, closed ``<details>`` staying closed."""
+    _run([f"--print-to-pdf={path}", "--no-pdf-header-footer", url])
+    assert path.is_file() and path.stat().st_size > 0, "chromium wrote no PDF"
+    import re
+
+    return len(re.findall(rb"/Type\s*/Page\b(?!s)", path.read_bytes()))

@@ -50,3 +50,22 @@ def write_jsonl(path: Path, records: list[dict | ResultRecord]) -> Path:
     path.write_text("".join(json.dumps(row.evidence() if isinstance(row, ResultRecord) else row) + "\n"
                             for row in records), encoding="utf-8")
     return path
+
+
+def crashed_run_records(*, lost: int = 1436, skipped: int = 232) -> list[dict]:
+    """A run whose target died after one item: every item after it has the same message and no verdict, and the
+    failover items were skipped for want of a way to stop a node (the certification page folds each into a row)."""
+    from conformance.results.record import STOPPED_ANSWERING
+
+    idempotence = {"suite": "kip98.idempotence", "api": "Produce"}
+    rows = [record("dup", version, "passed", **idempotence) for version in range(3, 12)]
+    rows.append(record("commit", 3, "failed", message=f"{STOPPED_ANSWERING}: the process exited (SIGABRT)"))
+    rows += [record("commit", version, "failed") for version in (4, 5)]  # one departure at three versions
+    down = ("not run: target 'kafka' stopped answering after kip98.transactions::commit@v3\n"
+            "the process exited (SIGABRT)")
+    rows += [record(f"lost-{number // 14}", number % 14, "error", message=down) for number in range(lost)]
+    no_node = "target 'kafka' has no fault 'stop-node'"  # one node the harness provisioned: the runner's words
+    rows += [record(f"failover-{number}", 2, "skipped", suite="cluster.failover", message=no_node)
+             for number in range(skipped)]
+    rows.append(record("draft-only", 2, "skipped", message="checks a draft KIP text; run with --conformance-drafts"))
+    return rows

@@ -21,8 +21,9 @@ from ...results.record import OUTCOME_LABELS, ResultRecord
 from ..outcomes import OUTCOMES
 from . import evidence, facts, model, pictures
 
-# The register of certified implementations (conformance certify register, whose default --out is
-# reports/interop/certified): a folder of the site, linked from every page's navigation.
+# The register of certification bundles (conformance certify register, whose default --out is
+# reports/interop/certified): a folder of the site, linked from every page's navigation. It lists every verified
+# bundle, whatever level it reached: the folder keeps its name, the pages say "bundles".
 REGISTER = "certified"
 
 PAGES = ["index.html", "matrix.html", "scores.html", "history.html", "compare.html", "releases.html"]

@@ -1,7 +1,7 @@
 """What a level lacks that no companion run gave it, in words a vendor can act on.
 
-Certify adds these to the reasons of a level left incomplete or not run; ``certify verify`` adds them again from
-what the certificate says of its companions, so the page it regenerates is the page certify wrote.
+Certify adds these to the reasons of every level it grades but those not claimed; ``certify verify`` adds them
+again from what the certificate says of its companions, so the page it regenerates is the page certify wrote.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 
-from .levels import INCOMPLETE, NOT_RUN
+from .levels import NOT_CLAIMED
 
 # What a level's suites need that one node of a provisioned target does not give, and what to say when a
 # target cannot have it (HOST:PORT: the harness has no hand on the cluster's nodes unless --node-control gives one).
@@ -42,9 +42,10 @@ class CompanionFacts:
 
 
 def add_needs(grades, companions, *, node_control: bool = False) -> None:
-    """Append to each level left incomplete or not run what it lacks (:func:`needs_of`)."""
+    """Append to each graded level what it lacks (:func:`needs_of`): whatever its status, since a level missed on a
+    departure may also count items skipped for want of node control, and those must say why too."""
     for grade in grades:
-        if grade.status in (INCOMPLETE, NOT_RUN):
+        if grade.status != NOT_CLAIMED:
             grade.reasons += needs_of(grade, companions, node_control=node_control)
 
 

@@ -7,16 +7,20 @@ escapes every value, and the drawings' geometry is :mod:`.svg`'s.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections import Counter
+from collections.abc import Callable, Hashable
 
 from ... import pages
 from ...results.record import (INCOMPLETE_OUTCOMES, OUTCOME_LABELS, OUTCOME_ORDER, REQUIREMENT_ORDER,
                                STOPPED_ANSWERING, Outcome, ResultRecord, StepRole)
+from ..console.compact import NOT_RUN
 from ..itemref import case_id, known_bug, label, reproduce
 from ..root_causes import others, root_causes
 from . import svg
 from .levels import Grade, first_sentence
+from .needs import NEEDS
 
 
 def render(certificate: dict, grades: list[Grade], records: list[ResultRecord]) -> str:
@@ -42,11 +46,16 @@ def render(certificate: dict, grades: list[Grade], records: list[ResultRecord]) 
         departures=_departures(claimed_rest),
         failed=sum(1 for record in claimed_rest if record.outcome == Outcome.FAILED),
         claims=claims,
-        incomplete=[_incomplete(row) for row in rest if row.outcome in INCOMPLETE_OUTCOMES],
-        differs=[_item(row) for row in rest if row.outcome == Outcome.DIFFERS],
+        incomplete=[_incomplete(rows) for rows in fold(
+            [row for row in rest if row.outcome in INCOMPLETE_OUTCOMES],
+            lambda row: (row.outcome, str(row.step_api or ""), str(row.message or "")))],
+        skipped=[_skipped(rows) for rows in fold([row for row in records if row.outcome == Outcome.SKIPPED],
+                                                  lambda row: first_line(row.message))],
+        differs=_folded_items([row for row in rest if row.outcome == Outcome.DIFFERS], by_case=True),
         harness=json.dumps(certificate["harness"]),
         headline=headline(grades),
         crashes=crashes(records),
+        lost=lost(records),
     )
 
 
@@ -65,6 +74,14 @@ def crashes(records: list[ResultRecord]) -> list[dict]:
     """The items after which the target stopped answering (the runner's words begin the message): a banner."""
     return [{"label": label(row), "message": first_sentence(str(row.message or "")), "reproduce": reproduce(row)}
             for row in records if str(row.message or "").startswith(STOPPED_ANSWERING)]
+
+
+def lost(records: list[ResultRecord]) -> list[dict]:
+    """Why items did not run once the target was down or the run stopped (the plugin's "not run: " lines), each
+    reason with how many items it cost: a banner, so a lost target is the first thing read, not row 1,436."""
+    return [{"reason": first_line(rows[0].message)[len(NOT_RUN):], "count": len(rows)}
+            for rows in fold([row for row in records if row.outcome == Outcome.ERROR
+                              and str(row.message or "").startswith(NOT_RUN)], lambda row: first_line(row.message))]
 
 
 def _fingerprint(found: dict) -> dict:
@@ -90,10 +107,40 @@ def _value(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
-def _item(row: ResultRecord) -> dict:
-    """One row of the departures' and the differences' tables."""
-    return {"label": label(row), "step": str(row.step_label or ""), "expected": _value(row.expected),
-            "actual": _value(row.actual), "reproduce": reproduce(row)}
+def fold(rows: list[ResultRecord], same: Callable[[ResultRecord], Hashable]) -> list[list[ResultRecord]]:
+    """The rows in groups of those ``same`` says are one (a broker that died leaves a thousand items with one
+    message: one row with its count, not a thousand), in the order each group first appears."""
+    groups: dict[Hashable, list[ResultRecord]] = {}
+    for row in rows:
+        groups.setdefault(same(row), []).append(row)
+    return list(groups.values())
+
+
+def first_line(message: object) -> str:
+    text = str(message or "").strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _items(rows: list[ResultRecord]) -> list[dict]:
+    """The items of one row of the page, each with the command that reruns it (shown folded)."""
+    return [{"label": label(row), "reproduce": reproduce(row)} for row in rows]
+
+
+def _folded_items(rows: list[ResultRecord], *, by_case: bool = False) -> list[dict]:
+    """The rows of a departures' or differences' table: items with the same step, expectation and observation are
+    one row (the same departure at every version of a case reads once), with their count and items."""
+    def same(row: ResultRecord) -> Hashable:
+        return (case_id(row) if by_case else "", str(row.step_label or ""), _value(row.expected), _value(row.actual))
+
+    return [{"label": label(group[0]) if len(group) == 1 else f"{case_id(group[0])} ({_versions(group)})",
+             "step": str(group[0].step_label or ""), "expected": _value(group[0].expected),
+             "actual": _value(group[0].actual), "items": _items(group)} for group in fold(rows, same)]
+
+
+def _versions(rows: list[ResultRecord]) -> str:
+    """``v3, v4, v7``: the API versions of a group of one case's items."""
+    versions = sorted({row.api_version for row in rows if row.api_version is not None})
+    return ", ".join(f"v{version}" for version in versions) or f"{len(rows)} items"
 
 
 def _departures(records: list[ResultRecord]) -> list[dict]:
@@ -112,21 +159,33 @@ def _departures(records: list[ResultRecord]) -> list[dict]:
                       "cites": str(first.cites or ""), "step": str(first.step),
                       "step_role": str(first.step_role or StepRole.UNDER_TEST),
                       "step_api": str(first.step_api or ""), "message": message,
-                      "known_bug": bug or "",
-                      "items": [_item(row) for row in rows]})
+                      "known_bug": bug or "", "count": len(rows),
+                      "rows": _folded_items(rows)})
     return cases
 
 
 def _root_cause(cause) -> dict:
     """One fault of one API version and the items it decided (failed there, or blocked by it)."""
     return {"title": cause.title, "cause": cause.cause, "outcomes": cause.outcomes,
-            "items": [{"label": label(row), "outcome": str(row.outcome), "step": str(row.step_label or ""),
-                       "reproduce": reproduce(row)} for row in cause.records]}
+            "count": len(cause.records), "items": _items(cause.records)}
 
 
-def _incomplete(row: ResultRecord) -> dict:
-    return {"outcome": row.outcome, "label": label(row), "step_api": str(row.step_api or ""),
-            "message": whole_lines(str(row.message or "")), "reproduce": reproduce(row)}
+def _incomplete(rows: list[ResultRecord]) -> dict:
+    """One row of the items without a verdict: those with the same outcome, departing API and message."""
+    first = rows[0]
+    return {"outcome": first.outcome, "step_api": str(first.step_api or ""),
+            "message": whole_lines(str(first.message or "")), "count": len(rows), "items": _items(rows)}
+
+
+def _skipped(rows: list[ResultRecord]) -> dict:
+    """One reason items were skipped (what the target lacks, or what the run was not asked to do), its items, and
+    what would run them where their suites are those a companion or node control gives (:data:`.needs.NEEDS`)."""
+    suites = {str(row.suite) for row in rows}
+    return {"reason": first_line(rows[0].message) or "no reason recorded", "count": len(rows),
+            "needs": [need for pattern, need in NEEDS.items()
+                      if all(fnmatch.fnmatchcase(suite, pattern) for suite in suites)
+                      and need.split(" (")[0] not in str(rows[0].message)],  # the reason says it already
+            "items": _items(rows)}
 
 
 def whole_lines(text: str, limit: int = 400) -> str:

@@ -158,8 +158,8 @@ def show_hint(records: list[ResultRecord], results_path: str | Path, *, default_
     shown = _relative(str(results_path))
     option = "" if shown == default_results else f" --results {shlex.quote(shown)}"
     command = f"conformance show {shlex.quote(label(example)) if example else 'ITEM'}{option}"
-    return (f"each item's full record and exchanges: {command} (or the reproduce id; "
-            "also in the results file and Allure)")
+    return (f"each item's full record and exchanges: {command} (the id its reproduce line "
+            "names; also in the results file and Allure)")
 
 
 def render(records: list[ResultRecord]) -> str:

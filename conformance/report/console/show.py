@@ -1,8 +1,8 @@
 """``conformance show ITEM``: one item's whole record from a results file, every exchange included.
 
 The console of ``conformance run`` lists each departing case in a few lines; this is where the rest
-is. ITEM is the reproduce id (``suites/kip98/x.yaml::case[target-vN]``, the pytest node id), the
-label ``suite::case@vN``, or a substring of either that names one item. A file holding several runs
+is. ITEM is the item's id ``suite::case@vN`` (what reports and their reproduce commands print), the pytest
+node id (``suites/kip98/x.yaml::case[target-vN]``), or a substring of either that names one item. A file holding several runs
 answers with each item's latest record (``--run-id`` picks a run). The command's options are parsed
 in ``conformance.cli.show``; this module finds and renders.
 """
