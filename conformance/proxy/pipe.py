@@ -141,6 +141,11 @@ class Pipe:
             effects += self.deferred_done(call, act.forward())   # then the requests that queued behind it
         return effects
 
+    def holds(self, key: str) -> bool:
+        """Whether a request or response held under ``key`` is here."""
+        return any(pending.state == "held" and pending.key == key for pending in self._order) or \
+            (self._held_request is not None and self._held_request[1] == key)
+
     @property
     def holding(self) -> int:
         """Responses and requests held."""

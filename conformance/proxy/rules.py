@@ -32,7 +32,9 @@ FAULTS = {
     "hold": ("either", "keep the response (default; and those behind it) or, with where: request, the request itself "
                        "(and those behind it on its connection) from the broker until release"),
 }
-CONTROL = {"release": "let held requests and responses go (all, or those of one key)", "clear": "remove every fault"}
+CONTROL = {"release": "let held requests and responses go (all, or those of one key)", "clear": "remove every fault",
+           "await_held": "wait until a request or response of one key is held (up to ms milliseconds, default 20000), "
+                         "so what a case does next happens while it is held however slow the network"}
 
 
 @dataclass

@@ -41,6 +41,8 @@ from .tls import ProxyTls, TlsEnd
 log = logging.getLogger(__name__)
 READ_SIZE = 64 * 1024   # larger reads cost an mmap per recv (CPython allocates the full size first)
 EVENT_LOG = 10_000
+AWAIT_HELD_MS = 20_000  # await_held's default patience: a request held under a key arrives within a case's timeouts
+AWAIT_POLL_S = 0.01
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -145,10 +147,21 @@ class ProxyServer:
         if name == "release":
             key = arguments.pop("key", None)
             self.call(lambda: self._release(key))
+        elif name == "await_held":
+            self._await_held(str(arguments["key"]), float(arguments.get("ms", AWAIT_HELD_MS)) / 1000)
         elif name == "clear":
             self.faults.clear(arguments.get("client"))
         else:
             self.faults.add(name, **arguments)
+
+    def _await_held(self, key: str, timeout: float) -> None:
+        """Until something held under ``key`` is in a connection's pipe; TimeoutError after ``timeout`` seconds (the
+        request the case holds never came, or was not picked: the case cannot go on as written)."""
+        deadline = time.monotonic() + timeout
+        while not self.call(lambda: any(connection.pipe.holds(key) for connection in self._connections.values())):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"the proxy held nothing under key {key!r} within {timeout:.0f} s")
+            time.sleep(AWAIT_POLL_S)
 
     def heal(self) -> None:
         """After a case, what it left that could reach the next one goes: the rules kept to no client, and what

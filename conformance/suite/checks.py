@@ -16,6 +16,7 @@ from .. import resources
 from ..protocol.errors import error_by_name
 from ..protocol.exceptions import SpecError
 from ..protocol.schema import FieldSpec, MessageSpec, VersionRange
+from ..proxy.rules import CONTROL
 from . import expressions, retries
 from .components import Components
 from .kinds import Facts
@@ -183,7 +184,7 @@ def check_proxy_faults_kept_to_the_case(steps: list, report, where: list, kinds:
     (``client: "${client_id}"``, or ``fields`` naming its own ids): a rule kept to nobody picks whichever case's
     request comes next."""
     for fault in (fault for visit in walk(steps, kinds) for fault in visit.faults):
-        if not str(fault.name).startswith("proxy.") or str(fault.name) in ("proxy.release", "proxy.clear"):
+        if not str(fault.name).startswith("proxy.") or str(fault.name)[len("proxy."):] in CONTROL:
             continue
         if not fault.args.get("client") and not fault.args.get("fields"):
             report(where, f"{fault.name} would pick other cases' requests: keep it to this case's "

@@ -425,6 +425,28 @@ def test_a_latency_holds_back_every_response_in_order(fake_broker):
         target.stop()
 
 
+def test_await_held_returns_once_a_request_of_its_key_is_held_and_times_out_otherwise(fake_broker):
+    """A case goes on once its held request is really held, however slow getting it there was: a fixed wait raced
+    the network (the late-write cases failed when a Metadata answer took 1.5 s)."""
+    with ProxyServer(fake_broker.address) as proxy:
+        cluster = Cluster(proxy.bootstrap, timeout=5)
+        try:
+            cluster.api_versions()
+            with pytest.raises(TimeoutError, match="held nothing under key 'late'"):
+                proxy.fault("await_held", key="late", ms=200)
+            proxy.fault("hold", api="Metadata", where="request", key="late")
+            connection = cluster.connection()
+            sent = threading.Timer(0.3, lambda: connection.send("Metadata", 12, {"topics": [],
+                                                                               "allow_auto_topic_creation": False}))
+            started = time.monotonic()
+            sent.start()
+            proxy.fault("await_held", key="late", ms=5000)
+            assert time.monotonic() - started >= 0.3  # it waited for the request, not a fixed time
+            proxy.fault("release", key="late")
+        finally:
+            cluster.close()
+
+
 def test_proxy_options_are_parsed_and_a_wrong_one_is_named():
     from conformance.targets.proxied import parse
 
