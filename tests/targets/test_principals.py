@@ -261,7 +261,8 @@ def test_a_broker_without_an_authorizer_skips_the_principals_cases_once_asked():
 
         def request(self, api, version, body, **options):
             super().request(api, version, body, **options)
-            return SimpleNamespace(response={"error_code": self.error, "resources": []})
+            answer = {"error_code": self.error, "resources": []}
+            return SimpleNamespace(response=answer, answer=answer)
 
     runner = Runner(HostPortTarget("127.0.0.1:9092"), run_id="probe")
     cluster = Answers()
