@@ -189,3 +189,12 @@ def test_the_register_shows_who_reproduced_a_bundle_and_how_many_items_agree(mad
     assert main(["certify", "register", str(unrelated), "--reproduction", str(folder), "--out", str(tmp_path / "r2"),
                  "--trust", str(keys.public)]) == 1
     assert "reproduces no bundle listed here" in capsys.readouterr().err
+
+
+def test_a_departure_whose_answer_is_a_mapping_verifies_as_written(tmp_path, keys, capsys):
+    """The page shows a departure's answer as JSON; the bundle's lines sort their keys, so the page made again at
+    verify time once differed from the run's own (a fresh Tansu bundle failed verify as "edited page")."""
+    row = record("commit", 3, "failed")
+    row["actual"] = {"throttle_time_ms": 0, "brokers": [{"node_id": 1, "host": "127.0.0.1"}]}
+    made = certify(tmp_path, "answer", [row], keys=keys)
+    assert main(["certify", "verify", str(made), "--trust", keys.fingerprint]) == 0, capsys.readouterr().out
