@@ -184,7 +184,7 @@ def test_the_register_shows_who_reproduced_a_bundle_and_how_many_items_agree(mad
     html = (out / "index.html").read_text()
     assert "data-reproduced='1'" in html and f"data-signer='{other.fingerprint}'" in html
     assert "10 of 11 items agree" in html and "1 flaky" in html and "a key not trusted here" in html
-    assert "Idempotent producer: unstable" in html
+    assert "Idempotent producer: unstable (the bundle: incomplete)" in html
     assert (out / "reproductions" / folder.name / reproduction.RECORD).is_file()
     assert main(["certify", "register", str(unrelated), "--reproduction", str(folder), "--out", str(tmp_path / "r2"),
                  "--trust", str(keys.public)]) == 1

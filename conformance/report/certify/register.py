@@ -106,8 +106,8 @@ def reproduced(checked: reproduction.Checked, link: str) -> dict:
             "contradicts": found.get(reproduction.CONTRADICTS, 0), "flaky": found.get(reproduction.FLAKY, 0),
             "not_reproduced": found.get(reproduction.NOT_REPRODUCED, 0), "runs": made.get("runs", 0),
             "unstable": list(made.get("unstable", [])),
-            "levels": [level["name"] + ": " + str(level["reproduced"]) for level in made.get("levels", [])
-                       if level.get("reproduced") != level.get("bundle")]}
+            "levels": [f"{level['name']}: {level['reproduced']} (the bundle: {level['bundle']})"
+                       for level in made.get("levels", []) if level.get("reproduced") != level.get("bundle")]}
 
 
 def ordered(entries: list[dict]) -> list[dict]:
