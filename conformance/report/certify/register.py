@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ... import pages
@@ -53,7 +54,7 @@ def entry(folder: Path, found: bundle.Verification | None = None) -> dict:
 
 
 def build(folders: list[Path], out: Path, trusted=(), rejudge=None,
-          reproductions: list[Path] = ()) -> tuple[Path, list[tuple[Path, list[str]]]]:
+          reproductions: Sequence[Path] = ()) -> tuple[Path, list[tuple[Path, list[str]]]]:
     """Verify each bundle, copy those that pass into ``out``, write ``out/index.html``; ``trusted``: the
     fingerprints of the keys the register trusts (a bundle signed by another key is listed, marked as such);
     ``reproductions``: records of ``certify reproduce``, each verified against the listed bundle it names and shown
@@ -71,7 +72,7 @@ def build(folders: list[Path], out: Path, trusted=(), rejudge=None,
         listed[bundle.manifest_digest(copy)] = (copy, entries[-1])
     for folder in map(Path, reproductions):
         checked = reproduction.verify(folder, trusted)
-        named = (checked.facts.get("bundle") or {}).get("manifest_sha256")
+        named = str((checked.facts.get("bundle") or {}).get("manifest_sha256"))
         if not checked.problems and named not in listed:
             checked.problems.append(f"reproduces no bundle listed here (manifest sha256 {named})")
         if not checked.problems:
