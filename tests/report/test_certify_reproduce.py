@@ -198,3 +198,17 @@ def test_a_departure_whose_answer_is_a_mapping_verifies_as_written(tmp_path, key
     row["actual"] = {"throttle_time_ms": 0, "brokers": [{"node_id": 1, "host": "127.0.0.1"}]}
     made = certify(tmp_path, "answer", [row], keys=keys)
     assert main(["certify", "verify", str(made), "--trust", keys.fingerprint]) == 0, capsys.readouterr().out
+
+
+def test_two_bundles_of_one_name_are_both_listed(tmp_path, keys, capsys):
+    """Bundles are named by target and second: two made in one second once shared one folder of the register."""
+    first = certify(tmp_path, "one", [record("commit", 3, "passed")], keys=keys)
+    second = certify(tmp_path, "two", [record("commit", 3, "failed")], keys=keys)
+    second = second.rename(second.with_name(first.name))
+    out = tmp_path / "reg"
+    assert main(["certify", "register", str(first), str(second), "--out", str(out), "--trust", keys.fingerprint]) == 0
+    html = (out / "index.html").read_text()
+    renamed = f"{first.name}-{bundle.manifest_digest(second)[:12]}"
+    assert f"href='{first.name}/index.html'" in html and f"href='{renamed}/index.html'" in html
+    assert main(["certify", "verify", str(out / first.name), str(out / renamed), "--trust", keys.fingerprint]) == 0
+    assert bundle.manifest_digest(out / renamed) == bundle.manifest_digest(second)

@@ -61,13 +61,16 @@ def build(folders: list[Path], out: Path, trusted=(), rejudge=None,
     on its row. Returns the page and the bundles and records refused, each with its differences."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    entries, refused, listed = [], [], {}
+    entries, refused, listed, taken = [], [], {}, set[str]()
     for folder in map(Path, folders):
         found = bundle.verify(folder, trusted, rejudge)
         if found.problems:
             refused.append((folder, found.problems))
             continue
-        copy = _copy(folder, out / folder.name)
+        # two bundles of one target certified in one second have one name: the second must not replace the first
+        name = folder.name if folder.name not in taken else f"{folder.name}-{bundle.manifest_digest(folder)[:12]}"
+        taken.add(name)
+        copy = _copy(folder, out / name)
         entries.append(entry(copy, found))
         listed[bundle.manifest_digest(copy)] = (copy, entries[-1])
     for folder in map(Path, reproductions):
