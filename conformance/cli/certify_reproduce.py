@@ -199,6 +199,10 @@ def summary(folder: Path, verification: bundle.Verification, made: dict) -> str:
                  f"{made['compared']} items compared: {found[reproduction.AGREES]} agree, "
                  f"{found[reproduction.CONTRADICTS]} contradict the bundle, {found[reproduction.FLAKY]} flaky; "
                  f"{found[reproduction.NOT_REPRODUCED]} not reproduced")
+    theirs = (made["bundle"]["identity"] or {}).get("target_version")
+    if theirs and who.get("target_version") and theirs != who["target_version"]:
+        lines.append(f"  note: the bundle is of version {theirs}, this target says {who['target_version']}: a "
+                     "difference may be the versions', not the bundle's")
     for status in (reproduction.CONTRADICTS, reproduction.FLAKY, reproduction.NOT_REPRODUCED):
         rows = [row for row in made["items"] if row["status"] == status]
         for row in rows[:50]:

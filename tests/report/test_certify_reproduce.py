@@ -94,6 +94,7 @@ def test_a_faithful_reproduction_agrees_item_by_item_and_is_signed(made, tmp_pat
     assert status == 0, out
     assert f"bundle verified, signed by {keys.fingerprint}" in out
     assert "2 runs: 11 items compared: 11 agree, 0 contradict the bundle, 0 flaky; 0 not reproduced" in out
+    assert "note: the bundle is of version" not in out  # 4.4.0 both
     facts = json.loads((folder / reproduction.RECORD).read_text())
     assert facts["bundle"]["manifest_sha256"] == bundle.manifest_digest(made) and facts["signer"]["fingerprint"] == \
         keys.fingerprint
@@ -103,12 +104,14 @@ def test_a_faithful_reproduction_agrees_item_by_item_and_is_signed(made, tmp_pat
 
 def test_a_flaky_item_makes_its_levels_unstable_and_a_contradiction_is_named(made, tmp_path, keys, monkeypatch,
                                                                              capsys):
-    scripted_runs(monkeypatch, idempotence(commit_v4="failed"),
-                  idempotence(dup_v5="failed", commit_v4="failed"))
+    newer = [{**row, "target_version": "4.5.0"} for row in idempotence(commit_v4="failed")]
+    scripted_runs(monkeypatch, newer, [{**row, "target_version": "4.5.0"}
+                                       for row in idempotence(dup_v5="failed", commit_v4="failed")])
     status, folder = reproduce(made, tmp_path, keys)
     out = capsys.readouterr().out
     assert status == 1
     assert "9 agree, 1 contradict the bundle, 1 flaky" in out
+    assert "note: the bundle is of version 4.4.0, this target says 4.5.0: a difference may be the versions'" in out
     assert "contradicts: kip98.transactions::commit@v4: the bundle says passed, the runs failed, failed" in out
     assert "flaky: kip98.idempotence::dup@v5: the bundle says passed, the runs passed, failed" in out
     assert "Idempotent producer: the bundle says incomplete, the reproduction unstable: 1 flaky item" in out
