@@ -64,6 +64,8 @@ def test_each_item_agrees_contradicts_is_flaky_or_not_reproduced():
     # a run that could not observe (error) is no evidence: "lost" is contradicted by the run that had a verdict
     assert rows["lost"]["why"] == "connection refused by 127.0.0.1:9092"
     assert rows["no-verdict"]["why"].startswith("no run reached a verdict")
+    graded = {record.case: record.outcome for record in reproduction.reproduced_records([first, second])}
+    assert graded["lost"] == "passed" and graded["flips"] == "failed" and graded["no-verdict"] == "error"
 
 
 def test_a_level_counting_a_flaky_item_is_unstable_not_reached():

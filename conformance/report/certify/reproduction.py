@@ -100,9 +100,15 @@ def flaky_items(rows: list[dict]) -> list[str]:
 
 
 def reproduced_records(runs: list[list[ResultRecord]]) -> list[ResultRecord]:
-    """The items as the reproduction found them: each item's record of the last run that has it (a flaky one's
-    outcome does not count: its levels are unstable)."""
-    return list(latest(record for run in runs for record in run).values())
+    """The items as the reproduction found them: each item's record of the last run that reached a verdict on it,
+    else of the last run that has it (a flaky one's outcome does not count: its levels are unstable)."""
+    found: dict[str, ResultRecord] = {}
+    for run in runs:
+        for record in latest(run).values():
+            kept = found.get(record.item_id)
+            if kept is None or record.outcome not in INCOMPLETE_OUTCOMES or kept.outcome in INCOMPLETE_OUTCOMES:
+                found[record.item_id] = record
+    return list(found.values())
 
 
 def levels(grades: list, certificate: dict) -> list[dict]:
