@@ -24,6 +24,7 @@ from ..session import RunSession
 from ..suite.model import LONG_TAG
 from ..defaults import REPRODUCTION_OUTPUT
 
+RUN_EXIT_CODES_OK = (0, 1)  # pytest: every item ran (1: some did not pass), as conformance flaky reads it
 RUNS = 2  # the fewest that can tell a flaky item from one the reproduction contradicts
 
 
@@ -82,7 +83,7 @@ def command_reproduce(arguments) -> int:
     run_id = new_run_id()
     out = Path(arguments.output) / f"{folder.name}-reproduced-{run_id}"
     out.mkdir(parents=True, exist_ok=True)
-    run_ids, runs, probe = run_items(arguments, claimed, skipped, files, out, run_id, extensions)
+    run_ids, runs, probe, stopped = run_items(arguments, claimed, skipped, files, out, run_id, extensions)
     rows = reproduction.compare(claimed, runs, skipped)
     certificate = json.loads((folder / "certification.json").read_text(encoding="utf-8"))
     found, who = probe or (None, identity(reproduction.reproduced_records(runs)))
@@ -94,10 +95,15 @@ def command_reproduce(arguments) -> int:
         grades = []
     level_rows = reproduction.levels(grades, certificate)
     made = reproduction.facts(folder, verification, arguments.target, who, run_ids, rows, level_rows, key)
+    if stopped:
+        made["stopped"] = stopped  # the record says its runs are fewer than asked, and why
     record = reproduction.write(out, made, key)
     print(summary(folder, verification, made))
     print(f"wrote {record}" + (f", signed by {signing.signer_of(key)['fingerprint']}" if key is not None else
                                " (not signed: give --sign-key FILE for a register to name who reproduced it)"))
+    if stopped:
+        print(f"certify reproduce: {stopped}", file=sys.stderr)
+        return 2
     # trust is the reader's to give: a bundle whose signature holds and whose every compared item agrees passes
     agreed = bool(made["compared"]) and made["counts"][reproduction.AGREES] == made["compared"]
     return 0 if agreed and not verification.problems else 1
@@ -144,16 +150,17 @@ class Selection:
 
 def run_items(arguments, claimed, skipped: dict[str, str], files: list[Path], out: Path, run_id: str,
               extensions: Extensions):
-    """Run the items ``arguments.runs`` times on the target: the run ids, each run's records, and what the target
-    said it is (its fingerprint and identity, asked during the first run; None when no run started it)."""
+    """Run the items ``arguments.runs`` times on the target: the run ids, each run's records, what the target said
+    it is (its fingerprint and identity, asked during the first run; None when no run started it), and why the runs
+    stopped early ("" when they did not)."""
     from ..report.invocation import plugin_arguments
     from .certify import FingerprintCapture
 
     wanted = {(record.suite, record.case, record.api_version) for record in claimed if record.item_id not in skipped}
     results = out / reproduction.RUNS  # every run's lines, as the runs wrote them
-    run_ids, runs, probe = [], [], None
+    run_ids, runs, probe, stopped = [], [], None, ""
     if not files:
-        return [], [], None
+        return [], [], None, ""
     long = any(LONG_TAG in (record.tags or ()) for record in claimed if record.item_id not in skipped)
     # each run on a target of its own where the harness provisions it: what one run leaves (its topics) is not
     # the next run's problem; an attached broker is the same one every run
@@ -172,15 +179,19 @@ def run_items(arguments, claimed, skipped: dict[str, str], files: list[Path], ou
         if arguments.restart_command:
             options += ["--conformance-restart-command", arguments.restart_command]
         capture = FingerprintCapture(session)
-        pytest.main(options, plugins=[capture, session, Selection(wanted)])
+        code = int(pytest.main(options, plugins=[capture, session, Selection(wanted)]))
         records = read_records(results, run_id=this_run)
         run_ids.append(this_run)
         runs.append(records)
         if probe is None and capture.found:
             probe = capture.found.get(arguments.target) or next(iter(capture.found.values()))
+        if code not in RUN_EXIT_CODES_OK:  # interrupted (Ctrl-C, SIGTERM), a usage or internal error: stop here
+            stopped = (f"run {number} of {arguments.runs} ended with pytest exit code {code} (interrupted, "
+                                 "a usage error or no target left); runs after it not made")
+            break
     if probe is None and runs and runs[0]:
         probe = (from_records(runs[0]), identity(runs[0]))
-    return run_ids, runs, probe
+    return run_ids, runs, probe, stopped
 
 
 def summary(folder: Path, verification: bundle.Verification, made: dict) -> str:

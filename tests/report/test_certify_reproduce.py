@@ -217,3 +217,16 @@ def test_two_bundles_of_one_name_are_both_listed(tmp_path, keys, capsys):
     assert f"href='{first.name}/index.html'" in html and f"href='{renamed}/index.html'" in html
     assert main(["certify", "verify", str(out / first.name), str(out / renamed), "--trust", keys.fingerprint]) == 0
     assert bundle.manifest_digest(out / renamed) == bundle.manifest_digest(second)
+
+
+def test_an_interrupted_run_ends_the_reproduction_and_the_record_says_so(tmp_path, keys, monkeypatch, capsys):
+    """Once, a SIGTERM ended run 1 and run 2 started all the same: an interrupted run is the last one."""
+    made = certify(tmp_path, "frames", [record("api-versions-v0", 0, "passed", suite="robustness.malformed-frames",
+                                               api="ApiVersions")], keys=keys)
+    calls = []
+    monkeypatch.setattr(pytest, "main", lambda *arguments, **options: calls.append(arguments) or 2)
+    status, folder = reproduce(made, tmp_path, keys)
+    assert status == 2 and len(calls) == 1
+    assert "run 1 of 2 ended with pytest exit code 2 (interrupted" in capsys.readouterr().err
+    facts = json.loads((folder / reproduction.RECORD).read_text())
+    assert facts["runs"] == 1 and facts["stopped"].startswith("run 1 of 2 ended")

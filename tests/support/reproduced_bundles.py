@@ -22,7 +22,7 @@ def scripted_runs(monkeypatch, *runs: list[dict]) -> None:
                 results.writelines(json.dumps(line) + "\n" for line in lines)
             ids.append(this_run)
             made.append([ResultRecord.from_line(line) for line in lines])
-        return ids, made, None
+        return ids, made, None, ""
 
     monkeypatch.setattr(certify_reproduce, "run_items", run_items)
 
