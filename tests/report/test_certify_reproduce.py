@@ -230,3 +230,14 @@ def test_an_interrupted_run_ends_the_reproduction_and_the_record_says_so(tmp_pat
     assert "run 1 of 2 ended with pytest exit code 2 (interrupted" in capsys.readouterr().err
     facts = json.loads((folder / reproduction.RECORD).read_text())
     assert facts["runs"] == 1 and facts["stopped"].startswith("run 1 of 2 ended")
+
+
+def test_an_unsigned_reproduction_is_not_shown(made, tmp_path, keys, monkeypatch, capsys):
+    scripted_runs(monkeypatch, idempotence(), idempotence())
+    out = tmp_path / "unsigned"
+    assert main(["certify", "reproduce", str(made), "--target", "kafka", "-o", str(out)]) == 0
+    assert "not signed: give --sign-key FILE" in capsys.readouterr().out
+    assert main(["certify", "register", str(made), "--reproduction", str(record_folder(out)), "--out",
+                 str(tmp_path / "reg"), "--trust", str(keys.public)]) == 1
+    assert "unsigned: no signature.json" in capsys.readouterr().err
+    assert "data-reproduced='0'" in (tmp_path / "reg" / "index.html").read_text()
