@@ -241,3 +241,12 @@ def test_an_unsigned_reproduction_is_not_shown(made, tmp_path, keys, monkeypatch
                  str(tmp_path / "reg"), "--trust", str(keys.public)]) == 1
     assert "unsigned: no signature.json" in capsys.readouterr().err
     assert "data-reproduced='0'" in (tmp_path / "reg" / "index.html").read_text()
+
+
+def test_the_long_cases_run_again_only_where_the_bundle_ran_them():
+    from conformance.cli.certify_reproduce import ran_long
+
+    skipped = result_record("reinit-at-last-epoch", 3, "skipped", suite="kip360.epoch-exhaustion", tags=["long"])
+    ran = result_record("reinit-at-last-epoch", 4, "failed", suite="kip360.epoch-exhaustion", tags=["long"])
+    short = result_record("commit", 3, "failed")
+    assert not ran_long([skipped, short]) and ran_long([skipped, ran, short])
