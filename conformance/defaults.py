@@ -20,6 +20,7 @@ FLAKY_RESULTS = "reports/flaky/results.jsonl"  # ``conformance flaky``: its N ru
 SEMANTIC_HISTORIES = "reports/semantic"  # ``conformance semantic``: each run's history of operations
 EXPLORED = "reports/explored"  # ``conformance explore``: the cases it writes, and each departure's history
 CERTIFICATION_OUTPUT = "reports/certification"  # ``conformance certify``: one folder per certification
+REPRODUCTION_OUTPUT = "reports/reproductions"  # ``conformance certify reproduce``: one folder per reproduction
 # ``conformance certify register``: inside the interop site's usual folder, which links it as certified/
 REGISTER_OUTPUT = "reports/interop/certified"
 ALLURE_REPORT = "reports/allure-report"  # ``conformance report allure``: the HTML report

@@ -22,7 +22,7 @@ from ..session import RunSession
 from ..results.record import ResultRecord
 from ..results.store import new_run_id, read_records
 from ..report.certify import certificate, fingerprint, levels
-from . import certify_complete
+from . import certify_complete, certify_reproduce
 from ..report.certify import bundle, needs, signing
 from ..report.certify import register as register_page
 from ..report.certify import claims as claim_checks
@@ -40,8 +40,10 @@ def register(commands) -> None:
                "      make the Ed25519 key that signs bundles (certify --sign-key FILE)\n"
                "  conformance certify verify BUNDLE --trust KEY\n"
                "      check a bundle offline: its signature, every file, the grades, every exchange judged again\n"
-               "  conformance certify register BUNDLE... --trust KEY --out DIR\n"
-               "      the static page of verified bundles: product, version, levels, who signed each",
+               "  conformance certify reproduce BUNDLE --target SPEC [--sign-key FILE]\n"
+               "      run exactly the bundle's items on your own broker and compare them item by item\n"
+               "  conformance certify register BUNDLE... --trust KEY [--reproduction DIR...] --out DIR\n"
+               "      the static page of verified bundles: product, version, levels, who signed and who reproduced each",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     certify.add_argument("paths", nargs="*", metavar="PATH", help=SUITE_PATHS_HELP)
     certify.add_argument("--target", metavar="SPEC",
@@ -88,7 +90,7 @@ def register(commands) -> None:
     certify.nested_commands = nested_commands()  # certify verify, certify register: parsed on their own
 
 
-NESTED = ("keygen", "verify", "register")
+NESTED = ("keygen", "verify", "register", "reproduce")
 TRUST_HELP = ("a key to trust: its public key file (PEM) or its fingerprint (64 hex digits, as keygen and the page "
               "show it); repeatable. A bundle signed by any other key is reported as 'not a trusted key'")
 
@@ -115,7 +117,11 @@ def nested_commands() -> argparse._SubParsersAction:
     listing.add_argument("--trust", action="append", default=[], metavar="KEY", help=TRUST_HELP)
     listing.add_argument("--out", default=REGISTER_OUTPUT, metavar="DIR",
                          help=f"the register's folder: index.html and a copy of each bundle (default: {REGISTER_OUTPUT})")
+    listing.add_argument("--reproduction", action="append", default=[], metavar="DIR",
+                         help="a reproduction record (certify reproduce) of a listed bundle: verified, then shown "
+                              "on its row with who reproduced it and how many items agree (repeatable)")
     listing.set_defaults(handler=command_register)
+    certify_reproduce.add_parser(nested)
     return nested
 
 
@@ -153,12 +159,16 @@ def command_register(arguments) -> int:
         return 2
     from ..runner.rejudge import rejudge
 
+    reproductions = [Path(folder) for folder in arguments.reproduction]
     page, refused = register_page.build([Path(folder) for folder in arguments.bundles], Path(arguments.out),
-                                        trusted=trusted, rejudge=rejudge)
+                                        trusted=trusted, rejudge=rejudge, reproductions=reproductions)
     for folder, problems in refused:
         print(f"{folder}: not verified, not listed:" + "".join(f"\n  - {problem}" for problem in problems),
               file=sys.stderr)
-    print(f"wrote {page}: {len(arguments.bundles) - len(refused)} of {len(arguments.bundles)} bundles listed")
+    bundles_refused = sum(1 for folder, _ in refused if folder not in reproductions)
+    print(f"wrote {page}: {len(arguments.bundles) - bundles_refused} of {len(arguments.bundles)} bundles listed"
+          + (f", {len(reproductions) - len(refused) + bundles_refused} of {len(reproductions)} reproductions shown"
+             if reproductions else ""))
     return 1 if refused else 0
 
 

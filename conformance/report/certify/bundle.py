@@ -176,7 +176,7 @@ def verify(folder: Path, trusted: Iterable[str] = (), rejudge: Callable[[list], 
     if found.signer is not None and named != found.signer:
         found.problems.append(f"signer relabelled: certification.json (and so the page) names {named}, the "
                               f"signature is by {found.signer}")
-    found.problems += _files(folder, manifest)
+    found.problems += file_problems(folder, manifest)
     records, item_problems = _items(folder, manifest)
     found.problems += item_problems
     made, here = certificate.get("harness", {}), harness()
@@ -203,7 +203,8 @@ def verify(folder: Path, trusted: Iterable[str] = (), rejudge: Callable[[list], 
     return found
 
 
-def _files(folder: Path, manifest: dict) -> list[str]:
+def file_problems(folder: Path, manifest: dict) -> list[str]:
+    """Every file that differs from the manifest's digest, is missing from the folder or is not listed."""
     problems = []
     listed = manifest.get("files", {})
     for name, digest in sorted(listed.items()):
@@ -279,23 +280,33 @@ def _grading(folder: Path) -> dict:
         return {}
 
 
-def _regrade(folder: Path, certificate: dict, records: list[ResultRecord]) -> list[str]:
-    """Grade the results again with the bundle's inputs; every level must come out as the certificate says."""
+def grade_again(folder: Path, certificate: dict, records: list[ResultRecord], *, fingerprint: dict | None = None,
+                flaky: Sequence[str] = ()) -> tuple[list, Any]:
+    """The levels graded on ``records`` with the bundle's inputs (levels file, claims, waivers, suites, companions),
+    and its claims; ``fingerprint``: the target's (default: the bundle's); ``flaky``: items whose outcome changed
+    between runs (their levels are unstable). OSError or ValueError when an input cannot be read."""
     grading = _grading(folder)
-    problems = []
-    try:
-        level_list = levels_module.load_levels(folder / LEVELS)
-        claims = claims_module.load(folder / CAPABILITIES) if grading.get("capabilities") else None
-        waivers = known_failures.load([folder / name for name in grading.get("known_failures", [])])
-    except (OSError, ValueError) as error:
-        return [f"cannot re-grade: {error}"]
+    level_list = levels_module.load_levels(folder / LEVELS)
+    claims = claims_module.load(folder / CAPABILITIES) if grading.get("capabilities") else None
+    waivers = known_failures.load([folder / name for name in grading.get("known_failures", [])])
     waivers += list(claims.deviations if claims else ())
-    found = certificate.get("fingerprint")
+    found = certificate.get("fingerprint") if fingerprint is None else fingerprint
     features = None if found is None else found.get("finalized_features", {})
     grades = levels_module.grade(level_list, records, features, waivers,
-                                 known_suites=grading.get("known_suites", []), claims=claims)
+                                 known_suites=grading.get("known_suites", []), claims=claims, flaky=flaky)
     add_needs(grades, [CompanionFacts.of(facts) for facts in certificate.get("companions") or ()],
               node_control=bool(grading.get("node_control")))
+    return grades, claims
+
+
+def _regrade(folder: Path, certificate: dict, records: list[ResultRecord]) -> list[str]:
+    """Grade the results again with the bundle's inputs; every level must come out as the certificate says."""
+    problems = []
+    try:
+        grades, claims = grade_again(folder, certificate, records)
+    except (OSError, ValueError) as error:
+        return [f"cannot re-grade: {error}"]
+    found = certificate.get("fingerprint")
     stated = {level["id"]: level for level in certificate.get("levels", [])}
     for grade in grades:
         said = stated.pop(grade.level.id, None)

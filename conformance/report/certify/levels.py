@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +27,9 @@ REACHED, MISSED, INCOMPLETE, NOT_RUN = "reached", "missed", "incomplete", "not r
 # With a capabilities file (--claims): a level all of whose items, or whose demands, lie outside what the vendor
 # claims. Neither reached nor missed, and a level including it is graded on the rest.
 NOT_CLAIMED = "not claimed"
+# With reproductions (``certify reproduce``): a level counting an item whose outcome changed between runs of one
+# target. Not reached: the level would hold on one run and not on the next.
+UNSTABLE = "unstable"
 
 
 class LevelsError(ValueError):
@@ -141,6 +144,7 @@ class Grade:
     reasons: list[str] = field(default_factory=list)
     # waivers of this level whose items all pass now: the known failure is gone, so the waiver is stale
     stale: list[known_failures.Entry] = field(default_factory=list)
+    flaky: list[ResultRecord] = field(default_factory=list)  # counted items whose outcome changed between runs
 
     @property
     def label(self) -> str:
@@ -158,7 +162,8 @@ def first_sentence(text: str) -> str:
 
 
 def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, int] | None,
-          waivers: Sequence[known_failures.Entry] = (), known_suites: Sequence[str] = (), claims=None) -> list[Grade]:
+          waivers: Sequence[known_failures.Entry] = (), known_suites: Sequence[str] = (), claims=None,
+          flaky: Collection[str] = ()) -> list[Grade]:
     """One grade per level, in file order (so included levels are graded first).
 
     ``features`` is None when the fingerprint is unknown: a level demanding features is then incomplete.
@@ -188,7 +193,9 @@ def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, 
                     result.ungraded += 1
                 continue
             result.counted += 1
-            if outcome == Outcome.PASSED:
+            if record.item_id in flaky:  # no one verdict: it neither passes nor departs
+                result.flaky.append(record)
+            elif outcome == Outcome.PASSED:
                 result.passed += 1
                 entry = known_failures.first_match(list(waivers), record, "known_failures")
                 if entry is not None and level.allow_known_failures:
@@ -223,7 +230,12 @@ def grade(levels: list[Level], records: list[ResultRecord], features: dict[str, 
 
 
 def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> tuple[str, list[str]]:
-    reasons, missed, incomplete = [], False, False
+    reasons, missed, incomplete, unstable = [], False, False, False
+    if result.flaky:
+        unstable = True
+        reasons.append(f"{len(result.flaky)} flaky item{'s' if len(result.flaky) != 1 else ''}: the outcome changed "
+                       "between runs of the target (" + ", ".join(itemref.label(row) for row in result.flaky[:3])
+                       + (", ..." if len(result.flaky) > 3 else "") + ")")
     if result.departures:
         missed = True
         reasons.append(f"{len(result.departures)} departures from the spec" + _known_bugs(result.departures))
@@ -244,7 +256,8 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
         elif status != REACHED:
             reasons.append(f"includes {grades[included].level.name if included in grades else included}: {status}")
             missed = missed or status == MISSED
-            incomplete = incomplete or status != MISSED
+            unstable = unstable or status == UNSTABLE
+            incomplete = incomplete or status not in (MISSED, UNSTABLE)
     if result.not_run:
         incomplete = True
         reasons.append(f"suites not run: {', '.join(result.not_run)}")
@@ -260,6 +273,8 @@ def _status(level: Level, result: Grade, features, grades: dict[str, Grade]) -> 
         return NOT_RUN, reasons + ["no item of this level in the results"]
     if missed:
         return MISSED, reasons
+    if unstable:
+        return UNSTABLE, reasons
     if incomplete:
         return INCOMPLETE, reasons
     return REACHED, reasons

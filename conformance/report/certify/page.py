@@ -104,7 +104,8 @@ def _level(grade: Grade) -> dict:
 
 
 def _value(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
+    # keys sorted: the bundle's results lines are (bundle._line), and verify makes this page again from them
+    return value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
 
 
 def fold(rows: list[ResultRecord], same: Callable[[ResultRecord], Hashable]) -> list[list[ResultRecord]]:

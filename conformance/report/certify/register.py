@@ -5,7 +5,9 @@ copies those that pass into ``DIR/<bundle>/`` (so each entry's page and evidence
 writes ``DIR/index.html`` from ``register.html.j2``: product, version, the level badges (the grades its page
 shows: verify made that page again from the same JSON), who signed it and whether the register trusts that key, the
 date, the harness version, the manifest's sha256 and a link to each certification page. A bundle that does not
-verify is not listed. Bundles of one product version are listed newest first; those whose grades differ are
+verify is not listed. A row shows each reproduction of its bundle (``certify reproduce``, given with
+``--reproduction``): who reproduced it (the record's signer), on what, how many items agree, contradict it or are
+flaky, and the levels it grades otherwise (unstable ones among them). Bundles of one product version are listed newest first; those whose grades differ are
 flagged on each row, naming the other bundle and the levels they disagree on, as are two bundles of one run.
 """
 
@@ -14,10 +16,11 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ... import pages
-from . import bundle, svg
+from . import bundle, reproduction, svg
 
 # What a register calls a target the harness provisions when no capabilities file names the product.
 PRODUCTS = {"kafka": "Apache Kafka", "kafka-cluster": "Apache Kafka", "tansu": "Tansu",
@@ -44,32 +47,71 @@ def entry(folder: Path, found: bundle.Verification | None = None) -> dict:
         "badges": [svg.badge_shape(level["name"], level["label"]) for level in levels],
         "signer": None if found is None else found.signer,
         "trusted": bool(found and found.trusted),
+        "reproductions": [],
         "claims": None if "claims" not in facts else {"file": facts["claims"]["file"],
                                                        "false_claims": facts["claims"]["false_claims"]},
     }
 
 
-def build(folders: list[Path], out: Path, trusted=(), rejudge=None) -> tuple[Path, list[tuple[Path, list[str]]]]:
+def build(folders: list[Path], out: Path, trusted=(), rejudge=None,
+          reproductions: Sequence[Path] = ()) -> tuple[Path, list[tuple[Path, list[str]]]]:
     """Verify each bundle, copy those that pass into ``out``, write ``out/index.html``; ``trusted``: the
-    fingerprints of the keys the register trusts (a bundle signed by another key is listed, marked as such).
-    Returns the page and the bundles refused, each with its differences."""
+    fingerprints of the keys the register trusts (a bundle signed by another key is listed, marked as such);
+    ``reproductions``: records of ``certify reproduce``, each verified against the listed bundle it names and shown
+    on its row. Returns the page and the bundles and records refused, each with its differences."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    entries, refused = [], []
+    entries, refused, listed, taken = [], [], {}, set[str]()
     for folder in map(Path, folders):
         found = bundle.verify(folder, trusted, rejudge)
         if found.problems:
             refused.append((folder, found.problems))
             continue
-        copy = out / folder.name
-        if copy.resolve() != folder.resolve():
-            if copy.exists():
-                shutil.rmtree(copy)
-            shutil.copytree(folder, copy)
+        # two bundles of one target certified in one second have one name: the second must not replace the first
+        name = folder.name if folder.name not in taken else f"{folder.name}-{bundle.manifest_digest(folder)[:12]}"
+        taken.add(name)
+        copy = _copy(folder, out / name)
         entries.append(entry(copy, found))
+        listed[bundle.manifest_digest(copy)] = (copy, entries[-1])
+    for folder in map(Path, reproductions):
+        checked = reproduction.verify(folder, trusted)
+        named = str((checked.facts.get("bundle") or {}).get("manifest_sha256"))
+        if not checked.problems and named not in listed:
+            checked.problems.append(f"reproduces no bundle listed here (manifest sha256 {named})")
+        if not checked.problems:
+            checked.problems += reproduction.comparison_problems(folder, checked.facts, listed[named][0])
+        if checked.problems:
+            refused.append((folder, checked.problems))
+            continue
+        copy = _copy(folder, out / "reproductions" / folder.name)
+        listed[named][1]["reproductions"].append(reproduced(checked, copy.relative_to(out).as_posix()))
     page = out / "index.html"
     page.write_text(render(entries), encoding="utf-8")
     return page, refused
+
+
+def _copy(folder: Path, copy: Path) -> Path:
+    """``folder`` copied to ``copy`` (replacing an older copy), so the register's evidence travels with it."""
+    if copy.resolve() != folder.resolve():
+        if copy.exists():
+            shutil.rmtree(copy)
+        shutil.copytree(folder, copy)
+    return copy
+
+
+def reproduced(checked: reproduction.Checked, link: str) -> dict:
+    """What a row shows of one verified reproduction of its bundle."""
+    made = checked.facts
+    found = made.get("counts", {})
+    who = made.get("identity") or {}
+    return {"folder": link, "signer": checked.signer, "trusted": checked.trusted, "date": made.get("generated_at", ""),
+            "target": made.get("target", ""), "version": who.get("target_version") or "",
+            "compared": made.get("compared", 0), "agrees": found.get(reproduction.AGREES, 0),
+            "contradicts": found.get(reproduction.CONTRADICTS, 0), "flaky": found.get(reproduction.FLAKY, 0),
+            "not_reproduced": found.get(reproduction.NOT_REPRODUCED, 0), "runs": made.get("runs", 0),
+            "unstable": list(made.get("unstable", [])),
+            "levels": [f"{level['name']}: {level['reproduced']} (the bundle: {level['bundle']})"
+                       for level in made.get("levels", []) if level.get("reproduced") != level.get("bundle")]}
 
 
 def ordered(entries: list[dict]) -> list[dict]:

@@ -18,7 +18,8 @@ from ...results.record import OUTCOME_LABELS, SEVERITY_ORDER, ResultRecord
 COLOURS = {"failed": "#d73a49", "blocked": "#e36209", "error": "#6f42c1", "differs": "#0969da",
            "skipped": "#b0b7bf", "unsupported": "#e1e4e8", "passed": "#28a745"}
 assert set(SEVERITY_ORDER) == set(COLOURS), "every outcome has its colour"
-BADGE_COLOURS = {"reached": "#2da44e", "missed": "#cf222e", "incomplete": "#bf8700", "not run": "#6e7781"}
+BADGE_COLOURS = {"reached": "#2da44e", "missed": "#cf222e", "unstable": "#8250df", "incomplete": "#bf8700",
+                 "not run": "#6e7781"}
 
 
 def worst(outcomes) -> str:
