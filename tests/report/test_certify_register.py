@@ -56,6 +56,10 @@ def test_the_register_shows_who_signed_newest_first_and_flags_contradicting_bund
                     claims=TANSU)
     again = certify(tmp_path, "again", [record("commit", 3, "failed", run_id="run-2", **tansu)], keys=ours,
                     claims=TANSU)
+    # bundles of one target made in one second share a folder name (the register then lists the second under
+    # its manifest's digits): named apart here, so the rows are found by name
+    older, newer, again = (folder.rename(folder.with_name(f"{folder.name}-{label}"))
+                           for folder, label in ((older, "older"), (newer, "newer"), (again, "again")))
     for folder, date in ((older, "2026-12-01T00:00:00Z"), (newer, "2026-12-03T00:00:00Z"),
                          (again, "2026-12-02T00:00:00Z")):  # certified on three days: made again, signed again
         path = folder / "certification.json"
