@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def conformance_register_targets(registry: TargetRegistry) -> None:
+    from ..targets.command import CommandTarget
     from ..targets.container import ContainerTarget
     from ..targets.hostport import HostPortTarget
     from ..targets.kafka.broker import KafkaTarget
@@ -29,7 +30,8 @@ def conformance_register_targets(registry: TargetRegistry) -> None:
 
     # HOST:PORT is marked fallback, so it is tried last whatever this order is; proxy+ and emulate:
     # are put around these and every plugin's kinds by conformance.extension.compose.
-    for target in (KafkaTarget, KafkaClusterTarget, TansuTarget, RdkafkaMockTarget, ContainerTarget, HostPortTarget):
+    for target in (KafkaTarget, KafkaClusterTarget, TansuTarget, RdkafkaMockTarget, CommandTarget, ContainerTarget,
+                   HostPortTarget):
         registry.add(target)
 
 
