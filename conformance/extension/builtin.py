@@ -24,7 +24,7 @@ def conformance_register_targets(registry: TargetRegistry) -> None:
     from ..targets.container import ContainerTarget
     from ..targets.hostport import HostPortTarget
     from ..targets.kafka.broker import KafkaTarget
-    from ..targets.kafka.cluster import KafkaClusterTarget
+    from ..targets.kafka.cluster_target import KafkaClusterTarget
     from ..targets.rdkafka_mock import RdkafkaMockTarget
     from ..targets.tansu import TansuTarget
 

@@ -1,5 +1,5 @@
 """What ``fault:`` steps do to the nodes of a cluster, for a cluster the harness provisions
-(:mod:`conformance.targets.kafka.cluster`) and for one a vendor attaches with node-control commands
+(:mod:`conformance.targets.kafka.cluster_target`) and for one a vendor attaches with node-control commands
 (:mod:`conformance.targets.node_control`), and the admin requests they use. Nothing here knows how a node runs:
 the nodes are found by role through the cluster's own answers and driven through :class:`Node`.
 

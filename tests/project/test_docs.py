@@ -111,7 +111,7 @@ def test_the_results_format_lists_every_field_of_a_transcript_entry():
 def test_the_targets_reference_names_every_bundled_kind_and_option(capsys):
     from conformance.cli import main
     from conformance.targets.kafka.broker import FEATURE_OPTIONS
-    from conformance.targets.kafka.cluster import OPTIONS as CLUSTER_OPTIONS
+    from conformance.targets.kafka.cluster_target import OPTIONS as CLUSTER_OPTIONS
     from conformance.targets.kafka.security import CLIENT_AUTH, MECHANISMS, PROTOCOLS, SECURITY_OPTIONS
 
     page = (DOCS / "reference" / "targets.md").read_text(encoding="utf-8")

@@ -198,7 +198,7 @@ def test_on_a_kafka_cluster_the_versions_of_a_case_share_their_faults_with_the_v
     from conformance.runner.parallel import RunAhead, items_of
     from conformance.runner.runner import Runner
     from conformance.targets.kafka.broker import kafka_target_kind
-    from conformance.targets.kafka.cluster import KafkaClusterTarget
+    from conformance.targets.kafka.cluster_target import KafkaClusterTarget
 
     reason = kafka_target_kind().availability()
     if reason:

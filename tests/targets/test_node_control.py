@@ -28,7 +28,7 @@ from conformance.runner.steps import bundled
 from conformance.suite.loader import load_suites
 from conformance.targets.base import Capability, CapabilityMissing, ControlFailed
 from conformance.targets.hostport import HostPortTarget
-from conformance.targets.kafka.cluster import KafkaClusterTarget
+from conformance.targets.kafka.cluster_target import KafkaClusterTarget
 from conformance.targets.node_control import NodeControl, NodeControlError, load, offers
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from conformance.runner.runner import Runner
 from conformance.targets.kafka.broker import kafka_target_kind
 from conformance.targets.kafka import disks as kafka_disks
 from conformance.targets.kafka.config import base_settings
-from conformance.targets.kafka.cluster import KafkaClusterTarget, kafka_cluster_target_kind, parse
+from conformance.targets.kafka.cluster_target import KafkaClusterTarget, kafka_cluster_target_kind, parse
 from conformance.targets.nodes import java_hash, partition_for
 from conformance.runner.steps import bundled
 

@@ -3,7 +3,7 @@
 Specs: ``kafka`` (the pinned :data:`DEFAULT_KAFKA_VERSION`, or the version in ``KAFKA_HOME``) and
 ``kafka:VERSION``, each optionally followed by feature levels the storage is formatted with
 (``kafka,transaction.version=1``, ``kafka:3.9.1,transaction.version=0``: one node; with ``nodes=N``
-the spec is a cluster's, see :mod:`conformance.targets.kafka.cluster`), and by a secured listener the
+the spec is a cluster's, see :mod:`conformance.targets.kafka.cluster_target`), and by a secured listener the
 harness then reaches it through (``kafka,security=SASL_SSL,sasl.mechanism=SCRAM-SHA-512``,
 ``kafka,security=SSL,ssl.client.auth=required``: see :mod:`conformance.targets.kafka.security`). Each started target owns a folder (in memory where
 it can be: :func:`brokers_folder`) holding server.properties, the
