@@ -24,7 +24,7 @@ from fake_kafka import FakeKafka
 
 pytest_plugins = ["pytester"]
 
-BUILTIN_KINDS = {"kafka", "kafka-cluster", "tansu", "rdkafka-mock", "container", "host:port"}
+BUILTIN_KINDS = {"kafka", "kafka-cluster", "tansu", "rdkafka-mock", "command", "container", "host:port"}
 BUILTIN_STEPS = set(BUILTIN_STEP_KINDS)  # one module each in conformance/runner/steps, listed there
 
 TOY_SUITE = """\
