@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..client.cluster import Cluster
 from ..results.record import StepRole
@@ -17,6 +18,9 @@ from ..targets.base import CapabilityMissing, Target
 from .learned import ItemView
 from .shared_fault import SharedFault
 from .shared_restart import SharedRestart
+
+if TYPE_CHECKING:
+    from .walk_ahead import WalkAhead
 
 
 class Deviation(Exception):
@@ -94,6 +98,9 @@ class Context:
     unobserved: list = field(default_factory=list)
     # what the run learnt about the target before this item (learned.py): broken versions, hazardous requests
     learned: ItemView | None = None
+    # transactional ids the run walked to the end of the epoch space ahead of its serial items (walk_ahead.py)
+    walked_ahead: WalkAhead | None = None
+    case_id: str = ""  # the case's full id (suite::case)
 
     def under_test(self, api: str | None, version: int | None) -> bool:
         """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case

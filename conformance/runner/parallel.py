@@ -37,6 +37,7 @@ from .learned import KnownHazard
 from .runner import RerunAlone, Runner
 from .shared_fault import Regroup, SharedFault, shares_faults
 from .shared_restart import SharedRestart
+from .walk_ahead import WalkAhead, eligible
 
 log = logging.getLogger(__name__)
 # An item mostly waits on the broker (a round trip), so more items than cores work at once.
@@ -159,6 +160,7 @@ class RunAhead:
         self._twin_known = threading.Event()  # set once the twin started or could not
         self._spoiled: list[tuple[Case, int | None, Future]] = []  # items to run again alone after a crash
         self._spoiled_lock = threading.Lock()
+        self._walks: WalkAhead | None = None  # producers walked ahead of the serial items (walk_ahead.py)
         api = next((case.api for case, _ in items if case.api is not None), None)
         if api is not None:  # the version probe, before threads share it
             try:
@@ -194,6 +196,7 @@ class RunAhead:
         else:
             self._twin_known.set()
             grouped = self._sharing_faults(serial)
+            self._walk_ahead([item for group in grouped.values() for item in group])
             together = [(case, version) for case, version in serial if case.shares_restart]
             if together:
                 restarting: list[Future] = [Future() for _ in together]
@@ -297,6 +300,13 @@ class RunAhead:
         so far are deleted, as at the run's end. A serial item stops, kills or restarts brokers, and a broker that
         comes back loads and replicates again every partition it holds: on a cluster, hundreds left by the others."""
         self.runner.delete_finished_topics(until_gone=True)
+
+    def _walk_ahead(self, items: list[tuple[Case, int | None]]) -> None:
+        """The walks to the end of the epoch space that ``items`` (serial, sharing faults) will ask for, started now,
+        beside whatever runs before them (:mod:`.walk_ahead`)."""
+        if any(eligible(step) for case, _ in items for step in case.steps):
+            self._walks = WalkAhead(self.runner.target, items, run_id=self.runner.run_id, timeout=self.runner.timeout)
+            self.runner.walked_ahead = self._walks.start()
 
     def _sharing_faults(self, serial: list[tuple[Case, int | None]]) -> dict[int, list[tuple[Case, int | None]]]:
         """The serial items of a cluster whose versions share their faults (:mod:`.shared_fault`), by case."""
@@ -429,6 +439,8 @@ class RunAhead:
             stop()
 
     def close(self) -> None:
+        if self._walks is not None:
+            self._walks.close()
         self._pool.shutdown(wait=True, cancel_futures=True)
         if self._alone is not None:
             self._alone.shutdown(wait=True, cancel_futures=True)
