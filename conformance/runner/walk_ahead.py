@@ -24,7 +24,6 @@ from collections.abc import Mapping
 import re
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -157,7 +156,7 @@ class WalkAhead:
             if keys:
                 log.info("walking %d transactional ids to the end of the epoch space ahead of the items", len(keys))
             with ThreadPoolExecutor(max_workers=max(1, len(keys)), thread_name_prefix="walk-ahead") as pool:
-                walks = pool.map(lambda pair: self._walk(pair[0], *pair[1], version), zip(names, keys))
+                walks = pool.map(lambda name, key: self._walk(name, key[0], key[1], version), names, keys)
                 for (case, (to_epoch, timeout_ms)), walked in zip(wants, walks):
                     if walked is None:
                         self.failed += 1
@@ -202,10 +201,10 @@ class WalkAhead:
             body = {"transactional_id": transactional_id, "transaction_timeout_ms": timeout_ms,
                     "producer_id": -1, "producer_epoch": -1}
             deadline = time.monotonic() + 20
-            first = connection.request(API, version, body).response
+            first = connection.request(API, version, body).answer
             while first["error_code"] in RETRIABLE and time.monotonic() < deadline and not self._closing.is_set():
                 time.sleep(0.1)
-                first = connection.request(API, version, body).response
+                first = connection.request(API, version, body).answer
             if first["error_code"] != 0:
                 raise ValueError(f"the first InitProducerId was answered {first}")
             done = fast_forward(connection, transactional_id, first["producer_id"], first["producer_epoch"], to_epoch,
