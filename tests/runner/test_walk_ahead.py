@@ -23,40 +23,35 @@ PRODUCER_FENCED = 90
 TRANSACTION_PARTITIONS = 3
 EPOCH = 300
 
+# a case's first steps: its own transactional id initialised, then walked to EPOCH
+WALKED = """\
+  - id: {id}
+    title: {title}
+    cites: KIP-360
+    under_test: {{api: InitProducerId, versions: "3+"}}
+    serial: true
+    steps:
+      - send: InitProducerId
+        fields: {{transactional_id: "${{txn_ids.main}}", transaction_timeout_ms: 60000, producer_id: -1, producer_epoch: -1}}
+        expect: {{error_code: NONE}}
+        save: {{pid: producer_id, epoch: producer_epoch}}
+      - fast_forward: {{transactional_id: "${{txn_ids.main}}", to_epoch: {epoch}}}
+"""
 CASE = """\
 suite: walk-ahead
 title: The fast_forward step with ids walked ahead
 spec: KIP-360
 transactional_ids: [main]
 cases:
-  - id: bump-after-fast-forward
-    title: InitProducerId bumps the epoch a fast-forward reached
-    cites: KIP-360
-    under_test: {api: InitProducerId, versions: "3+"}
-    serial: true
-    steps:
-      - send: InitProducerId
-        fields: {transactional_id: "${txn_ids.main}", transaction_timeout_ms: 60000, producer_id: -1, producer_epoch: -1}
-        expect: {error_code: NONE}
-        save: {pid: producer_id, epoch: producer_epoch}
-      - fast_forward: {transactional_id: "${txn_ids.main}", to_epoch: EPOCH}
+""" + WALKED.format(id="bump-after-fast-forward", title="InitProducerId bumps the epoch a fast-forward reached",
+                   epoch=EPOCH) + """\
       - send: InitProducerId
         fields: {transactional_id: "${txn_ids.main}", transaction_timeout_ms: 60000, producer_id: "${pid}", producer_epoch: "${epoch}"}
         expect: {error_code: NONE, fields: {producer_epoch: NEXT}}
       - fast_forward: {transactional_id: "${txn_ids.main}", to_epoch: 400}
         when: {feature: {transaction.version: ">=2"}}
-  - id: another
-    title: Another case at the end of the epoch space
-    cites: KIP-360
-    under_test: {api: InitProducerId, versions: "3+"}
-    serial: true
-    steps:
-      - send: InitProducerId
-        fields: {transactional_id: "${txn_ids.main}", transaction_timeout_ms: 60000, producer_id: -1, producer_epoch: -1}
-        expect: {error_code: NONE}
-        save: {pid: producer_id, epoch: producer_epoch}
-      - fast_forward: {transactional_id: "${txn_ids.main}", to_epoch: EPOCH}
-""".replace("NEXT", str(EPOCH + 1)).replace("EPOCH", str(EPOCH))
+""".replace("NEXT", str(EPOCH + 1)) + WALKED.format(id="another", title="Another case at the end of the epoch space",
+                                                   epoch=EPOCH)
 
 
 class Coordinator:
@@ -152,17 +147,22 @@ def test_as_many_ids_as_the_items_ask_for_are_walked_each_case_in_a_partition_of
     assert ahead.take(case.full_id, EPOCH, 60_000, version) is None
 
 
-def test_the_item_goes_on_with_the_walked_id_and_passes_as_when_it_walks_its_own(tmp_path):
+def run_with_walks(tmp_path, coordinator: Coordinator):
+    """The first case at v5 on ``coordinator`` with the run's walks ahead of it: its result and runner."""
     case = loaded(tmp_path)[0]
-    coordinator = Coordinator()
     broker, target = started(coordinator)
     runner = Runner(target, run_id="walk-ahead-item", timeout=2.0)
     try:
         runner.walked_ahead = WalkAhead(target, [(case, 5)], run_id=runner.run_id, timeout=2.0).start()
-        result = runner.run(case, 5)
+        return runner.run(case, 5), runner
     finally:
         runner.close()
         broker.stop()
+
+
+def test_the_item_goes_on_with_the_walked_id_and_passes_as_when_it_walks_its_own(tmp_path):
+    coordinator = Coordinator()
+    result, _ = run_with_walks(tmp_path, coordinator)
     assert result.outcome is Outcome.PASSED, result.message
     [own] = [name for name in coordinator.producers if name.startswith("walk-ahead.")]
     [walked] = [name for name in coordinator.producers if name.startswith("walked-ahead.")]
@@ -173,16 +173,8 @@ def test_the_item_goes_on_with_the_walked_id_and_passes_as_when_it_walks_its_own
 
 
 def test_a_walk_that_failed_leaves_the_step_to_walk_its_own_id_and_meet_the_broker_there(tmp_path):
-    case = loaded(tmp_path)[0]
     coordinator = Coordinator(stuck="walked-ahead")
-    broker, target = started(coordinator)
-    runner = Runner(target, run_id="walk-ahead-fail", timeout=2.0)
-    try:
-        runner.walked_ahead = WalkAhead(target, [(case, 5)], run_id=runner.run_id, timeout=2.0).start()
-        result = runner.run(case, 5)
-    finally:
-        runner.close()
-        broker.stop()
+    result, runner = run_with_walks(tmp_path, coordinator)
     assert runner.walked_ahead.failed == 1
     assert result.outcome is Outcome.PASSED, result.message
     [own] = [name for name in coordinator.producers if name.startswith("walk-ahead.")]
