@@ -5,7 +5,8 @@ the other: with ``--no-companions`` (the one node: the cluster, proxy and exactl
 and complete (the three-node cluster, the fault proxy, the exactly-once tier and the long cases beside it). It
 prints each wall time, their ratio, the levels each reached, and the critical path of the complete one (the main
 run and each lane of companions, the one that ended last first), so the goal (every level but the previews
-reached, under ten minutes) is read off one run. ``--complete-only`` certifies complete only.
+reached, under ten minutes) is read off one run. ``--complete-only`` certifies complete only; ``--keep DIR`` keeps
+the certifications and every run's results there (each item's time: where the critical path's went).
 """
 
 from __future__ import annotations
@@ -55,9 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("specs", nargs="*", default=["kafka"])
     parser.add_argument("--semantic-duration", default="30", metavar="SECONDS")
     parser.add_argument("--complete-only", action="store_true", help="not the one node alone first")
+    parser.add_argument("--keep", metavar="DIR", help="write the certifications and their results here, and keep them")
     arguments = parser.parse_args(argv)
     for spec in arguments.specs:
-        with tempfile.TemporaryDirectory(prefix="bench-certify-") as folder:
+        with tempfile.TemporaryDirectory(prefix="bench-certify-") as temporary:
+            folder = str(Path(arguments.keep) / spec.replace(":", "-").replace(",", "_")) if arguments.keep else temporary
             alone, alone_levels = (0.0, {}) if arguments.complete_only else \
                 certify(spec, Path(folder) / "alone", "--no-companions")[:2]
             complete, complete_levels, facts = certify(spec, Path(folder) / "complete",
