@@ -62,6 +62,7 @@ class RerunAlone(Exception):
         last = last_sent(transcript)
         self.last = None if last is None else (last.api, last.version)  # the request it may have taken it down with
         self.sent_at = 0.0 if last is None else last.sent_at
+        self.seen_down_at = seen_down_at
 
 
 def command_restart(command: str, timeout_s: float = 300.0) -> Callable[[], None]:
