@@ -15,6 +15,13 @@ their coordinator ask for the same node or partition and share one fault in one 
 partition of their own (while there are enough), so a case's move of its partition does not move the ids another case
 will take. A walk that fails leaves nothing to take: the step then walks its own id, as without this, and meets what
 the broker does there itself.
+
+A walked id waits for its item idle, and a broker forgets an idle transactional id after
+``transactional.id.expiration.ms`` (the provisioned Kafka sets 10 s, for the cases about that expiry): an id it forgot
+is no longer at the end of the epoch space (an AddPartitionsToTxn with its producer id is answered
+INVALID_PRODUCER_ID_MAPPING, a bump from its last epoch gets a new producer id). So the run walks ahead only on a
+broker that keeps idle ids at least :data:`MIN_EXPIRATION_MS` (read with DescribeConfigs; Kafka's default is 7 days),
+and a step takes an id only within half that time of its walk's end; otherwise each step walks its own.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from ..client.epochs import DEFAULT_WINDOW, RETRIABLE, FastForward, fast_forward
 from ..client.transcript import Transcript
 from ..suite.when import parse as parse_when
 from ..targets.nodes import TRANSACTION_TOPIC, partition_for
+from .broker_config import ConfigUnmet, read_broker_config
 from .policy import client_version_of
 from .resources import unique_name
 
@@ -46,6 +54,9 @@ KEPT_EXCHANGES = 3  # of a walk's own, handed to the step that takes it (its evi
 PLAIN_ID = re.compile(r"\$\{txn_ids\.([A-Za-z0-9_-]+)\}")
 # the step's defaults (fast_forward.py): the transaction timeout its bumps carry
 DEFAULT_TIMEOUT_MS = 60_000
+# a broker that forgets idle transactional ids sooner than this gets no walks ahead (see the module)
+MIN_EXPIRATION_MS = 600_000
+KAFKA_EXPIRATION_MS = 604_800_000  # Kafka's transactional.id.expiration.ms default, where the broker does not say
 
 
 class _Tail(Transcript):
@@ -83,6 +94,7 @@ class Walked:
     done: FastForward
     version: int
     exchanges: tuple
+    ended: float  # time.monotonic() when its walk ended
 
 
 class WalkAhead:
@@ -100,6 +112,7 @@ class WalkAhead:
         self._closing = threading.Event()
         self.walked = self.failed = 0
         self.seconds = 0.0
+        self.expiration_ms = KAFKA_EXPIRATION_MS  # how long the broker keeps an idle transactional id
         self._thread = threading.Thread(target=self._walk_all, name="walk-ahead", daemon=True)
 
     @staticmethod
@@ -131,7 +144,12 @@ class WalkAhead:
         with self._lock:
             ready = self._ready.get((to_epoch, timeout_ms, version)) or []
             mine = [index for index, (walked_for, _) in enumerate(ready) if walked_for == case]
-            return ready.pop(mine[0] if mine else 0)[1] if ready else None
+            walked = ready.pop(mine[0] if mine else 0)[1] if ready else None
+        if walked is not None and time.monotonic() - walked.ended > self.expiration_ms / 2000:
+            log.info("%s waited too long to be taken (the broker forgets idle ids): the step walks its own",
+                     walked.transactional_id)
+            return None
+        return walked
 
     def close(self) -> None:
         self._closing.set()
@@ -148,6 +166,11 @@ class WalkAhead:
             try:
                 cluster.api_versions()
                 version = client_version_of(cluster, API)
+                self.expiration_ms = _expiration_ms(cluster)
+                if self.expiration_ms < MIN_EXPIRATION_MS:
+                    log.info("no walks ahead: the broker forgets an idle transactional id after %d ms",
+                             self.expiration_ms)
+                    return
                 wants = self.wanted(self._items, cluster, self.target.spec)
                 names = self._names(cluster, [case for case, _ in wants])
             finally:
@@ -215,4 +238,13 @@ class WalkAhead:
             return None
         finally:
             cluster.close()
-        return Walked(transactional_id, done, version, tuple(tail.exchanges))
+        return Walked(transactional_id, done, version, tuple(tail.exchanges), time.monotonic())
+
+
+def _expiration_ms(cluster: Cluster) -> int:
+    """The broker's ``transactional.id.expiration.ms``; Kafka's default where it cannot be read."""
+    try:
+        value = read_broker_config(cluster).get("transactional.id.expiration.ms")
+    except ConfigUnmet:
+        return KAFKA_EXPIRATION_MS
+    return int(value) if value not in (None, "") else KAFKA_EXPIRATION_MS

@@ -6,6 +6,7 @@ keeps each transactional id's producer id and epoch as Kafka does (KIP-360)."""
 from __future__ import annotations
 
 import threading
+import time
 
 from conformance.client.cluster import Cluster
 from conformance.results.record import Outcome
@@ -57,7 +58,8 @@ cases:
 class Coordinator:
     """Every transactional id's producer id and epoch; an id whose name has ``stuck`` in it is fenced past epoch 10."""
 
-    def __init__(self, stuck: str | None = None):
+    def __init__(self, stuck: str | None = None, expiration_ms: int | None = None):
+        self.expiration_ms = expiration_ms  # transactional.id.expiration.ms, as DescribeConfigs answers it
         self.lock = threading.Lock()
         self.producers: dict[str, list[int]] = {}  # id -> [producer id, epoch, previous epoch]
         self.stuck = stuck
@@ -69,6 +71,9 @@ class Coordinator:
             return {"brokers": [node], "topics": [{"name": "__transaction_state", "partitions": [
                 {"partition_index": index, "leader_id": 1, "replica_nodes": [1], "isr_nodes": [1]}
                 for index in range(TRANSACTION_PARTITIONS)]}]}
+        if api == "DescribeConfigs" and self.expiration_ms is not None:
+            return {"results": [{"error_code": 0, "resource_type": 4, "resource_name": "1", "configs": [
+                {"name": "transactional.id.expiration.ms", "value": str(self.expiration_ms)}]}]}
         if api != "InitProducerId":
             return None
         fenced = {"error_code": PRODUCER_FENCED, "producer_id": -1, "producer_epoch": -1}
@@ -179,3 +184,31 @@ def test_a_walk_that_failed_leaves_the_step_to_walk_its_own_id_and_meet_the_brok
     assert result.outcome is Outcome.PASSED, result.message
     [own] = [name for name in coordinator.producers if name.startswith("walk-ahead.")]
     assert coordinator.producers[own][1] == EPOCH + 1
+
+
+def test_a_broker_that_forgets_idle_ids_soon_gets_no_walks_ahead_and_the_step_walks_its_own(tmp_path):
+    # the provisioned Kafka forgets an idle transactional id after 10 s: a walked id waiting for its item would be
+    # forgotten, and the item would no longer be at the end of the epoch space
+    coordinator = Coordinator(expiration_ms=10_000)
+    result, runner = run_with_walks(tmp_path, coordinator)
+    assert result.outcome is Outcome.PASSED, result.message
+    assert runner.walked_ahead.expiration_ms == 10_000 and runner.walked_ahead.walked == 0
+    assert not [name for name in coordinator.producers if name.startswith("walked-ahead.")]
+    [own] = [name for name in coordinator.producers if name.startswith("walk-ahead.")]
+    assert coordinator.producers[own][1] == EPOCH + 1
+
+
+def test_a_walked_id_is_not_taken_once_half_the_expiration_has_passed(tmp_path, monkeypatch):
+    case = loaded(tmp_path)[0]
+    broker, target = started(Coordinator(expiration_ms=700_000))
+    try:
+        ahead = WalkAhead(target, [(case, 5), (case, 4)], run_id="walk-ahead-stale", timeout=2.0).start()
+        cluster = probe(target)
+        version = client_version_of(cluster, "InitProducerId")
+        cluster.close()
+        assert ahead.take(case.full_id, EPOCH, 60_000, version) is not None  # at once: fresh
+        later = time.monotonic() + 350.1  # more than half of 700 s after the walks ended
+        monkeypatch.setattr(time, "monotonic", lambda: later)
+        assert ahead.take(case.full_id, EPOCH, 60_000, version) is None
+    finally:
+        broker.stop()
