@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -261,6 +262,7 @@ def command_certify(arguments) -> int:
                                   levels_file=arguments.levels or "bundled levels.yaml", claims=claims)
         if companions:
             facts["companions"] = [companion.facts() for companion in companions]
+            facts["main_run"] = {"spec": target, "seconds": round(getattr(arguments, "main_seconds", 0.0), 1)}
         if key is not None:
             facts["signer"] = signing.signer_of(key)
         folder = certificate.write(facts, grades, rows, Path(arguments.output))
@@ -381,8 +383,10 @@ def run_suites(arguments, extensions: Extensions) -> tuple[list[ResultRecord], l
             options.append("--conformance-long")  # the end of the epoch space: the levels counting it need it
         threads = certify_complete.start(companions)
     capture = FingerprintCapture(session)
+    began = time.monotonic()
     try:
         pytest.main(options, plugins=[capture, session])
+        arguments.main_seconds = time.monotonic() - began  # beside the companions: a chain of the critical path
         records = read_records(results, run_id=run_id)
         extra = certify_complete.finish(companions, arguments.target, threads)
     finally:

@@ -57,10 +57,12 @@ class Companion:
     log: Path | None = None
     records: list[ResultRecord] = field(default_factory=list)
     lane: int = 0  # companions of one lane run one after another; the lanes run side by side
+    offset: float = 0.0  # when it started, in seconds after the companions did (with the main run)
 
     def facts(self) -> dict:
         return {"name": self.name, "why": self.why, "spec": self.spec, "suites": list(self.suites),
-                "items": len(self.records), "seconds": round(self.seconds, 1), "problem": self.problem}
+                "items": len(self.records), "seconds": round(self.seconds, 1), "problem": self.problem,
+                "lane": self.lane, "started_s": round(self.offset, 1)}
 
 
 STOPPING = threading.Event()  # set when certify ends early: the companions not started yet are not
@@ -185,6 +187,8 @@ def _tier(spec: str, target: str, output: Path, run_id: str, python: list[str], 
 def start(companions: list[Companion]) -> list[threading.Thread]:
     """Run the companions while the main run goes on, each in a process of its own (output in a log beside its
     results): a thread per lane, each running its lane's companions one after another (see the module)."""
+    began = time.monotonic()
+
     def run_all(lane: list[Companion]):
         for companion in lane:
             if STOPPING.is_set():
@@ -192,6 +196,7 @@ def start(companions: list[Companion]) -> list[threading.Thread]:
                 continue
             companion.log = companion.results.with_suffix(".log")
             companion.started = time.monotonic()
+            companion.offset = companion.started - began
             print(f"certify: starting {companion.name} on {companion.spec} ({companion.why})", flush=True)
             with open(companion.log, "w", encoding="utf-8") as log:
                 companion.process = subprocess.Popen(companion.command, stdout=log, stderr=subprocess.STDOUT,

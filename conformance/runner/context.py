@@ -21,6 +21,7 @@ from .shared_restart import SharedRestart
 
 if TYPE_CHECKING:  # verdict reads these records: it is imported where a role is asked for
     from .verdict import Passage
+    from .walk_ahead import WalkAhead
 
 
 class Departure(Exception):
@@ -119,6 +120,9 @@ class Context:
     unobserved: list = field(default_factory=list)
     # what the run learnt about the target before this item (learned.py): broken versions, hazardous requests
     learned: ItemView | None = None
+    # transactional ids the run walked to the end of the epoch space ahead of its serial items (walk_ahead.py)
+    walked_ahead: WalkAhead | None = None
+    case_id: str = ""  # the case's full id (suite::case)
 
     def under_test(self, api: str | None, version: int | None) -> bool:
         """Whether a request of ``api`` at ``version`` is the step under test (every step, in a case

@@ -102,7 +102,8 @@ def applies(context: Context, when) -> bool:
     or a plugin, is parsed now)."""
     if not when:
         return True
-    return parse_when(when).holds(context.version, context.cluster.finalized_features, context.target.spec)
+    return parse_when(when).holds(context.version, context.cluster.finalized_features, context.target.spec,
+                                  context.variables)
 
 
 def observer_departed(context: Context, step: Step, deviation: Departure) -> None:

@@ -37,12 +37,16 @@ from .learned import KnownHazard
 from .runner import RerunAlone, Runner
 from .shared_fault import Regroup, SharedFault, shares_faults
 from .shared_restart import SharedRestart
+from .walk_ahead import WalkAhead, eligible
 
 log = logging.getLogger(__name__)
 # An item mostly waits on the broker (a round trip), so more items than cores work at once.
 DEFAULT_JOBS = min(16, 4 * (os.cpu_count() or 1))
 # Items asleep on a timer lend their place (pacing.pause): up to this many times ``workers`` are under way.
 UNDER_WAY_PER_WORKER = 4
+# A crash suspect's request unanswered this long when the target was seen down was held by the broker (Suspect.turn).
+HELD_S = 0.5
+HELD_LAST = 1e10  # added to a held request's send time (seconds since the epoch): after every request not held
 
 
 class Gate:
@@ -159,6 +163,7 @@ class RunAhead:
         self._twin_known = threading.Event()  # set once the twin started or could not
         self._spoiled: list[tuple[Case, int | None, Future]] = []  # items to run again alone after a crash
         self._spoiled_lock = threading.Lock()
+        self._walks: WalkAhead | None = None  # producers walked ahead of the serial items (walk_ahead.py)
         api = next((case.api for case, _ in items if case.api is not None), None)
         if api is not None:  # the version probe, before threads share it
             try:
@@ -194,6 +199,7 @@ class RunAhead:
         else:
             self._twin_known.set()
             grouped = self._sharing_faults(serial)
+            self._walk_ahead([item for group in grouped.values() for item in group])
             together = [(case, version) for case, version in serial if case.shares_restart]
             if together:
                 restarting: list[Future] = [Future() for _ in together]
@@ -231,7 +237,7 @@ class RunAhead:
             if not isinstance(found, Suspect):
                 return found
             begin = time.monotonic()
-            with self._gate.alone(first=found.sent_at), self._lock:
+            with self._gate.alone(first=found.turn), self._lock:
                 if found.hazard is not None and self.runner.learned.hazard(*found.hazard) is not None:
                     log.info("%s v%s: a suspect of a crash whose last request is a known hazard: alone after the "
                              "others", case.full_id, version)
@@ -257,7 +263,7 @@ class RunAhead:
                 return self.runner.run(case, version, rerun_alone=True, alone=self._alone_in_place)
             except RerunAlone as spoiled:
                 if spoiled.suspect:
-                    return Suspect(spoiled.last, spoiled.crash, spoiled.sent_at)
+                    return Suspect(spoiled.last, spoiled.crash, spoiled.sent_at, spoiled.seen_down_at)
             except KnownHazard as hazard:
                 if hazard.again:
                     continue
@@ -297,6 +303,13 @@ class RunAhead:
         so far are deleted, as at the run's end. A serial item stops, kills or restarts brokers, and a broker that
         comes back loads and replicates again every partition it holds: on a cluster, hundreds left by the others."""
         self.runner.delete_finished_topics(until_gone=True)
+
+    def _walk_ahead(self, items: list[tuple[Case, int | None]]) -> None:
+        """The walks to the end of the epoch space that ``items`` (serial, sharing faults) will ask for, started now,
+        beside whatever runs before them (:mod:`.walk_ahead`)."""
+        if any(eligible(step) for case, _ in items for step in case.steps):
+            self._walks = WalkAhead(self.runner.target, items, run_id=self.runner.run_id, timeout=self.runner.timeout)
+            self.runner.walked_ahead = self._walks.start()
 
     def _sharing_faults(self, serial: list[tuple[Case, int | None]]) -> dict[int, list[tuple[Case, int | None]]]:
         """The serial items of a cluster whose versions share their faults (:mod:`.shared_fault`), by case."""
@@ -429,6 +442,8 @@ class RunAhead:
             stop()
 
     def close(self) -> None:
+        if self._walks is not None:
+            self._walks.close()
         self._pool.shutdown(wait=True, cancel_futures=True)
         if self._alone is not None:
             self._alone.shutdown(wait=True, cancel_futures=True)
@@ -447,10 +462,21 @@ class Suspect:
     ``crash``: which of the target's crashes it is a suspect of; ``sent_at``: when its last request went out (the
     suspect whose request went out first runs alone first: requests sent before the one that took the target down
     were answered, those after it were in flight with it, so that one is the oldest unanswered, unless the broker
-    held another for longer)."""
+    held another for longer); ``seen_down_at``: when the target was seen down (a request unanswered for longer than
+    :data:`HELD_S` by then was held, see :attr:`turn`)."""
 
-    def __init__(self, hazard: tuple[str, int] | None, crash: int, sent_at: float):
-        self.hazard, self.crash, self.sent_at = hazard, crash, sent_at
+    def __init__(self, hazard: tuple[str, int] | None, crash: int, sent_at: float, seen_down_at: float = 0.0):
+        self.hazard, self.crash, self.sent_at, self.seen_down_at = hazard, crash, sent_at, seen_down_at
+
+    @property
+    def turn(self) -> float:
+        """Its place among the suspects run alone: oldest request first, but a request the broker had held longer
+        than :data:`HELD_S` when it went down after every request it had not (a request that takes a broker down
+        does so as it is read). librdkafka's mock holds a group's first JoinGroup 3 s and a rebalance's 29 s: the
+        oldest unanswered request at most of its crashes, that item ran alone first, 32 s with no other item under
+        way, and only then the one that crashed it."""
+        held = self.seen_down_at - self.sent_at > HELD_S
+        return self.sent_at + (HELD_LAST if held else 0.0)
 
 
 def _share_restarts(runner: Runner, items: list[tuple[Case, int | None]], futures: list[Future]) -> None:

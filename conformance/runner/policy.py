@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..client.cluster import Cluster
 from ..suite import expressions
 from ..suite.retries import COORDINATOR_NOT_READY
 from ..suite.step import Step
@@ -60,11 +61,16 @@ def step_version(context: Context, step: dict, api: str) -> int:
 
 def client_version(context: Context, api: str) -> int:
     """The version a well-behaved client picks: the highest both sides support, within client limits."""
-    found = context.cluster.version_range(api)
+    return client_version_of(context.cluster, api)
+
+
+def client_version_of(cluster: Cluster, api: str) -> int:
+    """:func:`client_version` on ``cluster`` (which has read ApiVersions)."""
+    found = cluster.version_range(api)
     if found is None:
         raise Skip(f"the target does not support {api}")
     high = min(found[1], CLIENT_MAX.get(api, found[1]))
-    if api in TV2_FROM and context.cluster.finalized_features.get("transaction.version", 0) < 2:
+    if api in TV2_FROM and cluster.finalized_features.get("transaction.version", 0) < 2:
         high = min(high, TV2_FROM[api] - 1)
     return max(high, found[0])
 

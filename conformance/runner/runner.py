@@ -28,6 +28,7 @@ from .shared_restart import SharedRestart
 from .steps import bundled
 from .learned import ItemView, KnownHazard, Learned
 from .under_way import UnderWay, last_request, last_sent, unanswered
+from .walk_ahead import WalkAhead
 
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class RerunAlone(Exception):
         last = last_sent(transcript)
         self.last = None if last is None else (last.api, last.version)  # the request it may have taken it down with
         self.sent_at = 0.0 if last is None else last.sent_at
+        self.seen_down_at = seen_down_at
 
 
 def command_restart(command: str, timeout_s: float = 300.0) -> Callable[[], None]:
@@ -102,6 +104,7 @@ class Runner:
         self._recovering = threading.Lock()
         # Brings back a target the harness cannot restart itself (an attached HOST:PORT): ``--restart-command``.
         self.bring_back: Callable[[], None] | None = None
+        self.walked_ahead: WalkAhead | None = None  # set by RunAhead for its serial items (walk_ahead.py)
         self._probing = threading.Lock()
         # Topics the items created, deleted when the runner closes rather than after each item: deleting a
         # topic while other items run disturbs them on some brokers (Kafka 3.9's group coordinator forgets
@@ -353,7 +356,8 @@ class Runner:
                                     self.step_kinds, self.matchers, shared_restart=shared_restart,
                                     shared_fault=shared_fault,
                                     learned=ItemView(self.learned, beside_others=beside_others, life=life,
-                                                     alone=alone))
+                                                     alone=alone),
+                                    walked_ahead=self.walked_ahead, case_id=case.full_id)
             run_steps(context, case.steps)
             return self._ended(result, verdict.ran_to_end(case, version, context.progress), started, transcript)
         except KnownHazard:  # beside others: the item runs again alone (parallel.RunAhead)

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from conformance.runner.parallel import RunAhead
+from conformance.runner.parallel import HELD_S, RunAhead, Suspect
 from conformance.runner.runner import Runner
 from conformance.runner.steps import bundled
 from conformance.suite.loader import load_suite_file
@@ -220,3 +220,14 @@ def test_a_revivable_fake_listens_below_the_ports_the_kernel_gives_outgoing_conn
     finally:
         fake.stop()
 
+
+
+def test_a_request_the_broker_held_before_it_went_down_is_run_alone_after_the_one_read_as_it_crashed():
+    down = 1_800_000_000.0
+    held = Suspect(("JoinGroup", 5), 1, sent_at=down - 29, seen_down_at=down)  # a rebalance held it 29 s
+    crasher = Suspect(("ConsumerGroupHeartbeat", 1), 1, sent_at=down - 0.01, seen_down_at=down)
+    later = Suspect(("Produce", 9), 1, sent_at=down - 0.005, seen_down_at=down)
+    assert sorted([held, later, crasher], key=lambda suspect: suspect.turn) == [crasher, later, held]
+    # none held: the oldest unanswered request first, as a broker reads them in order
+    slow = Suspect(("Fetch", 12), 1, sent_at=down - HELD_S / 2, seen_down_at=down)
+    assert slow.turn < crasher.turn

@@ -72,3 +72,44 @@ def test_the_field_at_fault_is_named():
     with pytest.raises(WhenError) as raised:
         parse({"feature": ["f"]})
     assert raised.value.field == ["feature"]
+
+
+def test_a_saved_condition_holds_on_the_value_an_earlier_step_saved_an_error_name_as_its_code():
+    when = parse({"saved": {"join_error": "MEMBER_ID_REQUIRED", "member": "m-1"}})
+    assert when.holds(5, {}, "kafka", {"join_error": 79, "member": "m-1"})
+    assert not when.holds(5, {}, "kafka", {"join_error": 0, "member": "m-1"})  # joined at once: no second join
+    assert not when.holds(5, {}, "kafka", {"member": "m-1"})  # never saved
+    assert when.holds(5, {}, "kafka")  # before the item runs (scheduling, planning): it may run
+    with pytest.raises(WhenError, match="saved maps"):
+        parse({"saved": ["join_error"]})
+
+
+def test_a_step_whose_saved_condition_does_not_hold_is_left_out(tmp_path):
+    from fake_kafka import FakeKafka
+    from conformance.results.record import Outcome
+    from conformance.runner.runner import Runner
+    from conformance.targets.hostport import HostPortTarget
+
+    path = tmp_path / "s.yaml"
+    path.write_text(SUITE.format(when="{}").replace("""      - send: ApiVersions
+        when: {}
+        expect: {error_code: NONE}""", """      - send: ApiVersions
+        expect: {error_code: NONE}
+        save: {answered: error_code}
+      - send: ApiVersions
+        when: {saved: {answered: UNSUPPORTED_VERSION}}
+        expect: {error_code: UNSUPPORTED_VERSION}"""))
+    [suite], errors = load_suites([str(path)], components=bundled())
+    assert not errors, errors
+    broker = FakeKafka()
+    target = HostPortTarget(broker.address)
+    target.start()
+    runner = Runner(target, run_id="when-saved", timeout=2.0)
+    try:
+        result = runner.run(suite.cases[0], 3)
+    finally:
+        runner.close()
+        broker.stop()
+    assert result.outcome is Outcome.PASSED, result.message  # the second step, left out, expected no error
+    assert sum(exchange["api"] == "ApiVersions" and exchange["step"] not in (None, "negotiate")
+               for exchange in result.transcript) == 1

@@ -339,7 +339,7 @@ def _regrade(folder: Path, certificate: dict, records: list[ResultRecord]) -> li
 
 # What certification.json holds that is not derived from the results: the facts of the run, checked elsewhere
 # (the harness and the suites against this harness, the signer against the signature) or the run's own.
-NOT_DERIVED = ("generated_at", "harness", "suites", "companions", "signer")
+NOT_DERIVED = ("generated_at", "harness", "suites", "companions", "main_run", "signer")
 
 
 def _derived(folder: Path, certificate: dict, grades, records: list[ResultRecord], claims) -> list[str]:

@@ -19,6 +19,7 @@ from ...suite.kinds import Facts, StepKind
 from ..context import Context, Departure
 from ..expect import save
 from ..policy import client_version, step_version
+from ..walk_ahead import Walked, eligible
 
 KEPT_EXCHANGES = 3  # of the fast-forward's own, copied into the case's transcript
 DEFAULT_SAVE = {"pid": "producer_id", "epoch": "producer_epoch"}
@@ -42,6 +43,18 @@ def fast_forward_step(context: Context, step: dict, index: str, name: str) -> No
     api = "InitProducerId"
     # the version under test is the case's business: the fast-forward is set-up, sent as a client would
     version = step_version(context, step, api) if "version" in step else client_version(context, api)
+    walked = _walked_ahead(context, step, to_epoch, int(spec.get("transaction_timeout_ms", 60_000)), version)
+    if walked is not None:
+        context.variables["txn_ids"] = {**context.variables["txn_ids"], eligible(step): walked.transactional_id}
+        label = (f"{name}: {walked.done.describe()}, walked ahead by the run beside the other items' walks; this item "
+                 f"goes on with transactional id {walked.transactional_id} in place of {transactional_id}")
+        for exchange in walked.exchanges:  # the walk's last exchanges are the evidence, as when the step walks
+            exchange.step = label
+            context.cluster.transcript.add(exchange)
+        done = walked.done
+        save(context, {"producer_id": done.producer_id, "producer_epoch": done.producer_epoch, "bumps": done.bumps,
+                       "seconds": done.seconds, "per_second": done.per_second}, step.get("save") or DEFAULT_SAVE)
+        return
     tail = TailTranscript()
     cluster = Cluster(context.cluster.bootstrap, context.cluster.codec, tail, client_id=context.cluster.client_id,
                       timeout=context.cluster.timeout, security=context.cluster.security)
@@ -65,6 +78,13 @@ def fast_forward_step(context: Context, step: dict, index: str, name: str) -> No
             context.cluster.transcript.add(exchange)
     save(context, {"producer_id": done.producer_id, "producer_epoch": done.producer_epoch, "bumps": done.bumps,
                    "seconds": done.seconds, "per_second": done.per_second}, step.get("save") or DEFAULT_SAVE)
+
+
+def _walked_ahead(context: Context, step: dict, to_epoch: int, timeout_ms: int, version: int) -> Walked | None:
+    """A transactional id the run walked to ``to_epoch`` ahead of this item, where the step can take one."""
+    if context.walked_ahead is None or eligible(step) is None:
+        return None
+    return context.walked_ahead.take(context.case_id, to_epoch, timeout_ms, version)
 
 
 def _setup_deviation(message: str, expected, actual, api: str, version: int) -> Departure:
