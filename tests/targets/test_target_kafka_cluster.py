@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance import ledger
+
 from conformance.client.cluster import Cluster
 from conformance.runner.parallel import items_of, run_items
 from conformance.suite.loader import load_suites
@@ -150,9 +152,13 @@ def test_the_cluster_suite_passes_on_three_nodes_and_leaves_the_cluster_whole(cl
         items = [(case, version) for case, version in items
                  if not case.serial or version is None or version in ends[case.full_id]]
         results = run_items(runner, items, workers=4)
+        # a departure the known-bugs ledger names for this release is Kafka's bug, shown by the ledger's own tests
+        # (KAFKA-20734 on 4.3.0 and later: a commit whose partition's only broker was down stays undecided)
         bad = [f"{r.case_id} v{r.version}: {r.outcome.value}: {r.message}" for r in results
-               if r.outcome not in (Outcome.PASSED, Outcome.UNSUPPORTED)]
+               if r.outcome not in (Outcome.PASSED, Outcome.UNSUPPORTED)
+               and not ledger.match(f"{r.suite_id}::{r.case_id}", r.target_version, r.target)]
         assert not bad, "\n".join(bad)
+        assert any(r.case_id == "commit-reaches-partition-back-from-the-dead" for r in results)
         assert sum(r.outcome is Outcome.PASSED for r in results) >= 90
         assert all(node.pid is not None for node in cluster.nodes)  # every fault was healed:
         assert not any(kafka_disks.failed(node.data) for node in cluster.nodes)  # the failed disks repaired,
