@@ -18,15 +18,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import tempfile
 from pathlib import Path
 
 from ..checked_yaml import load as load_checked
 from .base import Capability, TargetInfo
-from .ports import free_port
-from .process import ProcessTarget
-from .readiness import wait_for_metadata
+from .process import LoopbackProcess
 
 PREFIX = "command:"
 PORT = "{port}"
@@ -47,12 +43,13 @@ SCHEMA = {
 }
 
 
-class CommandTarget(ProcessTarget):
+class CommandTarget(LoopbackProcess):
     kind = "command"
     description = ("a broker of yours started as a local process from a YAML file: its command line with {port} "
                    "(command:broker.yaml)")
     capabilities = frozenset({Capability.LOGS, Capability.REVIVE})
     start_attempts = 3  # a fresh port each time: another process may take a free port before the broker binds it
+    log_prefix = "command-target-"
 
     def __init__(self, spec: str):
         super().__init__(spec)
@@ -61,8 +58,7 @@ class CommandTarget(ProcessTarget):
         self.settings: dict = load_checked(self.file, SCHEMA)
         self.process_name = f"{self.settings.get('product', self.file.name)}'s process"
         self.stop_signal = int(getattr(signal, self.settings.get("stop_signal", "SIGTERM")))
-        self._port: int | None = None
-        self._log_path: str | None = None
+        self.start_timeout_s = float(self.settings.get("start_timeout_s", START_TIMEOUT_S))
 
     @classmethod
     def matches(cls, spec: str) -> bool:
@@ -73,37 +69,9 @@ class CommandTarget(ProcessTarget):
 
     # lifecycle -----------------------------------------------------------------------------
     def launch(self) -> None:
-        self._port = port = free_port()
-        command = [part.replace(PORT, str(port)) for part in self.settings["command"]]
-        log_fd, self._log_path = tempfile.mkstemp(prefix="command-target-", suffix=".log")
         environment = {**os.environ, **self.settings.get("environment", {})}
-        with os.fdopen(log_fd, "wb") as log:
-            self._launched(subprocess.Popen(command, cwd=self.file.resolve().parent, env=environment,
-                                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
-
-    def ready(self, began: float) -> str:
-        """Empty once the broker answers Metadata on its port, else why it is not ready."""
-        process = self._process
-        assert process is not None
-        failure = wait_for_metadata(self.bootstrap, float(self.settings.get("start_timeout_s", START_TIMEOUT_S)),
-                                    is_running=lambda: process.poll() is None)
-        if process.poll() is not None:  # an answer from a process that has exited came from someone else's port
-            return f"exited with code {process.returncode}"
-        return failure
-
-    def log_file(self) -> Path | None:
-        return Path(self._log_path) if self._log_path else None
-
-    def _discard_output(self) -> None:
-        if self._log_path:
-            os.unlink(self._log_path)
-            self._log_path = None
-
-    @property
-    def bootstrap(self) -> str:
-        if self._port is None:
-            raise RuntimeError(f"target {self.spec!r} is not started")
-        return f"127.0.0.1:{self._port}"
+        self._start_on_a_free_port(lambda port: [part.replace(PORT, str(port)) for part in self.settings["command"]],
+                                   cwd=self.file.resolve().parent, env=environment)
 
     @property
     def version(self) -> str | None:

@@ -11,13 +11,18 @@ a kind that cannot ``restart()`` with its data kept), and processes still runnin
 from __future__ import annotations
 
 import atexit
+import os
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from .base import Capability, Target, TargetUnavailable, stop_process
+from .ports import free_port
+from .readiness import wait_for_metadata
 
 START_OUTPUT_CHARS = 2000  # of a failed launch's output, in the error that says it did not start
 
@@ -192,3 +197,49 @@ def _stop_running() -> None:
             target.stop()
         except Exception:  # noqa: BLE001 - exiting anyway: stop the others
             pass
+
+
+class LoopbackProcess(ProcessTarget):
+    """A broker process on one port of 127.0.0.1 that it is told on its command line, its output in a temporary
+    file: ready once it answers Metadata there (Tansu, a broker of the user's own command line)."""
+
+    log_prefix = "broker-"
+    start_timeout_s = 20.0
+
+    def __init__(self, spec: str):
+        super().__init__(spec)
+        self._port: int | None = None
+        self._log_path: str | None = None
+
+    def _start_on_a_free_port(self, command_for_port, **popen) -> None:
+        """Launch ``command_for_port(port)`` on a port picked now, its output to a new temporary file."""
+        self._port = port = free_port()
+        command: Sequence[str] = command_for_port(port)
+        log_fd, self._log_path = tempfile.mkstemp(prefix=self.log_prefix, suffix=".log")
+        with os.fdopen(log_fd, "wb") as log:
+            # the harness's own session on purpose: a Ctrl-C stops the broker too instead of orphaning it
+            self._launched(subprocess.Popen(list(command), stdin=subprocess.DEVNULL, stdout=log,
+                                            stderr=subprocess.STDOUT, **popen))
+
+    def ready(self, began: float) -> str:
+        """Empty once the broker answers Metadata on its port, else why it is not ready."""
+        process = self._process
+        assert process is not None
+        failure = wait_for_metadata(self.bootstrap, self.start_timeout_s, is_running=lambda: process.poll() is None)
+        if process.poll() is not None:  # checked on success too: an answer on a port it lost came from another
+            return f"exited with code {process.returncode}"
+        return failure
+
+    def log_file(self) -> Path | None:
+        return Path(self._log_path) if self._log_path else None
+
+    def _discard_output(self) -> None:
+        if self._log_path:
+            os.unlink(self._log_path)
+            self._log_path = None
+
+    @property
+    def bootstrap(self) -> str:
+        if self._port is None:
+            raise RuntimeError(f"target {self.spec!r} is not started")
+        return f"127.0.0.1:{self._port}"

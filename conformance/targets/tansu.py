@@ -13,15 +13,12 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import NoReturn
 
 from .base import Capability, TargetInfo, TargetUnavailable
-from .ports import free_port
-from .process import ProcessTarget
-from .readiness import wait_for_metadata
+from .process import LoopbackProcess
 from .registry import TargetKind
 
 BIN_ENV = "TANSU_BIN"
@@ -30,13 +27,15 @@ START_TIMEOUT = 20.0
 STOP_TIMEOUT = 5.0
 
 
-class TansuTarget(ProcessTarget):
+class TansuTarget(LoopbackProcess):
     kind = "tansu"
     description = f"Tansu broker process with in-memory storage (binary from ${BIN_ENV} or {PACKAGE})"
     # Memory storage dies with the process, so a restart would not be a restart: no "restart"; a crashed Tansu
     # is started afresh (revive).
     capabilities = frozenset({Capability.LOGS, Capability.TWIN, Capability.REVIVE})
     process_name = "Tansu's process"
+    log_prefix = "tansu-"
+    start_timeout_s = START_TIMEOUT
     start_attempts = 3  # a fresh port each time: another process may grab a free port before Tansu binds it
     # Tansu exits at once on SIGINT; on SIGTERM it first waits 5 s for clients to hang up.
     stop_signal = signal.SIGINT
@@ -44,8 +43,6 @@ class TansuTarget(ProcessTarget):
 
     def __init__(self, spec: str = "tansu"):
         super().__init__(spec)
-        self._port: int | None = None
-        self._log_path: str | None = None
         self._binary: str | None = None
 
     @classmethod
@@ -64,47 +61,16 @@ class TansuTarget(ProcessTarget):
         self._binary = find_binary()
 
     def launch(self) -> None:
-        self._port = port = free_port()
-        url = f"tcp://127.0.0.1:{port}"
-        command = [
-            self._binary or find_binary(), "broker",
-            "--listener-url", url,
-            "--advertised-listener-url", url,
-            "--storage-engine", "memory://tansu/",
-            "--cluster-id", "conformance",
-        ]  # fmt: skip
-        log_fd, self._log_path = tempfile.mkstemp(prefix="tansu-", suffix=".log")
-        with os.fdopen(log_fd, "wb") as log:
-            # Same session as the harness on purpose: a Ctrl-C stops Tansu too instead of orphaning it.
-            self._launched(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
+        def command(port: int) -> list[str]:
+            url = f"tcp://127.0.0.1:{port}"
+            return [self._binary or find_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
+                    "--storage-engine", "memory://tansu/", "--cluster-id", "conformance"]
 
-    def ready(self, began: float) -> str:
-        """Empty once the broker answers Metadata, else why it is not ready."""
-        process = self._process
-        assert process is not None
-        failure = wait_for_metadata(self.bootstrap, START_TIMEOUT, is_running=lambda: process.poll() is None)
-        # Checked even on success: if the port was taken, the answer came from someone else.
-        if process.poll() is not None:
-            return f"exited with code {process.returncode}"
-        return failure
+        self._start_on_a_free_port(command)
 
     def _not_started(self, failure: str) -> NoReturn:
         self._port = None
         raise TargetUnavailable(f"Tansu ({self._binary}) did not start: {failure}")
-
-    def log_file(self) -> Path | None:
-        return Path(self._log_path) if self._log_path else None
-
-    def _discard_output(self) -> None:
-        if self._log_path:
-            os.unlink(self._log_path)
-            self._log_path = None
-
-    @property
-    def bootstrap(self) -> str:
-        if self._port is None:
-            raise RuntimeError(f"target {self.spec!r} is not started")
-        return f"127.0.0.1:{self._port}"
 
     @property
     def version(self) -> str | None:
